@@ -1,0 +1,158 @@
+/* redlock.h -- libredlock, the Redlock distributed lock for C.
+ *
+ * One lock held by a majority of N independent Redis masters. This is the
+ * whole public interface; everything else lives in src/ and may change.
+ *
+ * Conventions:
+ *  - every function that can fail returns REDLOCK_OK (0) or a negative
+ *    REDLOCK_ERR_* code; redlock_strerror() names it.
+ *  - objects made by a _new / acquire call are freed by the matching _free
+ *    (NULL-safe) or, for locks, by redlock_release().
+ *  - strings passed in are copied; nothing the caller owns is kept.
+ */
+#ifndef REDLOCK_H
+#define REDLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define REDLOCK_VERSION_MAJOR 0
+#define REDLOCK_VERSION_MINOR 1
+#define REDLOCK_VERSION_PATCH 0
+#define REDLOCK_VERSION "0.1.0"
+
+/* Limits. */
+#define REDLOCK_MAX_NODES 64        /* nodes in one redlock_t */
+#define REDLOCK_MAX_RESOURCE 1024   /* bytes in a resource name */
+#define REDLOCK_TOKEN_LEN 40        /* hex characters in a lock token */
+
+/* Error codes: X(name, value, message). New codes are only ever appended. */
+#define REDLOCK_ERRNO_MAP(X)                                                   \
+    X(INVALID, -1, "invalid argument")                                         \
+    X(CONFIG, -2, "invalid configuration")                                     \
+    X(NOMEM, -3, "out of memory")                                              \
+    X(TAKEN, -4, "lock is held by another owner")                              \
+    X(NO_QUORUM, -5, "not enough nodes answered to reach a quorum")            \
+    X(EXPIRED, -6, "quorum reached but the lock validity ran out")             \
+    X(NOT_HELD, -7, "lock is not held (expired or taken over)")                \
+    X(AUTH, -8, "authentication or permission refused by a node")              \
+    X(IO, -9, "network or protocol error")                                     \
+    X(TIMEOUT, -10, "operation timed out")                                     \
+    X(SERVER, -11, "node answered with an error")
+
+enum {
+    REDLOCK_OK = 0,
+#define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
+    REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
+#undef REDLOCK_ERR_ENUM_
+    REDLOCK_ERR_LAST_ = -11
+};
+
+typedef struct redlock redlock_t;           /* opaque: config + connection pool */
+typedef struct redlock_lock redlock_lock_t; /* opaque: one held lock */
+
+/* Log levels for the optional log callback. Messages never hold tokens or
+ * passwords. */
+enum { REDLOCK_LOG_ERROR = 0, REDLOCK_LOG_WARN = 1, REDLOCK_LOG_INFO = 2, REDLOCK_LOG_DEBUG = 3 };
+typedef void (*redlock_log_fn)(void *arg, int level, const char *msg);
+
+typedef struct redlock_options {
+    const char *const *nodes;    /* node URIs: redis://[user[:pass]@]host[:port][/db], unix:///path */
+    size_t n_nodes;
+    uint32_t connect_timeout_ms; /* default 100 */
+    uint32_t op_timeout_ms;      /* per node per round, default 50 */
+    double drift_factor;         /* default 0.01 */
+    uint32_t drift_min_ms;       /* default 2 */
+    uint32_t retry_count;        /* retries after the first attempt, default 3 */
+    uint32_t retry_delay_ms;     /* default 200 */
+    uint32_t retry_jitter_ms;    /* default 100 */
+    uint32_t node_down_ms;       /* a node silent this long with requests owed is marked down, default 1000 */
+    uint32_t reconnect_min_ms;   /* first reconnect backoff after a node fails, default 50 */
+    uint32_t reconnect_max_ms;   /* backoff cap (doubles up to this), default 1000 */
+    uint32_t max_inflight;       /* requests owed by one node before it is marked down, default 4096 */
+    redlock_log_fn log;          /* optional; called from the calling thread */
+    void *log_arg;
+    int log_level;               /* highest level passed to log, default REDLOCK_LOG_WARN */
+    /* more fields may follow; callers always start from redlock_options_init */
+} redlock_options_t;
+
+/* How one node took part in one call. */
+typedef enum redlock_vote {
+    REDLOCK_VOTE_NONE = 0, /* not asked (call ended before, or bad input) */
+    REDLOCK_VOTE_YES,      /* granted / deleted / extended */
+    REDLOCK_VOTE_NO,       /* taken by another / token not there */
+    REDLOCK_VOTE_TIMEOUT,  /* no answer before the node's deadline */
+    REDLOCK_VOTE_DOWN,     /* skipped: node is down, waiting for its reconnect backoff */
+    REDLOCK_VOTE_ERROR     /* error reply, closed connection, refused connect, auth */
+} redlock_vote_t;
+
+typedef struct redlock_node_report {
+    const char *node;   /* the node's URI with any password masked; owned by the redlock_t */
+    redlock_vote_t vote;
+    int err;            /* REDLOCK_OK for YES/NO, else the REDLOCK_ERR_* that explains it */
+    int64_t rtt_us;     /* round trip of this node's answer, -1 if none */
+    char detail[128];   /* the node's error text, or a short explanation */
+} redlock_node_report_t;
+
+/* What one call did, node by node. Filled by the _ex calls when non-NULL. */
+typedef struct redlock_report {
+    int result;             /* the call's return code */
+    uint32_t attempts;      /* acquire attempts made (1 for other calls) */
+    size_t n_nodes, quorum;
+    size_t yes, no, failed; /* votes of the last round */
+    int64_t elapsed_us;     /* of the last round */
+    int64_t validity_ms;    /* of the lock after the call; 0 if none */
+    char message[256];      /* why, in words: names the bad value for INVALID/CONFIG */
+    redlock_node_report_t nodes[REDLOCK_MAX_NODES];
+} redlock_report_t;
+
+/* Fill opt with the defaults above (nodes NULL, n_nodes 0). */
+void redlock_options_init(redlock_options_t *opt);
+
+/* Make a redlock_t from opt (copies what it keeps; connects lazily).
+ * Returns REDLOCK_OK and sets *out, or an error and sets *out = NULL.
+ * redlock_new_ex also writes a message naming the bad value into err. */
+int redlock_new(redlock_t **out, const redlock_options_t *opt);
+int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, size_t errlen);
+void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
+
+/* Acquire resource for ttl_ms, retrying per the options. On REDLOCK_OK *out
+ * is a new lock the caller releases or frees; on error *out = NULL. */
+int redlock_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out);
+/* One attempt, no retries. */
+int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out);
+/* Full form: retries stop after retry_count retries or once wait_ms have
+ * passed (wait_ms < 0: no wait bound; 0: one attempt), whichever first.
+ * report may be NULL. */
+int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                       redlock_lock_t **out, redlock_report_t *report);
+
+/* Reset the lock's TTL to ttl_ms on a quorum. On failure the lock keeps
+ * its old deadline. */
+int redlock_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms);
+int redlock_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *report);
+
+/* Release on all nodes; always frees lock. REDLOCK_OK when a quorum deleted
+ * it, REDLOCK_ERR_NOT_HELD when a quorum no longer had it. */
+int redlock_release(redlock_t *rl, redlock_lock_t *lock);
+int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *report);
+
+/* Free a lock without releasing it (its keys expire by TTL). NULL-safe. */
+void redlock_lock_free(redlock_lock_t *lock);
+
+int64_t redlock_lock_validity_ms(const redlock_lock_t *lock); /* remaining; <= 0 once expired */
+const char *redlock_lock_resource(const redlock_lock_t *lock);
+const char *redlock_lock_token(const redlock_lock_t *lock);   /* 40 hex chars */
+
+const char *redlock_strerror(int err);
+const char *redlock_vote_name(redlock_vote_t vote); /* "yes", "no", "timeout", ... */
+size_t redlock_quorum(size_t n_nodes);              /* n/2 + 1 */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* REDLOCK_H */

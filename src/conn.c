@@ -1,0 +1,230 @@
+/* conn.c -- sockets, connect with a deadline, and the request ring. */
+#include "conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "redlock.h"
+#include "resp.h"
+
+int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap) {
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    c->idx = idx;
+    c->qcap = qcap;
+    if (!(c->q = calloc(qcap, sizeof *c->q))) return -1;
+    c->uri = *uri;
+    memset(uri, 0, sizeof *uri);
+    return 0;
+}
+
+void rl_conn_destroy(rl_conn_t *c) {
+    if (!c) return;
+    rl_conn_close(c);
+    if (c->reader) redisReaderFree(c->reader);
+    c->reader = NULL;
+    rl_buf_free(&c->out);
+    free(c->q);
+    c->q = NULL;
+    rl_uri_clear(&c->uri);
+}
+
+/* Records a failure's code and words in c; returns the code. */
+static int conn_fail(rl_conn_t *c, int err, const char *what, int errnum) {
+    c->last_err = err;
+    if (errnum)
+        snprintf(c->last_detail, sizeof c->last_detail, "%s: %s", what, strerror(errnum));
+    else
+        snprintf(c->last_detail, sizeof c->last_detail, "%s", what);
+    return err;
+}
+
+/* Makes fd non-blocking and close-on-exec; returns 0 or -1. */
+static int set_nonblock(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -1;
+    return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+/* Resolves the TCP address. Numeric hosts resolve without I/O; a name
+ * lookup may block (getaddrinfo has no deadline) -- use addresses in
+ * production configs. Returns 0 and fills ss/len, or an error code. */
+static int resolve(rl_conn_t *c, struct sockaddr_storage *ss, socklen_t *len) {
+    struct addrinfo hints = {0}, *res = NULL;
+    char port[8];
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_family = AF_UNSPEC;
+    snprintf(port, sizeof port, "%d", c->uri.port);
+    int rc = getaddrinfo(c->uri.host, port, &hints, &res);
+    if (rc != 0 || !res) {
+        snprintf(c->last_detail, sizeof c->last_detail, "cannot resolve '%s': %s", c->uri.host, gai_strerror(rc));
+        c->last_err = REDLOCK_ERR_IO;
+        return REDLOCK_ERR_IO;
+    }
+    memcpy(ss, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* Fills ss with the address to connect to; returns 0 or an error code. */
+static int conn_address(rl_conn_t *c, struct sockaddr_storage *ss, socklen_t *len) {
+    memset(ss, 0, sizeof *ss);
+    if (c->uri.kind == RL_URI_TCP) return resolve(c, ss, len);
+    struct sockaddr_un *sun = (struct sockaddr_un *)ss;
+    sun->sun_family = AF_UNIX;
+    snprintf(sun->sun_path, sizeof sun->sun_path, "%s", c->uri.path);
+    *len = sizeof *sun;
+    return 0;
+}
+
+/* Queues one handshake command (AUTH or SELECT) ahead of any user request. */
+static int queue_internal(rl_conn_t *c, uint8_t kind, int argc, const char *const *argv, uint64_t now_us) {
+    size_t lens[3];
+    for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
+    rl_cmd_t cmd;
+    int rc = rl_cmd_build(&cmd, argc, argv, lens);
+    if (rc == 0 && rl_conn_send(c, cmd.data, cmd.len) < 0) rc = -1;
+    rl_cmd_free(&cmd);
+    if (rc == 0 && !rl_conn_push(c, kind, NULL, now_us, UINT64_MAX)) rc = -1;
+    return rc < 0 ? conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory queueing handshake", 0) : 0;
+}
+
+/* Queues AUTH [user] pass and SELECT db when the URI has them. */
+static int queue_handshake(rl_conn_t *c, uint64_t now_us) {
+    if (c->uri.pass) {
+        const char *a[3] = {"AUTH", c->uri.user ? c->uri.user : c->uri.pass, c->uri.pass};
+        if (queue_internal(c, RL_REQ_AUTH, c->uri.user ? 3 : 2, a, now_us)) return c->last_err;
+    }
+    if (c->uri.db) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", c->uri.db);
+        const char *s[2] = {"SELECT", db};
+        if (queue_internal(c, RL_REQ_SELECT, 2, s, now_us)) return c->last_err;
+    }
+    return 0;
+}
+
+int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    int rc = conn_address(c, &ss, &len);
+    if (rc) return rc;
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    if (fd < 0) return conn_fail(c, REDLOCK_ERR_IO, "socket", errno);
+    if (set_nonblock(fd) < 0) {
+        close(fd);
+        return conn_fail(c, REDLOCK_ERR_IO, "fcntl", errno);
+    }
+    if (ss.ss_family != AF_UNIX) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (!c->reader && !(c->reader = redisReaderCreate())) {
+        close(fd);
+        return conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory", 0);
+    }
+    c->fd = fd;
+    c->state = RL_CONN_CONNECTING;
+    c->connect_deadline_us = now_us + (uint64_t)connect_timeout_ms * 1000u;
+    c->last_rx_us = now_us;
+    if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
+        c->state = RL_CONN_READY;
+    } else if (errno != EINPROGRESS && errno != EAGAIN) {
+        int e = errno;
+        rl_conn_close(c);
+        return conn_fail(c, REDLOCK_ERR_IO, "connect", e);
+    }
+    return queue_handshake(c, now_us);
+}
+
+int rl_conn_finish_connect(rl_conn_t *c) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+    if (err) return conn_fail(c, REDLOCK_ERR_IO, "connect", err);
+    c->state = RL_CONN_READY;
+    return 0;
+}
+
+int rl_conn_flush(rl_conn_t *c) {
+    while (rl_buf_pending(&c->out)) {
+        ssize_t n = send(c->fd, c->out.data + c->out.off, rl_buf_pending(&c->out), MSG_NOSIGNAL);
+        if (n > 0) {
+            rl_buf_consume(&c->out, (size_t)n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return 0;
+        } else {
+            return conn_fail(c, REDLOCK_ERR_IO, "write", errno);
+        }
+    }
+    return 0;
+}
+
+int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
+    char buf[16384];
+    for (;;) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+        if (n > 0) {
+            c->last_rx_us = now_us;
+            if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+                return conn_fail(c, REDLOCK_ERR_IO, "reader out of memory", 0);
+            if ((size_t)n < sizeof buf) return 0;
+        } else if (n == 0) {
+            return conn_fail(c, REDLOCK_ERR_IO, "connection closed by the node", 0);
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return 0;
+        } else {
+            return conn_fail(c, REDLOCK_ERR_IO, "read", errno);
+        }
+    }
+}
+
+void rl_conn_close(rl_conn_t *c) {
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+    c->state = RL_CONN_DOWN;
+    c->gen++;
+    rl_buf_reset(&c->out);
+    c->qhead = c->qlen = 0;
+    if (c->reader) { /* a fresh parser state for the next connection */
+        redisReaderFree(c->reader);
+        c->reader = NULL;
+    }
+}
+
+rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us) {
+    if (c->qlen == c->qcap) return NULL;
+    rl_req_t *r = &c->q[(c->qhead + c->qlen) % c->qcap];
+    c->qlen++;
+    r->round = round;
+    r->script = NULL;
+    r->kind = kind;
+    r->sent_us = now_us;
+    r->deadline_us = deadline_us;
+    return r;
+}
+
+void rl_conn_pop(rl_conn_t *c) {
+    if (!c->qlen) return;
+    c->qhead = (c->qhead + 1) % c->qcap;
+    c->qlen--;
+}
+
+int rl_conn_send(rl_conn_t *c, const char *p, size_t n) {
+    return rl_buf_append(&c->out, p, n);
+}

@@ -1,0 +1,93 @@
+/* conn.h -- one non-blocking connection to one node, and its request queue.
+ *
+ * The engine owns every rl_conn_t and touches it only with its mutex held.
+ * Requests are answered in order, so the queue is a FIFO ring: a reply
+ * always belongs to the request at its head. A request whose caller gave
+ * up keeps its slot (round == NULL) so its late reply is read and dropped. */
+#ifndef RL_CONN_H
+#define RL_CONN_H
+#include <stdint.h>
+
+#include "buf.h"
+#include "uri.h"
+
+struct redisReader;
+struct rl_round;
+struct rl_script;
+
+enum { RL_CONN_DOWN = 0, RL_CONN_CONNECTING, RL_CONN_READY };
+
+/* What a queued request is for. */
+enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD };
+
+typedef struct rl_req {
+    struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
+    const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
+    uint64_t sent_us, deadline_us;
+    uint8_t kind;
+} rl_req_t;
+
+typedef struct rl_conn {
+    rl_uri_t uri;
+    int idx;                   /* position among the engine's nodes */
+    int fd;                    /* -1 when down */
+    int state;
+    unsigned gen;              /* bumped on every close, so stale poll events are ignored */
+    struct redisReader *reader;
+    rl_buf_t out;              /* encoded requests not yet written */
+    rl_req_t *q;               /* ring of qcap requests owed a reply */
+    uint32_t qcap, qhead, qlen;
+    uint64_t connect_deadline_us;
+    uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
+    uint64_t retry_at_us;      /* while down: earliest reconnect */
+    uint32_t backoff_ms;
+    int last_err;              /* REDLOCK_ERR_* of the last failure */
+    char last_detail[128];     /* its words (no secrets) */
+} rl_conn_t;
+
+/* Sets up c for uri (taking ownership of its strings) with a queue of
+ * qcap slots. Returns 0, or -1 when out of memory. */
+int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap);
+
+/* Closes and frees everything c owns. Safe on a zeroed c. */
+void rl_conn_destroy(rl_conn_t *c);
+
+/* Starts a non-blocking connect and queues AUTH / SELECT as the URI asks.
+ * Returns 0 (state CONNECTING or READY), or a REDLOCK_ERR_* with
+ * c->last_detail set when the connect failed at once. */
+int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
+
+/* After POLLOUT on a CONNECTING socket: returns 0 when connected (state
+ * READY), or a REDLOCK_ERR_* with last_detail set. */
+int rl_conn_finish_connect(rl_conn_t *c);
+
+/* Writes as much of c->out as the socket takes. Returns 0 or REDLOCK_ERR_IO. */
+int rl_conn_flush(rl_conn_t *c);
+
+/* Reads what is available into the reply reader. Returns 0, or
+ * REDLOCK_ERR_IO on EOF or error (last_detail says which). */
+int rl_conn_read(rl_conn_t *c, uint64_t now_us);
+
+/* Closes the socket and drops pending output, queue and reader state. */
+void rl_conn_close(rl_conn_t *c);
+
+/* Queues a request; returns its slot, or NULL when the queue is full. */
+rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us);
+
+/* The oldest request owed a reply, or NULL. */
+static inline rl_req_t *rl_conn_head(rl_conn_t *c) {
+    return c->qlen ? &c->q[c->qhead] : NULL;
+}
+
+/* The i-th oldest request (0 = head). */
+static inline rl_req_t *rl_conn_at(rl_conn_t *c, uint32_t i) {
+    return &c->q[(c->qhead + i) % c->qcap];
+}
+
+/* Drops the head request. */
+void rl_conn_pop(rl_conn_t *c);
+
+/* Queues command bytes to be written. Returns 0, or -1 when out of memory. */
+int rl_conn_send(rl_conn_t *c, const char *p, size_t n);
+
+#endif

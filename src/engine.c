@@ -1,0 +1,439 @@
+/* engine.c -- leader/follower poll loop over one pipelined connection per
+ * node (see engine.h). Every function here runs with e->mu held, except
+ * the poll() call itself, which the leader makes with the mutex released. */
+#include "engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "resp.h"
+#include "scripts.h"
+
+struct rl_engine {
+    pthread_mutex_t mu;
+    rl_conn_t *conns;
+    size_t n;
+    int leader;           /* 1 while a thread drives the poll loop */
+    int wake_rd, wake_wr; /* self-pipe that interrupts the leader's poll */
+    int wake_pending;
+    rl_round_t *waiters;  /* followers' rounds, oldest first */
+    rl_engine_config_t cfg;
+    struct pollfd *pfd;   /* leader's scratch: n + 1 entries */
+    unsigned *pgen;
+};
+
+/* ---------------------------------------------------------------- rounds */
+
+/* Marks r done, detaches its requests still owed a reply (their replies
+ * will be dropped) and wakes its thread if that is a follower. */
+static void finish_round(rl_engine_t *e, rl_round_t *r) {
+    r->done = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->vote[i] != REDLOCK_VOTE_NONE || r->slot[i] == RL_NO_SLOT) continue;
+        rl_conn_t *c = &e->conns[i];
+        rl_req_t *q = &c->q[r->slot[i]];
+        if (q->round == r) q->round = NULL;
+    }
+    pthread_cond_signal(&r->cv);
+}
+
+/* Records a vote and finishes the round if that decided it. */
+static void vote(rl_engine_t *e, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
+                 const char *detail) {
+    if (rl_round_vote(r, i, v, err, rtt, detail)) finish_round(e, r);
+}
+
+/* ----------------------------------------------------------------- nodes */
+
+/* Fails every waiting request of c with err/detail, closes the socket and
+ * schedules the reconnect after the current backoff (which then doubles). */
+static void node_down(rl_engine_t *e, rl_conn_t *c, int err, const char *detail, uint64_t now) {
+    redlock_vote_t v = err == REDLOCK_ERR_TIMEOUT ? REDLOCK_VOTE_TIMEOUT : REDLOCK_VOTE_ERROR;
+    c->last_err = err;
+    if (detail != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", detail);
+    for (uint32_t k = 0; k < c->qlen; k++) {
+        rl_req_t *q = rl_conn_at(c, k);
+        if (q->round) vote(e, q->round, (size_t)c->idx, v, err, -1, c->last_detail);
+        q->round = NULL;
+    }
+    rl_conn_close(c);
+    if (c->backoff_ms < e->cfg.reconnect_min_ms) c->backoff_ms = e->cfg.reconnect_min_ms;
+    c->retry_at_us = now + (uint64_t)c->backoff_ms * 1000u;
+    rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s down (%s); next try in %u ms", c->uri.display,
+            c->last_detail, c->backoff_ms);
+    c->backoff_ms = c->backoff_ms * 2 > e->cfg.reconnect_max_ms ? e->cfg.reconnect_max_ms : c->backoff_ms * 2;
+}
+
+/* Queues SCRIPT LOAD of script s on c (so EVALSHA finds it). Returns 0/-1. */
+static int queue_load(rl_conn_t *c, const rl_script_t *s, uint64_t now) {
+    const char *argv[3] = {"SCRIPT", "LOAD", s->text};
+    size_t lens[3] = {6, 4, s->len};
+    rl_cmd_t cmd;
+    int rc = rl_cmd_build(&cmd, 3, argv, lens);
+    if (rc == 0) rc = rl_conn_send(c, cmd.data, cmd.len);
+    rl_cmd_free(&cmd);
+    rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_LOAD, NULL, now, UINT64_MAX) : NULL;
+    if (q) q->script = s;
+    return q ? 0 : -1;
+}
+
+/* Opens c if its backoff has passed: connect, handshake, script loads.
+ * Returns 0 when c can take requests, else an error code (c stays down). */
+static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
+    if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
+    int rc = rl_conn_open(c, now, e->cfg.connect_timeout_ms);
+    for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
+        if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
+    if (rc) {
+        char why[128];
+        snprintf(why, sizeof why, "%s", c->last_detail);
+        node_down(e, c, rc, why, now);
+        return rc;
+    }
+    rl_logf(&e->cfg.log, REDLOCK_LOG_DEBUG, "connecting to node %s", c->uri.display);
+    return 0;
+}
+
+/* Queues round r's command on node i, or records why it cannot go. Once r
+ * is decided (a send_all round still goes everywhere) the request is sent
+ * with no owner: its reply is read and dropped. */
+static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
+    rl_conn_t *c = &e->conns[i];
+    rl_round_t *owner = r->done ? NULL : r;
+    if (c->state == RL_CONN_DOWN) {
+        int was_waiting = now < c->retry_at_us;
+        int rc = node_open(e, c, now);
+        if (rc) {
+            char why[160];
+            snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
+            if (owner) vote(e, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why);
+            return;
+        }
+    }
+    uint64_t budget = (uint64_t)e->cfg.op_timeout_ms * 1000u;
+    if (c->state == RL_CONN_CONNECTING) budget += (uint64_t)e->cfg.connect_timeout_ms * 1000u;
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, owner, now, now + budget);
+    if (!q) {
+        char why[96];
+        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qcap);
+        if (owner) vote(e, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why);
+        node_down(e, c, REDLOCK_ERR_IO, why, now);
+        return;
+    }
+    q->script = r->script;
+    if (owner) r->slot[i] = (c->qhead + c->qlen - 1) % c->qcap;
+    if (rl_conn_send(c, r->cmd, r->cmd_len) < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+}
+
+/* ---------------------------------------------------------------- replies */
+
+/* NOSCRIPT for an EVALSHA: resend the round's EVAL form in its place (same
+ * deadline), or, if its caller is gone, load the script for next time. */
+static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
+    rl_req_t old = *rl_conn_head(c);
+    rl_conn_pop(c);
+    rl_round_t *r = old.round;
+    if (!r || !r->fallback) {
+        if (queue_load(c, old.script, now) < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        if (r) vote(e, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
+        return;
+    }
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, old.sent_us, old.deadline_us);
+    if (!q || rl_conn_send(c, r->fallback, r->fallback_len) < 0) {
+        vote(e, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "cannot queue EVAL fallback");
+        if (q) q->round = NULL;
+        return;
+    }
+    r->slot[c->idx] = (c->qhead + c->qlen - 1) % c->qcap;
+}
+
+/* Handles a handshake or SCRIPT LOAD reply. An AUTH or SELECT error takes
+ * the node down with the node's own words. */
+static void internal_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    uint8_t kind = rl_conn_head(c)->kind;
+    rl_conn_pop(c);
+    if (rep->type != REDIS_REPLY_ERROR) return;
+    char why[128];
+    if (kind == RL_REQ_LOAD) {
+        rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);
+        return;
+    }
+    snprintf(why, sizeof why, "%s refused: %.100s", kind == RL_REQ_AUTH ? "AUTH" : "SELECT", rep->str);
+    node_down(e, c, kind == RL_REQ_AUTH ? REDLOCK_ERR_AUTH : rl_error_code(rep->str), why, now);
+}
+
+/* Matches one reply to the request at the head of c's queue. */
+static void handle_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    rl_req_t *q = rl_conn_head(c);
+    if (!q) {
+        node_down(e, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
+        return;
+    }
+    if (q->kind != RL_REQ_USER) {
+        internal_reply(e, c, rep, now);
+        return;
+    }
+    if (rep->type == REDIS_REPLY_ERROR && q->script && !strncmp(rep->str, "NOSCRIPT", 8)) {
+        script_fallback(e, c, now);
+        return;
+    }
+    rl_round_t *r = q->round;
+    int64_t rtt = (int64_t)(now - q->sent_us);
+    rl_conn_pop(c);
+    c->backoff_ms = e->cfg.reconnect_min_ms; /* the node works: reset its backoff */
+    if (!r) return;
+    int err = REDLOCK_OK;
+    char detail[128] = "";
+    redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);
+    vote(e, r, (size_t)c->idx, v, err, rtt, detail);
+}
+
+/* Reads from c and handles every complete reply; a read error or EOF is
+ * handled after the replies that arrived before it. */
+static void node_readable(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
+    int rc = rl_conn_read(c, now);
+    char why[128];
+    snprintf(why, sizeof why, "%s", c->last_detail);
+    while (c->state != RL_CONN_DOWN) {
+        void *rep = NULL;
+        if (redisReaderGetReply(c->reader, &rep) != REDIS_OK) {
+            snprintf(why, sizeof why, "protocol error: %.100s", c->reader->errstr);
+            node_down(e, c, REDLOCK_ERR_IO, why, now);
+            return;
+        }
+        if (!rep) break;
+        handle_reply(e, c, rep, now);
+        freeReplyObject(rep);
+    }
+    if (rc && c->state != RL_CONN_DOWN) node_down(e, c, rc, why, now);
+}
+
+/* ------------------------------------------------------------- deadlines */
+
+/* Times out requests past their deadline (their slot stays, so the late
+ * reply is dropped), and takes down nodes whose connect took too long or
+ * that stayed silent for node_down_ms while owing replies. */
+static void expire(rl_engine_t *e, uint64_t now) {
+    for (size_t i = 0; i < e->n; i++) {
+        rl_conn_t *c = &e->conns[i];
+        if (c->state == RL_CONN_DOWN) continue;
+        if (c->state == RL_CONN_CONNECTING && now >= c->connect_deadline_us) {
+            node_down(e, c, REDLOCK_ERR_TIMEOUT, "connect timed out", now);
+            continue;
+        }
+        for (uint32_t k = 0; k < c->qlen; k++) {
+            rl_req_t *q = rl_conn_at(c, k);
+            if (!q->round || now < q->deadline_us) continue;
+            rl_round_t *r = q->round;
+            q->round = NULL;
+            char why[64];
+            snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
+            vote(e, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
+        }
+        rl_req_t *h = rl_conn_head(c);
+        uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
+        if (h && now - quiet_since >= (uint64_t)e->cfg.node_down_ms * 1000u) {
+            char why[64];
+            snprintf(why, sizeof why, "silent for %u ms with %u replies owed", e->cfg.node_down_ms, c->qlen);
+            node_down(e, c, REDLOCK_ERR_TIMEOUT, why, now);
+        }
+    }
+}
+
+/* Returns the poll timeout in ms until the next deadline of any kind. */
+static int next_timeout_ms(rl_engine_t *e, uint64_t now) {
+    uint64_t next = now + 1000000u;
+    for (size_t i = 0; i < e->n; i++) {
+        rl_conn_t *c = &e->conns[i];
+        if (c->state == RL_CONN_DOWN) continue;
+        if (c->state == RL_CONN_CONNECTING && c->connect_deadline_us < next) next = c->connect_deadline_us;
+        for (uint32_t k = 0; k < c->qlen; k++) {
+            rl_req_t *q = rl_conn_at(c, k);
+            if (q->round && q->deadline_us < next) next = q->deadline_us;
+        }
+        rl_req_t *h = rl_conn_head(c);
+        if (h) {
+            uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
+                             (uint64_t)e->cfg.node_down_ms * 1000u;
+            if (quiet < next) next = quiet;
+        }
+    }
+    return next <= now ? 0 : (int)((next - now + 999u) / 1000u);
+}
+
+/* -------------------------------------------------------------- the loop */
+
+/* Writes pending output of every open node; write errors take it down. */
+static void flush_all(rl_engine_t *e, uint64_t now) {
+    for (size_t i = 0; i < e->n; i++) {
+        rl_conn_t *c = &e->conns[i];
+        if (c->state != RL_CONN_READY || !rl_buf_pending(&c->out)) continue;
+        int rc = rl_conn_flush(c);
+        if (rc) node_down(e, c, rc, c->last_detail, now);
+    }
+}
+
+/* Fills e->pfd for every open node plus the wake pipe; returns the count. */
+static nfds_t build_pollset(rl_engine_t *e) {
+    nfds_t k = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        rl_conn_t *c = &e->conns[i];
+        if (c->fd < 0) continue;
+        short ev = POLLIN;
+        if (c->state == RL_CONN_CONNECTING || rl_buf_pending(&c->out)) ev |= POLLOUT;
+        e->pfd[k] = (struct pollfd){.fd = c->fd, .events = ev, .revents = 0};
+        e->pgen[k] = (unsigned)i;
+        k++;
+    }
+    e->pfd[k] = (struct pollfd){.fd = e->wake_rd, .events = POLLIN, .revents = 0};
+    return k + 1;
+}
+
+/* Handles poll's events for pollset entry k (node pgen[k] at generation gen). */
+static void node_events(rl_engine_t *e, rl_conn_t *c, short rev, uint64_t now) {
+    if (c->state == RL_CONN_CONNECTING && (rev & (POLLOUT | POLLERR | POLLHUP))) {
+        int rc = rl_conn_finish_connect(c);
+        if (rc) {
+            char why[128];
+            snprintf(why, sizeof why, "%s", c->last_detail);
+            node_down(e, c, rc, why, now);
+            return;
+        }
+        c->last_rx_us = now;
+    }
+    if (rev & (POLLIN | POLLERR | POLLHUP)) node_readable(e, c, now);
+}
+
+/* Drives I/O for every waiting round until r is decided. Leaves with the
+ * leader role released. */
+static void lead(rl_engine_t *e, rl_round_t *r) {
+    e->leader = 1;
+    while (!r->done) {
+        uint64_t now = e->cfg.clock();
+        expire(e, now);
+        if (r->done) break;
+        flush_all(e, now);
+        nfds_t np = build_pollset(e);
+        unsigned gens[REDLOCK_MAX_NODES];
+        for (nfds_t k = 0; k + 1 < np; k++) gens[k] = e->conns[e->pgen[k]].gen;
+        int timeout = next_timeout_ms(e, now);
+        pthread_mutex_unlock(&e->mu);
+        int nready = poll(e->pfd, np, timeout);
+        pthread_mutex_lock(&e->mu);
+        if (nready <= 0) continue;
+        now = e->cfg.clock();
+        if (e->pfd[np - 1].revents) {
+            char drain[64];
+            while (read(e->wake_rd, drain, sizeof drain) > 0) {
+            }
+            e->wake_pending = 0;
+        }
+        for (nfds_t k = 0; k + 1 < np; k++) {
+            rl_conn_t *c = &e->conns[e->pgen[k]];
+            if (e->pfd[k].revents && c->gen == gens[k] && c->fd >= 0) node_events(e, c, e->pfd[k].revents, now);
+        }
+    }
+    e->leader = 0;
+}
+
+/* Wakes the leader's poll so it sees newly queued output. */
+static void wake_leader(rl_engine_t *e) {
+    if (!e->leader || e->wake_pending) return;
+    e->wake_pending = 1;
+    ssize_t w = write(e->wake_wr, "x", 1);
+    (void)w;
+}
+
+/* Removes r from the waiters list if it is there. */
+static void unlink_waiter(rl_engine_t *e, rl_round_t *r) {
+    for (rl_round_t **p = &e->waiters; *p; p = &(*p)->wnext)
+        if (*p == r) {
+            *p = r->wnext;
+            return;
+        }
+}
+
+/* Appends r to the waiters list. */
+static void link_waiter(rl_engine_t *e, rl_round_t *r) {
+    rl_round_t **p = &e->waiters;
+    while (*p) p = &(*p)->wnext;
+    r->wnext = NULL;
+    *p = r;
+}
+
+void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
+    pthread_cond_init(&r->cv, NULL);
+    pthread_mutex_lock(&e->mu);
+    uint64_t now = e->cfg.clock();
+    r->t0_us = now;
+    for (size_t i = 0; i < e->n && (!r->done || r->send_all); i++) submit(e, r, i, now);
+    if (rl_round_decided(r) && !r->done) finish_round(e, r);
+    if (!r->done && e->leader) {
+        wake_leader(e);
+        link_waiter(e, r);
+        while (!r->done && e->leader) pthread_cond_wait(&r->cv, &e->mu);
+        unlink_waiter(e, r);
+    }
+    if (!r->done) lead(e, r);
+    /* Whoever leaves with no leader left hands the role to the oldest waiter. */
+    if (!e->leader && e->waiters) pthread_cond_signal(&e->waiters->cv);
+    pthread_mutex_unlock(&e->mu);
+    pthread_cond_destroy(&r->cv);
+}
+
+/* --------------------------------------------------------------- set-up */
+
+int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_engine_config_t *cfg) {
+    *out = NULL;
+    rl_engine_t *e = calloc(1, sizeof *e);
+    if (!e) return REDLOCK_ERR_NOMEM;
+    e->cfg = *cfg;
+    e->wake_rd = e->wake_wr = -1;
+    pthread_mutex_init(&e->mu, NULL);
+    int fds[2];
+    e->conns = calloc(n, sizeof *e->conns);
+    e->pfd = calloc(n + 1, sizeof *e->pfd);
+    e->pgen = calloc(n + 1, sizeof *e->pgen);
+    if (!e->conns || !e->pfd || !e->pgen || pipe(fds) < 0) goto fail;
+    e->wake_rd = fds[0];
+    e->wake_wr = fds[1];
+    for (int k = 0; k < 2; k++) {
+        fcntl(fds[k], F_SETFL, fcntl(fds[k], F_GETFL) | O_NONBLOCK);
+        fcntl(fds[k], F_SETFD, FD_CLOEXEC);
+    }
+    for (size_t i = 0; i < n; i++, e->n++)
+        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight) < 0) goto fail;
+    *out = e;
+    return REDLOCK_OK;
+fail:
+    for (size_t i = 0; i < n; i++) rl_uri_clear(&uris[i]);
+    rl_engine_free(e);
+    return REDLOCK_ERR_NOMEM;
+}
+
+void rl_engine_free(rl_engine_t *e) {
+    if (!e) return;
+    for (size_t i = 0; i < e->n; i++) rl_conn_destroy(&e->conns[i]);
+    if (e->wake_rd >= 0) close(e->wake_rd);
+    if (e->wake_wr >= 0) close(e->wake_wr);
+    pthread_mutex_destroy(&e->mu);
+    free(e->conns);
+    free(e->pfd);
+    free(e->pgen);
+    free(e);
+}
+
+const char *rl_engine_node_name(const rl_engine_t *e, size_t i) {
+    return e->conns[i].uri.display;
+}
+
+size_t rl_engine_size(const rl_engine_t *e) {
+    return e->n;
+}

@@ -1,0 +1,106 @@
+/* fanout.c -- vote counting and stop rules for one round. */
+#include "fanout.h"
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+
+void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes) {
+    r->cmd = r->fallback = NULL;
+    r->cmd_len = r->fallback_len = 0;
+    r->script = NULL;
+    r->classify = NULL;
+    r->stop = stop;
+    r->send_all = stop == RL_STOP_RESOLVE;
+    r->n = n;
+    r->quorum = redlock_quorum(n);
+    r->nodes = nodes;
+    memset(r->vote, REDLOCK_VOTE_NONE, n);
+    for (size_t i = 0; i < n; i++) r->slot[i] = RL_NO_SLOT;
+    r->yes = r->no = r->failed = r->auth_failed = 0;
+    r->pending = n;
+    r->done = 0;
+    r->t0_us = 0;
+    r->wnext = NULL;
+    for (size_t i = 0; nodes && i < n; i++) {
+        nodes[i].vote = REDLOCK_VOTE_NONE;
+        nodes[i].err = REDLOCK_OK;
+        nodes[i].rtt_us = -1;
+        nodes[i].detail[0] = '\0';
+    }
+}
+
+int rl_round_decided(const rl_round_t *r) {
+    if (r->pending == 0) return 1;
+    switch (r->stop) {
+    case RL_STOP_MAJORITY:
+        return r->yes >= r->quorum || r->yes + r->pending < r->quorum;
+    case RL_STOP_RESOLVE:
+        return r->yes >= r->quorum || r->no >= r->quorum ||
+               (r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum);
+    default:
+        return 0;
+    }
+}
+
+int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail) {
+    if (r->vote[i] != REDLOCK_VOTE_NONE) return 0; /* already counted */
+    r->vote[i] = (uint8_t)v;
+    r->pending--;
+    if (v == REDLOCK_VOTE_YES)
+        r->yes++;
+    else if (v == REDLOCK_VOTE_NO)
+        r->no++;
+    else {
+        r->failed++;
+        if (err == REDLOCK_ERR_AUTH) r->auth_failed++;
+    }
+    if (r->nodes) {
+        redlock_node_report_t *nr = &r->nodes[i];
+        nr->vote = v;
+        nr->err = err;
+        nr->rtt_us = rtt_us;
+        snprintf(nr->detail, sizeof nr->detail, "%s", detail ? detail : "");
+    }
+    return !r->done && rl_round_decided(r);
+}
+
+int rl_round_reason(const rl_round_t *r, int no_code) {
+    size_t slack = r->n - r->quorum; /* votes that may be lost and still leave a quorum */
+    if (r->auth_failed > slack) return REDLOCK_ERR_AUTH;
+    if (r->no > 0 && r->failed <= slack) return no_code;
+    return REDLOCK_ERR_NO_QUORUM;
+}
+
+int rl_error_code(const char *text) {
+    if (!strncmp(text, "NOAUTH", 6) || !strncmp(text, "WRONGPASS", 9) || !strncmp(text, "NOPERM", 6) ||
+        !strncmp(text, "ERR AUTH", 8) || strstr(text, "invalid password"))
+        return REDLOCK_ERR_AUTH;
+    return REDLOCK_ERR_SERVER;
+}
+
+/* Fills err/detail from an error reply or an unexpected type; returns ERROR. */
+static redlock_vote_t unexpected(const redisReply *rep, int *err, char *detail, size_t n) {
+    if (rep->type == REDIS_REPLY_ERROR) {
+        *err = rl_error_code(rep->str);
+        snprintf(detail, n, "%.*s", (int)(rep->len > 120 ? 120 : rep->len), rep->str);
+    } else {
+        *err = REDLOCK_ERR_IO;
+        snprintf(detail, n, "unexpected reply type %d", rep->type);
+    }
+    return REDLOCK_VOTE_ERROR;
+}
+
+redlock_vote_t rl_classify_set(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *rep = reply;
+    if (rep->type == REDIS_REPLY_STATUS && rep->len == 2 && !memcmp(rep->str, "OK", 2)) return REDLOCK_VOTE_YES;
+    if (rep->type == REDIS_REPLY_NIL) return REDLOCK_VOTE_NO;
+    return unexpected(rep, err, detail, n);
+}
+
+redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *rep = reply;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) return REDLOCK_VOTE_YES;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) return REDLOCK_VOTE_NO;
+    return unexpected(rep, err, detail, n);
+}

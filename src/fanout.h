@@ -1,0 +1,78 @@
+/* fanout.h -- one round: one command to N nodes, counted as votes.
+ *
+ * A round lives on its caller's stack. The engine sends its command to every
+ * node, records each node's vote as replies, errors and deadlines come, and
+ * marks the round done as soon as its stop rule says the outcome is known;
+ * replies still owed after that are read and dropped by the engine. */
+#ifndef RL_FANOUT_H
+#define RL_FANOUT_H
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "redlock.h"
+
+struct rl_script;
+struct rl_engine;
+
+#define RL_NO_SLOT UINT32_MAX
+
+/* When a round may stop waiting. */
+enum {
+    RL_STOP_MAJORITY = 1, /* yes >= Q, or yes can no longer reach Q (acquire, extend) */
+    RL_STOP_RESOLVE,      /* yes >= Q or no >= Q, or neither can be reached (release) */
+    RL_STOP_ALL           /* every node answered or timed out (status, ping) */
+};
+
+/* Turns a hiredis reply into a vote (REDLOCK_VOTE_YES/NO/ERROR); on ERROR
+ * sets *err and writes the node's words into detail. */
+typedef redlock_vote_t (*rl_classify_fn)(const void *reply, int *err, char *detail, size_t n);
+
+typedef struct rl_round {
+    /* set by the caller before rl_engine_run */
+    const char *cmd;                /* encoded request for every node */
+    size_t cmd_len;
+    const char *fallback;           /* EVAL form when cmd is EVALSHA, else NULL */
+    size_t fallback_len;
+    const struct rl_script *script; /* the EVALSHA'd script, else NULL */
+    rl_classify_fn classify;
+    int stop;
+    int send_all;                   /* send to every node even once decided (release) */
+    size_t n, quorum;
+    redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
+    /* kept by the engine under its mutex */
+    uint8_t vote[REDLOCK_MAX_NODES];
+    uint32_t slot[REDLOCK_MAX_NODES]; /* queue slot of the node's pending request, or RL_NO_SLOT */
+    size_t yes, no, failed, pending, auth_failed;
+    int done;
+    uint64_t t0_us;                   /* when the round was sent */
+    pthread_cond_t cv;
+    struct rl_round *wnext;           /* engine's list of waiting followers */
+} rl_round_t;
+
+/* Prepares r for n nodes (all pending) with the given stop rule; nodes may
+ * be NULL. The command fields are set by the caller afterwards. */
+void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes);
+
+/* Records node i's vote; err and detail explain failures, rtt_us < 0 when
+ * there was no answer. Returns 1 when this vote decided the round. */
+int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail);
+
+/* 1 when the stop rule says the outcome is known (or nothing is pending). */
+int rl_round_decided(const rl_round_t *r);
+
+/* The reason a round failed to reach a quorum of yes votes:
+ * REDLOCK_ERR_AUTH when auth/permission failures alone made it impossible,
+ * `no_code` (TAKEN or NOT_HELD) when the no votes were decisive (the
+ * failures alone would not have prevented a quorum), else NO_QUORUM. */
+int rl_round_reason(const rl_round_t *r, int no_code);
+
+/* Classifiers: SET NX (OK -> yes, nil -> no) and scripts returning 1 / 0. */
+redlock_vote_t rl_classify_set(const void *reply, int *err, char *detail, size_t n);
+redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t n);
+
+/* Classifies an error reply's text: AUTH for NOAUTH / WRONGPASS / NOPERM,
+ * else SERVER. */
+int rl_error_code(const char *text);
+
+#endif

@@ -1,0 +1,95 @@
+/* options.c -- defaults and validation of redlock_options_t. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rl.h"
+#include "uri.h"
+
+void redlock_options_init(redlock_options_t *opt) {
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->connect_timeout_ms = 100;
+    opt->op_timeout_ms = 50;
+    opt->drift_factor = 0.01;
+    opt->drift_min_ms = 2;
+    opt->retry_count = 3;
+    opt->retry_delay_ms = 200;
+    opt->retry_jitter_ms = 100;
+    opt->node_down_ms = 1000;
+    opt->reconnect_min_ms = 50;
+    opt->reconnect_max_ms = 1000;
+    opt->max_inflight = 4096;
+    opt->log_level = REDLOCK_LOG_WARN;
+}
+
+/* Writes "name=value must be ..." into err when v is outside [lo, hi].
+ * Returns 1 if it was out of range. */
+static int out_of_range(const char *name, uint64_t v, uint64_t lo, uint64_t hi, char *err, size_t n) {
+    if (v >= lo && v <= hi) return 0;
+    snprintf(err, n, "%s=%llu is out of range: it must be %llu..%llu", name, (unsigned long long)v,
+             (unsigned long long)lo, (unsigned long long)hi);
+    return 1;
+}
+
+/* Checks the numeric options; returns 0 or REDLOCK_ERR_CONFIG. */
+static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
+    if (out_of_range("connect_timeout_ms", o->connect_timeout_ms, 1, 60000, err, n) ||
+        out_of_range("op_timeout_ms", o->op_timeout_ms, 1, 60000, err, n) ||
+        out_of_range("drift_min_ms", o->drift_min_ms, 0, 60000, err, n) ||
+        out_of_range("retry_delay_ms", o->retry_delay_ms, 0, 3600000, err, n) ||
+        out_of_range("retry_jitter_ms", o->retry_jitter_ms, 0, o->retry_delay_ms, err, n) ||
+        out_of_range("node_down_ms", o->node_down_ms, o->op_timeout_ms, 3600000, err, n) ||
+        out_of_range("reconnect_min_ms", o->reconnect_min_ms, 1, 60000, err, n) ||
+        out_of_range("reconnect_max_ms", o->reconnect_max_ms, o->reconnect_min_ms, 600000, err, n) ||
+        out_of_range("max_inflight", o->max_inflight, 1, 1000000, err, n) ||
+        out_of_range("log_level", (uint64_t)(int64_t)o->log_level, REDLOCK_LOG_ERROR, REDLOCK_LOG_DEBUG, err, n))
+        return REDLOCK_ERR_CONFIG;
+    if (!(o->drift_factor >= 0.0 && o->drift_factor <= 0.5)) { /* also rejects NaN */
+        snprintf(err, n, "drift_factor=%g is out of range: it must be 0..0.5", o->drift_factor);
+        return REDLOCK_ERR_CONFIG;
+    }
+    return REDLOCK_OK;
+}
+
+/* Parses every node URI and rejects two that name the same server.
+ * Returns 0 or REDLOCK_ERR_CONFIG / NOMEM with err set. */
+static int check_nodes(const redlock_options_t *o, char *err, size_t n) {
+    if (!o->nodes || o->n_nodes == 0) {
+        snprintf(err, n, "no nodes given (nodes=%s, n_nodes=%zu)", o->nodes ? "set" : "NULL", o->n_nodes);
+        return REDLOCK_ERR_CONFIG;
+    }
+    if (o->n_nodes > REDLOCK_MAX_NODES) {
+        snprintf(err, n, "n_nodes=%zu is out of range: at most %d nodes", o->n_nodes, REDLOCK_MAX_NODES);
+        return REDLOCK_ERR_CONFIG;
+    }
+    rl_uri_t u[REDLOCK_MAX_NODES];
+    size_t parsed = 0;
+    int rc = REDLOCK_OK;
+    for (; parsed < o->n_nodes && rc == REDLOCK_OK; parsed++) {
+        rc = rl_uri_parse(o->nodes[parsed], &u[parsed], err, n);
+        for (size_t j = 0; rc == REDLOCK_OK && j < parsed; j++)
+            if (rl_uri_same_server(&u[j], &u[parsed])) {
+                snprintf(err, n, "duplicate node '%s': the same server as node %zu '%s'", u[parsed].display, j,
+                         u[j].display);
+                rc = REDLOCK_ERR_CONFIG;
+            }
+        if (rc != REDLOCK_OK) rl_uri_clear(&u[parsed]);
+    }
+    for (size_t j = 0; j < parsed; j++) rl_uri_clear(&u[j]);
+    return rc;
+}
+
+int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen) {
+    char scratch[8];
+    if (!err || !errlen) {
+        err = scratch;
+        errlen = sizeof scratch;
+    }
+    if (!opt) {
+        snprintf(err, errlen, "options are NULL");
+        return REDLOCK_ERR_INVALID;
+    }
+    int rc = check_numbers(opt, err, errlen);
+    return rc ? rc : check_nodes(opt, err, errlen);
+}

@@ -1,0 +1,45 @@
+/* resp.c -- RESP2 request encoding (see resp.h). */
+#include "resp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Writes "<c><n>\r\n" at dst+at if it fits; returns the length it needs. */
+static size_t put_header(char *dst, size_t cap, size_t at, char c, size_t n) {
+    char tmp[32];
+    int k = snprintf(tmp, sizeof tmp, "%c%zu\r\n", c, n);
+    if (at + (size_t)k <= cap) memcpy(dst + at, tmp, (size_t)k);
+    return (size_t)k;
+}
+
+size_t rl_resp_encode(char *dst, size_t cap, int argc, const char *const *argv, const size_t *lens) {
+    size_t at = put_header(dst, cap, 0, '*', (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        at += put_header(dst, cap, at, '$', lens[i]);
+        if (at + lens[i] + 2 <= cap) {
+            memcpy(dst + at, argv[i], lens[i]);
+            memcpy(dst + at + lens[i], "\r\n", 2);
+        }
+        at += lens[i] + 2;
+    }
+    return at;
+}
+
+int rl_cmd_build(rl_cmd_t *c, int argc, const char *const *argv, const size_t *lens) {
+    c->data = c->inline_buf;
+    c->len = rl_resp_encode(c->data, sizeof c->inline_buf, argc, argv, lens);
+    if (c->len <= sizeof c->inline_buf) return 0;
+    if (!(c->data = malloc(c->len))) {
+        c->data = c->inline_buf;
+        return -1;
+    }
+    rl_resp_encode(c->data, c->len, argc, argv, lens);
+    return 0;
+}
+
+void rl_cmd_free(rl_cmd_t *c) {
+    if (c->data != c->inline_buf) free(c->data);
+    c->data = c->inline_buf;
+    c->len = 0;
+}

@@ -1,0 +1,35 @@
+/* uri.h -- node addresses.
+ *
+ *   redis://[user[:password]@]host[:port][/db]   (host may be [ipv6])
+ *   unix:///path/to.sock[?db=N]  or  unix://[user[:password]@]/path
+ */
+#ifndef RL_URI_H
+#define RL_URI_H
+#include <stddef.h>
+
+enum { RL_URI_TCP = 1, RL_URI_UNIX = 2 };
+
+typedef struct rl_uri {
+    int kind;      /* RL_URI_TCP or RL_URI_UNIX */
+    char *host;    /* TCP: host name or address, without brackets */
+    int port;      /* TCP: 1..65535, default 6379 */
+    char *path;    /* UNIX: socket path */
+    char *user;    /* NULL when absent */
+    char *pass;    /* NULL when absent; never printed */
+    int db;        /* 0 when absent */
+    char *display; /* the URI with the password masked, for reports and logs */
+} rl_uri_t;
+
+/* Parses s into u (which the caller later clears with rl_uri_clear).
+ * Returns REDLOCK_OK, REDLOCK_ERR_CONFIG with a message naming s in err,
+ * or REDLOCK_ERR_NOMEM. On error u holds nothing to free. */
+int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen);
+
+/* Frees what u owns and zeroes it; safe on a zeroed or cleared u. */
+void rl_uri_clear(rl_uri_t *u);
+
+/* Returns 1 when a and b name the same server (host:port or socket path,
+ * whatever the db or user), else 0. */
+int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b);
+
+#endif
