@@ -34,6 +34,7 @@ void rl_conn_destroy(rl_conn_t *c) {
     if (c->reader) redisReaderFree(c->reader);
     c->reader = NULL;
     rl_buf_free(&c->out);
+    rl_buf_free(&c->fb);
     free(c->q);
     c->q = NULL;
     rl_uri_clear(&c->uri);
@@ -200,6 +201,7 @@ void rl_conn_close(rl_conn_t *c) {
     c->state = RL_CONN_DOWN;
     c->gen++;
     rl_buf_reset(&c->out);
+    rl_buf_reset(&c->fb);
     c->qhead = c->qlen = 0;
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
@@ -213,6 +215,7 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     c->qlen++;
     r->round = round;
     r->script = NULL;
+    r->fb_len = 0;
     r->kind = kind;
     r->sent_us = now_us;
     r->deadline_us = deadline_us;
@@ -221,6 +224,7 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
 
 void rl_conn_pop(rl_conn_t *c) {
     if (!c->qlen) return;
+    rl_buf_consume(&c->fb, c->q[c->qhead].fb_len);
     c->qhead = (c->qhead + 1) % c->qcap;
     c->qlen--;
 }

@@ -24,6 +24,7 @@ typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
     const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
     uint64_t sent_us, deadline_us;
+    uint32_t fb_len;                 /* bytes of its EVAL fallback at the front of conn.fb */
     uint8_t kind;
 } rl_req_t;
 
@@ -35,6 +36,7 @@ typedef struct rl_conn {
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
     struct redisReader *reader;
     rl_buf_t out;              /* encoded requests not yet written */
+    rl_buf_t fb;               /* EVAL fallbacks of queued EVALSHAs, in queue order */
     rl_req_t *q;               /* ring of qcap requests owed a reply */
     uint32_t qcap, qhead, qlen;
     uint64_t connect_deadline_us;
@@ -84,7 +86,7 @@ static inline rl_req_t *rl_conn_at(rl_conn_t *c, uint32_t i) {
     return &c->q[(c->qhead + i) % c->qcap];
 }
 
-/* Drops the head request. */
+/* Drops the head request (and its fallback bytes). */
 void rl_conn_pop(rl_conn_t *c);
 
 /* Queues command bytes to be written. Returns 0, or -1 when out of memory. */

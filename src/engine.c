@@ -129,29 +129,36 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
     }
     q->script = r->script;
     if (owner) r->slot[i] = (c->qhead + c->qlen - 1) % c->qcap;
-    if (rl_conn_send(c, r->cmd, r->cmd_len) < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    int rc = rl_conn_send(c, r->cmd, r->cmd_len);
+    if (rc == 0 && r->fallback) { /* kept with the request: it outlives the round */
+        rc = rl_buf_append(&c->fb, r->fallback, r->fallback_len);
+        if (rc == 0) q->fb_len = (uint32_t)r->fallback_len;
+    }
+    if (rc < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
 /* ---------------------------------------------------------------- replies */
 
-/* NOSCRIPT for an EVALSHA: resend the round's EVAL form in its place (same
- * deadline), or, if its caller is gone, load the script for next time. */
+/* NOSCRIPT for an EVALSHA (the node restarted or ran SCRIPT FLUSH): send
+ * the request's own EVAL form in its place with the same deadline and
+ * owner. It is sent even when the caller has moved on, so a release or
+ * extend still runs on every node. */
 static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     rl_req_t old = *rl_conn_head(c);
+    if (!old.fb_len) {
+        rl_conn_pop(c);
+        if (old.round) vote(e, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
+        return;
+    }
+    int rc = rl_conn_send(c, c->fb.data + c->fb.off, old.fb_len); /* copy before pop frees it */
     rl_conn_pop(c);
-    rl_round_t *r = old.round;
-    if (!r || !r->fallback) {
-        if (queue_load(c, old.script, now) < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-        if (r) vote(e, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
+    rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_USER, old.round, old.sent_us, old.deadline_us) : NULL;
+    if (!q) {
+        if (old.round) vote(e, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
+        node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
-    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, old.sent_us, old.deadline_us);
-    if (!q || rl_conn_send(c, r->fallback, r->fallback_len) < 0) {
-        vote(e, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "cannot queue EVAL fallback");
-        if (q) q->round = NULL;
-        return;
-    }
-    r->slot[c->idx] = (c->qhead + c->qlen - 1) % c->qcap;
+    if (old.round) old.round->slot[c->idx] = (c->qhead + c->qlen - 1) % c->qcap;
 }
 
 /* Handles a handshake or SCRIPT LOAD reply. An AUTH or SELECT error takes

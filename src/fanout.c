@@ -33,8 +33,14 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
 int rl_round_decided(const rl_round_t *r) {
     if (r->pending == 0) return 1;
     switch (r->stop) {
-    case RL_STOP_MAJORITY:
-        return r->yes >= r->quorum || r->yes + r->pending < r->quorum;
+    case RL_STOP_MAJORITY: {
+        /* Once a quorum of yes is out of reach, wait only until the reason
+         * is settled too: the no votes alone exceed the slack (TAKEN), or
+         * can no longer do so (NO_QUORUM). Healthy nodes settle it at once. */
+        size_t slack = r->n - r->quorum;
+        if (r->yes >= r->quorum) return 1;
+        return r->yes + r->pending < r->quorum && (r->no > slack || r->no + r->pending <= slack);
+    }
     case RL_STOP_RESOLVE:
         return r->yes >= r->quorum || r->no >= r->quorum ||
                (r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum);
@@ -68,7 +74,7 @@ int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rt
 int rl_round_reason(const rl_round_t *r, int no_code) {
     size_t slack = r->n - r->quorum; /* votes that may be lost and still leave a quorum */
     if (r->auth_failed > slack) return REDLOCK_ERR_AUTH;
-    if (r->no > 0 && r->failed <= slack) return no_code;
+    if (r->no > slack) return no_code;
     return REDLOCK_ERR_NO_QUORUM;
 }
 

@@ -19,7 +19,7 @@ struct rl_engine;
 
 /* When a round may stop waiting. */
 enum {
-    RL_STOP_MAJORITY = 1, /* yes >= Q, or yes can no longer reach Q (acquire, extend) */
+    RL_STOP_MAJORITY = 1, /* yes >= Q, or yes cannot reach Q and the reason is settled (acquire, extend) */
     RL_STOP_RESOLVE,      /* yes >= Q or no >= Q, or neither can be reached (release) */
     RL_STOP_ALL           /* every node answered or timed out (status, ping) */
 };
@@ -61,10 +61,10 @@ int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rt
 /* 1 when the stop rule says the outcome is known (or nothing is pending). */
 int rl_round_decided(const rl_round_t *r);
 
-/* The reason a round failed to reach a quorum of yes votes:
- * REDLOCK_ERR_AUTH when auth/permission failures alone made it impossible,
- * `no_code` (TAKEN or NOT_HELD) when the no votes were decisive (the
- * failures alone would not have prevented a quorum), else NO_QUORUM. */
+/* The reason a round failed to reach a quorum of yes votes, with
+ * slack = N - Q: REDLOCK_ERR_AUTH when more than slack nodes refused our
+ * credentials, `no_code` (TAKEN or NOT_HELD) when more than slack nodes
+ * said no (the no votes alone made a quorum impossible), else NO_QUORUM. */
 int rl_round_reason(const rl_round_t *r, int no_code);
 
 /* Classifiers: SET NX (OK -> yes, nil -> no) and scripts returning 1 / 0. */

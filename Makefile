@@ -1,0 +1,65 @@
+# Thin wrapper over CMake. `make demo` and `make test` are the Quick start.
+BUILD       ?= build
+BUILD_ASAN  ?= build-asan
+BUILD_TSAN  ?= build-tsan
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
+               redis-server redis-tools libssl-dev valgrind
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
+
+.PHONY: all deps build test test-asan test-tsan valgrind demo clean
+
+all: build
+
+# Installs the Debian packages the project needs, only those missing.
+deps:
+	@missing=""; for p in $(DEBIAN_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The whole suite: unit tests, then integration tests against a real
+# 5-master cluster that CTest starts and always stops.
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; exit $$rc
+
+# The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_ASAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+
+# The threaded tests under ThreadSanitizer.
+test-tsan: deps
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_TSAN=ON >/dev/null
+	cmake --build $(BUILD_TSAN) -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir $(BUILD_TSAN) --output-on-failure --timeout 900 -L threads; rc=$$?; \
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_TSAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+
+# Every test binary under valgrind memcheck (unit and integration).
+valgrind: build
+	REDLOCK_VALGRIND=1 ctest --test-dir $(BUILD) --output-on-failure --timeout 1800 -L valgrind; rc=$$?; \
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; exit $$rc
+
+# Starts a local 5-node cluster, runs the demonstration, stops the cluster.
+demo: build
+	@deploy/cluster.sh start -n 5 -d $(DEMO_DIR) >/dev/null
+	@REDLOCK_NODES=$$(paste -sd, $(DEMO_DIR)/nodes) $(BUILD)/examples/demo; rc=$$?; \
+	  deploy/cluster.sh stop -d $(DEMO_DIR) >/dev/null; exit $$rc
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

@@ -1,0 +1,44 @@
+/* rltest.c -- redlock_t helpers for integration tests (see rltest.h). */
+#include "rltest.h"
+
+#include <criterion/criterion.h>
+#include <time.h>
+
+void rt_options(redlock_options_t *o) {
+    redlock_options_init(o);
+    o->retry_count = 0;
+}
+
+redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o) {
+    static const char *uris[TC_MAX_NODES]; /* redlock_new copies them */
+    redlock_options_t d;
+    if (!o) {
+        rt_options(&d);
+        o = &d;
+    }
+    redlock_options_t opt = *o;
+    for (size_t i = 0; i < n; i++) uris[i] = c->uri[i];
+    opt.nodes = uris;
+    opt.n_nodes = n;
+    redlock_t *rl = NULL;
+    char err[256];
+    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
+    cr_assert_eq(rc, REDLOCK_OK, "redlock_new: %s (%s)", redlock_strerror(rc), err);
+    return rl;
+}
+
+void rt_setup(tc_cluster_t *c) {
+    cr_assert_eq(tc_cluster_load(c), 0, "no test cluster (REDLOCK_CLUSTER_DIR)");
+    tc_cluster_heal(c);
+}
+
+uint64_t rt_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void rt_sleep_ms(unsigned ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
