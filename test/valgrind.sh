@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# valgrind.sh SUPP BINARY [ARGS...] -- runs a Criterion test binary under
+# valgrind memcheck, following its forked test workers, and fails when any
+# process reported an error or a leak. Criterion does not pass a worker's
+# exit status through, so the per-process logs are what decide.
+set -u
+supp=$1
+shift
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+valgrind --quiet --trace-children=yes --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --suppressions="$supp" \
+  --log-file="$logs/vg.%p.log" "$@"
+rc=$?
+reported=$(grep -l '==[0-9]*==' "$logs"/vg.*.log 2>/dev/null)
+if [ -n "$reported" ]; then
+  echo "valgrind reported problems:"
+  cat $reported
+  exit 1
+fi
+exit $rc
