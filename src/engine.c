@@ -318,14 +318,14 @@ static void node_events(rl_engine_t *e, rl_conn_t *c, short rev, uint64_t now) {
     if (rev & (POLLIN | POLLERR | POLLHUP)) node_readable(e, c, now);
 }
 
-/* Drives I/O for every waiting round until r is decided. Leaves with the
- * leader role released. */
+/* Drives I/O for every waiting round until r is decided. Each turn does
+ * the I/O first and judges deadlines after, so a reply (or a finished
+ * connect) that arrived while no thread was polling is read before anyone
+ * is declared late. Leaves with the leader role released. */
 static void lead(rl_engine_t *e, rl_round_t *r) {
     e->leader = 1;
     while (!r->done) {
         uint64_t now = e->cfg.clock();
-        expire(e, now);
-        if (r->done) break;
         flush_all(e, now);
         nfds_t np = build_pollset(e);
         unsigned gens[REDLOCK_MAX_NODES];
@@ -334,18 +334,18 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         pthread_mutex_unlock(&e->mu);
         int nready = poll(e->pfd, np, timeout);
         pthread_mutex_lock(&e->mu);
-        if (nready <= 0) continue;
         now = e->cfg.clock();
-        if (e->pfd[np - 1].revents) {
+        if (nready > 0 && e->pfd[np - 1].revents) {
             char drain[64];
             while (read(e->wake_rd, drain, sizeof drain) > 0) {
             }
             e->wake_pending = 0;
         }
-        for (nfds_t k = 0; k + 1 < np; k++) {
+        for (nfds_t k = 0; nready > 0 && k + 1 < np; k++) {
             rl_conn_t *c = &e->conns[e->pgen[k]];
             if (e->pfd[k].revents && c->gen == gens[k] && c->fd >= 0) node_events(e, c, e->pfd[k].revents, now);
         }
+        expire(e, now);
     }
     e->leader = 0;
 }

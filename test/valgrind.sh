@@ -2,13 +2,14 @@
 # valgrind.sh SUPP BINARY [ARGS...] -- runs a Criterion test binary under
 # valgrind memcheck, following its forked test workers, and fails when any
 # process reported an error or a leak. Criterion does not pass a worker's
-# exit status through, so the per-process logs are what decide.
+# exit status through, so the per-process logs are what decide. Programs the
+# tests run (bash, cluster.sh, redis-server) are not traced.
 set -u
 supp=$1
 shift
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-valgrind --quiet --trace-children=yes --leak-check=full --show-leak-kinds=definite,indirect \
+valgrind --quiet --trace-children=yes --trace-children-skip='/bin/*,/usr/*,*/cluster.sh,*/redis-*' --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --suppressions="$supp" \
   --log-file="$logs/vg.%p.log" "$@"
 rc=$?

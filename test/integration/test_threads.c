@@ -18,9 +18,19 @@ static void setup(void) { rt_setup(&C); }
 
 TestSuite(threads, .init = setup, .timeout = 300);
 
+/* Writes the call's result and the first failed node's detail into buf. */
+static void describe_failure(char *buf, size_t n, int rc, const redlock_report_t *rep) {
+    const redlock_node_report_t *bad = NULL;
+    for (size_t i = 0; i < rep->n_nodes && !bad; i++)
+        if (rep->nodes[i].vote >= REDLOCK_VOTE_TIMEOUT) bad = &rep->nodes[i];
+    snprintf(buf, n, "%s; %zu yes %zu no %zu failed; first failure: %s %s (%.60s)", redlock_strerror(rc),
+             rep->yes, rep->no, rep->failed, bad ? bad->node : "-", bad ? redlock_vote_name(bad->vote) : "-",
+             bad ? bad->detail : "");
+}
+
 typedef struct worker {
     int id, rounds, ok, failed;
-    char error[160];
+    char error[256];
 } worker_t;
 
 /* Distinct resources: each thread locks its own key `rounds` times. */
@@ -37,7 +47,7 @@ static void *distinct_worker(void *arg) {
             w->ok++;
         } else {
             w->failed++;
-            snprintf(w->error, sizeof w->error, "%s: %.120s", redlock_strerror(rc), rep.message);
+            describe_failure(w->error, sizeof w->error, rc, &rep);
         }
     }
     return NULL;
@@ -81,7 +91,7 @@ static void *shared_worker(void *arg) {
         int rc = redlock_acquire_ex(RL, "thr:shared", 5000, -1, &lk, &rep);
         if (rc != REDLOCK_OK) {
             w->failed++;
-            snprintf(w->error, sizeof w->error, "%s: %.120s", redlock_strerror(rc), rep.message);
+            describe_failure(w->error, sizeof w->error, rc, &rep);
             continue;
         }
         if (atomic_fetch_add(&inside, 1) != 0) atomic_fetch_add(&overlaps, 1);
