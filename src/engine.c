@@ -347,6 +347,7 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         }
         expire(e, now);
     }
+    flush_all(e, e->cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
     e->leader = 0;
 }
 

@@ -42,9 +42,13 @@ static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
         out_of_range("node_down_ms", o->node_down_ms, o->op_timeout_ms, 3600000, err, n) ||
         out_of_range("reconnect_min_ms", o->reconnect_min_ms, 1, 60000, err, n) ||
         out_of_range("reconnect_max_ms", o->reconnect_max_ms, o->reconnect_min_ms, 600000, err, n) ||
-        out_of_range("max_inflight", o->max_inflight, 1, 1000000, err, n) ||
-        out_of_range("log_level", (uint64_t)(int64_t)o->log_level, REDLOCK_LOG_ERROR, REDLOCK_LOG_DEBUG, err, n))
+        out_of_range("max_inflight", o->max_inflight, 1, 1000000, err, n))
         return REDLOCK_ERR_CONFIG;
+    if (o->log_level < REDLOCK_LOG_ERROR || o->log_level > REDLOCK_LOG_DEBUG) {
+        snprintf(err, n, "log_level=%d is out of range: it must be %d..%d", o->log_level, REDLOCK_LOG_ERROR,
+                 REDLOCK_LOG_DEBUG);
+        return REDLOCK_ERR_CONFIG;
+    }
     if (!(o->drift_factor >= 0.0 && o->drift_factor <= 0.5)) { /* also rejects NaN */
         snprintf(err, n, "drift_factor=%g is out of range: it must be 0..0.5", o->drift_factor);
         return REDLOCK_ERR_CONFIG;

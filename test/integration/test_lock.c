@@ -233,12 +233,23 @@ Test(lock, release_and_extend_after_script_flush) {
     for (int i = 0; i < 5; i++) cr_assert_eq(tc_redis_cmd(&C, i, "SCRIPT FLUSH"), 0);
     rc = redlock_release_ex(rl, lk, &rep);
     cr_assert_eq(rc, REDLOCK_OK, "release after SCRIPT FLUSH: %s", rep.message);
-    rt_sleep_ms(50);
-    for (int i = 0; i < 5; i++) {
-        char *s = tc_get(&C, i, "t:flush");
-        cr_assert_null(s, "node %d still holds the key", i);
+    /* Release returns at a quorum; the other nodes' NOSCRIPT -> EVAL
+     * fallback completes as the connections are driven by later calls.
+     * Every node must end up without the key, and the connections stay in
+     * step: new cycles keep working meanwhile. */
+    for (int tries = 0;; tries++) {
+        int left = 0;
+        for (int i = 0; i < 5; i++) {
+            char *v = tc_get(&C, i, "t:flush");
+            left += v != NULL;
+            free(v);
+        }
+        if (!left) break;
+        cr_assert_lt(tries, 100, "%d nodes still hold the key after release", left);
+        cr_assert_eq(redlock_acquire(rl, "t:flush-other", 10000, &lk), REDLOCK_OK);
+        cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+        rt_sleep_ms(10);
     }
-    /* the connection is still in step: a new cycle works */
     cr_assert_eq(redlock_acquire(rl, "t:flush", 10000, &lk), REDLOCK_OK);
     cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
     redlock_free(rl);
