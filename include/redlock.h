@@ -77,6 +77,7 @@ typedef struct redlock_options {
     redlock_log_fn log;          /* optional; called from the calling thread */
     void *log_arg;
     int log_level;               /* highest level passed to log, default REDLOCK_LOG_WARN */
+    int reentrant;               /* a thread re-acquiring a resource it holds gets it at once, default 1 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
@@ -144,9 +145,58 @@ int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *re
 /* Free a lock without releasing it (its keys expire by TTL). NULL-safe. */
 void redlock_lock_free(redlock_lock_t *lock);
 
-int64_t redlock_lock_validity_ms(const redlock_lock_t *lock); /* remaining; <= 0 once expired */
-const char *redlock_lock_resource(const redlock_lock_t *lock);
+/* Acquire several resources as one lock: on each node all of them are set
+ * or none (a Lua script), with the same quorum and validity rules as a
+ * single resource. Extend and release act on the whole set. At most
+ * REDLOCK_MAX_RESOURCES, no duplicates. Multi-resource locks are not
+ * reentrant. */
+#define REDLOCK_MAX_RESOURCES 64
+int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_lock_t **out, redlock_report_t *report);
+
+/* Remaining validity in ms; <= 0 once expired or lost. */
+int64_t redlock_lock_validity_ms(const redlock_lock_t *lock);
+/* 1 when the lock is neither lost nor expired and still has more than
+ * margin_ms of validity: call it right before a protected side effect. */
+int redlock_lock_valid(const redlock_lock_t *lock, uint32_t margin_ms);
+/* 1 once the watchdog found the lock lost (taken over, expired, or no
+ * quorum before the validity ran out); 0 otherwise. */
+int redlock_lock_lost(const redlock_lock_t *lock);
+const char *redlock_lock_resource(const redlock_lock_t *lock); /* the first resource */
+size_t redlock_lock_resource_count(const redlock_lock_t *lock);
+const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i); /* NULL past the end */
 const char *redlock_lock_token(const redlock_lock_t *lock);   /* 40 hex chars */
+
+/* ---- Auto-extension (the watchdog) ----
+ * A background thread (one per redlock_t, started on first use) extends the
+ * lock by its TTL every interval_ms. It never extends a lock whose local
+ * validity is gone: that would be a silent re-acquire. When an extension is
+ * refused (taken over), or no extension reaches a quorum before the
+ * validity runs out, or the cap is reached and the lock expires, the lock is
+ * marked lost and on_lost is called once, from the watchdog thread, with
+ * the reason (REDLOCK_ERR_NOT_HELD, REDLOCK_ERR_NO_QUORUM, REDLOCK_ERR_EXPIRED
+ * ...). on_lost may call redlock_lock_valid/lost/validity, and may release
+ * or free the lock; it must not block for long. Releasing (or freeing) the
+ * lock stops its watchdog first. */
+typedef void (*redlock_lost_fn)(redlock_lock_t *lock, int reason, void *arg);
+
+typedef struct redlock_autoextend_options {
+    uint32_t interval_ms;     /* 0 (default): a third of the lock's TTL */
+    uint32_t max_extensions;  /* 0 (default): no cap on the number of extensions */
+    uint64_t max_hold_ms;     /* 0 (default): no cap on the total hold time */
+} redlock_autoextend_options_t;
+
+void redlock_autoextend_options_init(redlock_autoextend_options_t *o);
+/* Starts auto-extension of lock (opt may be NULL for the defaults). Returns
+ * REDLOCK_ERR_NOT_HELD if the lock is already expired or lost, INVALID if
+ * it is already auto-extended. */
+int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
+                       redlock_lost_fn on_lost, void *arg);
+/* Stops auto-extension (waits for an extension in progress). The lock
+ * keeps its current deadline. */
+int redlock_autoextend_stop(redlock_t *rl, redlock_lock_t *lock);
+/* Extensions the watchdog made so far. */
+uint32_t redlock_lock_extensions(const redlock_lock_t *lock);
 
 const char *redlock_strerror(int err);
 const char *redlock_vote_name(redlock_vote_t vote); /* "yes", "no", "timeout", ... */

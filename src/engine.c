@@ -383,7 +383,12 @@ void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
     r->t0_us = now;
     for (size_t i = 0; i < e->n && (!r->done || r->send_all); i++) submit(e, r, i, now);
     if (rl_round_decided(r) && !r->done) finish_round(e, r);
-    if (!r->done && e->leader) {
+    if (r->done) { /* decided at submission: what was queued must still leave */
+        if (e->leader)
+            wake_leader(e);
+        else
+            flush_all(e, now);
+    } else if (e->leader) {
         wake_leader(e);
         link_waiter(e, r);
         while (!r->done && e->leader) pthread_cond_wait(&r->cv, &e->mu);

@@ -30,20 +30,28 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     }
 }
 
+/* 1 when count can no longer cross the slack either way: it already
+ * exceeds it, or even every pending vote would not make it. */
+static int settled(size_t count, size_t pending, size_t slack) {
+    return count > slack || count + pending <= slack;
+}
+
 int rl_round_decided(const rl_round_t *r) {
     if (r->pending == 0) return 1;
+    size_t slack = r->n - r->quorum;
     switch (r->stop) {
-    case RL_STOP_MAJORITY: {
+    case RL_STOP_MAJORITY:
         /* Once a quorum of yes is out of reach, wait only until the reason
-         * is settled too: the no votes alone exceed the slack (TAKEN), or
-         * can no longer do so (NO_QUORUM). Healthy nodes settle it at once. */
-        size_t slack = r->n - r->quorum;
+         * is settled too (AUTH, then TAKEN / NOT_HELD, else NO_QUORUM).
+         * Healthy nodes settle it at once. */
         if (r->yes >= r->quorum) return 1;
-        return r->yes + r->pending < r->quorum && (r->no > slack || r->no + r->pending <= slack);
-    }
+        if (r->yes + r->pending >= r->quorum) return 0;
+        if (r->auth_failed > slack) return 1;
+        return settled(r->auth_failed, r->pending, slack) && settled(r->no, r->pending, slack);
     case RL_STOP_RESOLVE:
-        return r->yes >= r->quorum || r->no >= r->quorum ||
-               (r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum);
+        if (r->yes >= r->quorum || r->no >= r->quorum) return 1;
+        if (r->yes + r->pending >= r->quorum || r->no + r->pending >= r->quorum) return 0;
+        return settled(r->auth_failed, r->pending, slack);
     default:
         return 0;
     }

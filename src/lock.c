@@ -1,25 +1,103 @@
-/* lock.c -- the lock handle: accessors and abandon-without-release. */
+/* lock.c -- the lock handle: creation, accessors, abandon-without-release. */
 #include <stdlib.h>
+#include <string.h>
 
 #include <sodium.h>
 
 #include "rl.h"
 #include "timing.h"
 
+/* Copies the key set into one block: n pointers, n lengths, n strings. */
+static int copy_keys(redlock_lock_t *l, const rl_keys_t *keys) {
+    if (keys->n == 1) {
+        if (!(l->res1 = malloc(keys->len[0] + 1))) return -1;
+        memcpy(l->res1, keys->k[0], keys->len[0] + 1);
+        l->res1_len = keys->len[0];
+        l->res = &l->res1;
+        l->res_len = &l->res1_len;
+        return 0;
+    }
+    size_t bytes = keys->n * (sizeof(char *) + sizeof(size_t));
+    for (size_t i = 0; i < keys->n; i++) bytes += keys->len[i] + 1;
+    char *block = malloc(bytes);
+    if (!block) return -1;
+    l->res = (char **)block;
+    l->res_len = (size_t *)(block + keys->n * sizeof(char *));
+    char *p = block + keys->n * (sizeof(char *) + sizeof(size_t));
+    for (size_t i = 0; i < keys->n; i++) {
+        memcpy(p, keys->k[i], keys->len[i] + 1);
+        l->res[i] = p;
+        l->res_len[i] = keys->len[i];
+        p += keys->len[i] + 1;
+    }
+    l->res1 = l->res[0];
+    l->res1_len = l->res_len[0];
+    return 0;
+}
+
+redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, uint64_t t0,
+                            uint64_t deadline) {
+    redlock_lock_t *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    if (copy_keys(l, keys) < 0) {
+        free(l);
+        return NULL;
+    }
+    l->owner = rl;
+    l->n_res = keys->n;
+    memcpy(l->token, token, REDLOCK_TOKEN_LEN + 1);
+    atomic_init(&l->ttl_ms, ttl_ms);
+    atomic_init(&l->deadline_us, deadline);
+    atomic_init(&l->lost, 0);
+    atomic_init(&l->extensions, 0);
+    l->acquired_us = t0;
+    l->clock = rl->clock;
+    pthread_mutex_init(&l->mu, NULL);
+    return l;
+}
+
+void rl_lock_destroy(redlock_lock_t *l) {
+    if (!l) return;
+    pthread_mutex_destroy(&l->mu);
+    free(l->n_res == 1 ? (void *)l->res1 : (void *)l->res);
+    sodium_memzero(l->token, sizeof l->token);
+    free(l);
+}
+
 void redlock_lock_free(redlock_lock_t *lock) {
     if (!lock) return;
-    free(lock->resource);
-    sodium_memzero(lock->token, sizeof lock->token);
-    free(lock);
+    if (lock->registered && rl_held_drop(lock)) return; /* an outer hold of this thread remains */
+    if (lock->wd_attached) rl_watch_stop(lock);
+    rl_lock_destroy(lock);
 }
 
 int64_t redlock_lock_validity_ms(const redlock_lock_t *lock) {
-    if (!lock) return 0;
-    return rl_validity_ms(rl_validity_us(lock->deadline_us, lock->clock()));
+    if (!lock || atomic_load(&lock->lost)) return 0;
+    return rl_validity_ms(rl_validity_us(atomic_load(&lock->deadline_us), lock->clock()));
+}
+
+int redlock_lock_valid(const redlock_lock_t *lock, uint32_t margin_ms) {
+    return lock && !atomic_load(&lock->lost) && redlock_lock_validity_ms(lock) > (int64_t)margin_ms;
+}
+
+int redlock_lock_lost(const redlock_lock_t *lock) {
+    return lock ? atomic_load(&lock->lost) : 0;
+}
+
+uint32_t redlock_lock_extensions(const redlock_lock_t *lock) {
+    return lock ? atomic_load(&lock->extensions) : 0;
 }
 
 const char *redlock_lock_resource(const redlock_lock_t *lock) {
-    return lock ? lock->resource : NULL;
+    return lock ? lock->res[0] : NULL;
+}
+
+size_t redlock_lock_resource_count(const redlock_lock_t *lock) {
+    return lock ? lock->n_res : 0;
+}
+
+const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i) {
+    return lock && i < lock->n_res ? lock->res[i] : NULL;
 }
 
 const char *redlock_lock_token(const redlock_lock_t *lock) {

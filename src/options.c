@@ -21,6 +21,7 @@ void redlock_options_init(redlock_options_t *opt) {
     opt->reconnect_max_ms = 1000;
     opt->max_inflight = 4096;
     opt->log_level = REDLOCK_LOG_WARN;
+    opt->reentrant = 1;
 }
 
 /* Writes "name=value must be ..." into err when v is outside [lo, hi].

@@ -1,13 +1,20 @@
-/* rl.h -- the library's private structures, shared by its top-level files. */
+/* rl.h -- the library's private structures and the helpers its top-level
+ * files (redlock.c, acquire.c, lifetime.c, held.c, watchdog.c, lock.c)
+ * share. */
 #ifndef RL_RL_H
 #define RL_RL_H
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "clock.h"
 #include "engine.h"
+#include "fanout.h"
 #include "log.h"
 #include "redlock.h"
 #include "scripts.h"
+
+struct rl_watchdog;
 
 struct redlock {
     redlock_options_t opt;    /* the caller's options; opt.nodes points at node_names */
@@ -15,27 +22,107 @@ struct redlock {
     rl_engine_t *eng;
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
-    const rl_script_t *release_script, *extend_script;
+    const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
+    pthread_mutex_t held_mu;  /* guards held and every lock's holds/held_next */
+    redlock_lock_t *held;     /* reentrant single-resource locks, for re-acquire */
+    struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
+    pthread_mutex_t wd_start_mu;
 };
+
+/* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
+typedef struct rl_keys {
+    size_t n;
+    const char *const *k;
+    size_t *len;          /* filled by rl_check_request */
+} rl_keys_t;
 
 struct redlock_lock {
-    const redlock_t *owner;   /* the redlock_t it was acquired through */
-    char *resource;
-    size_t resource_len;
+    redlock_t *owner;            /* the redlock_t it was acquired through */
+    size_t n_res;
+    char **res;                  /* n_res NUL-terminated names (points at res1 for one) */
+    size_t *res_len;
+    char *res1;                  /* storage for a single resource */
+    size_t res1_len;
     char token[REDLOCK_TOKEN_LEN + 1];
-    uint32_t ttl_ms;
-    uint64_t t0_us;           /* start of the attempt or extension that set the deadline */
-    uint64_t deadline_us;     /* t0 + TTL - drift on the monotonic clock */
+    _Atomic uint32_t ttl_ms;
+    _Atomic uint64_t deadline_us; /* t0 + TTL - drift on the monotonic clock */
+    uint64_t acquired_us;        /* t0 of the acquire, for the watchdog's hold cap */
+    _Atomic int lost;
+    _Atomic uint32_t extensions; /* made by the watchdog */
     rl_clock_fn clock;
+    pthread_mutex_t mu;          /* serialises extends (caller vs watchdog) */
+    /* reentrancy, under owner->held_mu */
+    int registered;
+    unsigned holds;
+    pthread_t thread;
+    redlock_lock_t *held_next;
+    /* watchdog; wd_attached is the owning thread's, the rest under the watchdog's mutex */
+    int wd_attached;
+    int watched;
+    uint64_t next_us;
+    uint32_t interval_ms, max_ext;
+    uint64_t hold_until_us;      /* 0: no cap */
+    redlock_lost_fn on_lost;
+    void *lost_arg;
+    redlock_lock_t *wnext;
 };
 
-/* Checks opt; on a problem writes a message naming the bad value into err
- * and returns REDLOCK_ERR_CONFIG (or INVALID for a NULL opt). */
+/* The resources of a lock as a key set. */
+static inline rl_keys_t rl_lock_keys(const redlock_lock_t *l) {
+    return (rl_keys_t){l->n_res, (const char *const *)l->res, l->res_len};
+}
+
+/* options.c: checks opt; on a problem writes a message naming the bad value
+ * into err and returns REDLOCK_ERR_CONFIG (or INVALID for a NULL opt). */
 int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);
 
-/* Checks a call's resource and TTL against rl's options. Returns
- * REDLOCK_OK or REDLOCK_ERR_INVALID with the bad value named in msg. */
-int rl_check_request(const redlock_t *rl, const char *resource, uint32_t ttl_ms, char *msg, size_t msglen);
+/* redlock.c: checks a call's resource set and TTL. Returns REDLOCK_OK or
+ * REDLOCK_ERR_INVALID with the bad value named in msg. */
+int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t msglen);
+int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
+
+/* redlock.c: report helpers (rep may be NULL). */
+void rl_report_begin(const redlock_t *rl, redlock_report_t *rep);
+void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us);
+int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg);
+
+/* redlock.c: runs one round of `script` on keys with the token and an
+ * optional extra argument (NULL), by EVALSHA with an EVAL fallback. */
+void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
+                   const char *token, const char *extra);
+/* redlock.c: runs a plain command round (no script). */
+void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
+                    rl_classify_fn classify);
+/* redlock.c: sends the release script for keys/token to every node and
+ * waits until the outcome is known (nodes may be NULL). */
+void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
+                      redlock_node_report_t *nodes);
+
+/* lifetime.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
+ * with other extends of the same lock. */
+int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
+
+/* lock.c: makes a lock for keys/token valid until deadline (NULL if out of memory). */
+redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
+                            uint64_t t0, uint64_t deadline);
+/* lock.c: frees the memory of a lock (no unregistering, no watchdog). */
+void rl_lock_destroy(redlock_lock_t *lock);
+
+/* held.c: reentrancy. rl_held_reenter returns the calling thread's valid
+ * lock on resource (holds + 1), or NULL. rl_held_add registers a new lock.
+ * rl_held_drop returns 1 when the caller's hold was not the last (the lock
+ * stays), 0 when it was (now unregistered). rl_held_forget_all detaches
+ * every lock (redlock_free). */
+redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len);
+void rl_held_add(redlock_t *rl, redlock_lock_t *lock);
+int rl_held_drop(redlock_lock_t *lock);
+void rl_held_forget_all(redlock_t *rl);
+
+/* watchdog.c: stops lock's auto-extension if it has one (waits for an
+ * extension in progress); rl_watchdog_free stops the thread and detaches
+ * every watched lock. */
+void rl_watch_stop(redlock_lock_t *lock);
+void rl_watchdog_free(redlock_t *rl);
 
 /* Replaces rl's clock (unit tests only). */
 void rl_set_clock(redlock_t *rl, rl_clock_fn clock);

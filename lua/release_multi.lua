@@ -1,0 +1,15 @@
+-- release_multi.lua: delete every key of a set that still holds our token.
+-- KEYS = the resources, ARGV[1] = token.
+-- Returns 1 when every key was ours (all deleted), 0 when any was absent or
+-- another's (those are left alone; ours are still deleted).
+local mine = 0
+for i = 1, #KEYS do
+    if redis.call('GET', KEYS[i]) == ARGV[1] then
+        redis.call('DEL', KEYS[i])
+        mine = mine + 1
+    end
+end
+if mine == #KEYS then
+    return 1
+end
+return 0

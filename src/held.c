@@ -1,0 +1,56 @@
+/* held.c -- reentrancy: the single-resource locks each thread holds through
+ * a redlock_t, so that a thread re-acquiring one gets it with no round trip
+ * and must release it as many times. Another thread is another owner. */
+#include <string.h>
+
+#include "rl.h"
+#include "timing.h"
+
+redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len) {
+    pthread_t self = pthread_self();
+    redlock_lock_t *found = NULL;
+    pthread_mutex_lock(&rl->held_mu);
+    for (redlock_lock_t *l = rl->held; l && !found; l = l->held_next)
+        if (pthread_equal(l->thread, self) && l->res1_len == len && !memcmp(l->res1, resource, len) &&
+            !atomic_load(&l->lost) && rl_validity_us(atomic_load(&l->deadline_us), rl->clock()) > 0)
+            found = l;
+    if (found) found->holds++;
+    pthread_mutex_unlock(&rl->held_mu);
+    return found;
+}
+
+void rl_held_add(redlock_t *rl, redlock_lock_t *lock) {
+    pthread_mutex_lock(&rl->held_mu);
+    lock->registered = 1;
+    lock->holds = 1;
+    lock->thread = pthread_self();
+    lock->held_next = rl->held;
+    rl->held = lock;
+    pthread_mutex_unlock(&rl->held_mu);
+}
+
+int rl_held_drop(redlock_lock_t *lock) {
+    redlock_t *rl = lock->owner;
+    int remains = 0;
+    pthread_mutex_lock(&rl->held_mu);
+    if (lock->registered && lock->holds > 1) {
+        lock->holds--;
+        remains = 1;
+    } else if (lock->registered) {
+        for (redlock_lock_t **p = &rl->held; *p; p = &(*p)->held_next)
+            if (*p == lock) {
+                *p = lock->held_next;
+                break;
+            }
+        lock->registered = 0;
+    }
+    pthread_mutex_unlock(&rl->held_mu);
+    return remains;
+}
+
+void rl_held_forget_all(redlock_t *rl) {
+    pthread_mutex_lock(&rl->held_mu);
+    for (redlock_lock_t *l = rl->held; l; l = l->held_next) l->registered = 0;
+    rl->held = NULL;
+    pthread_mutex_unlock(&rl->held_mu);
+}

@@ -1,0 +1,92 @@
+/* lifetime.c -- extending and releasing a held lock. */
+#include <stdio.h>
+
+#include "rl.h"
+#include "timing.h"
+
+/* Checks that lock may be used with rl; returns 0 or INVALID with msg. */
+static int check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, size_t n) {
+    if (!rl) return snprintf(msg, n, "redlock_t is NULL"), REDLOCK_ERR_INVALID;
+    if (!lock) return snprintf(msg, n, "lock is NULL"), REDLOCK_ERR_INVALID;
+    if (lock->owner != rl)
+        return snprintf(msg, n, "lock on '%.60s' was acquired through another redlock_t", lock->res[0]),
+               REDLOCK_ERR_INVALID;
+    return REDLOCK_OK;
+}
+
+/* The extension itself, with lock->mu held. */
+static int extend_held(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {
+    if (atomic_load(&lock->lost) || rl_validity_us(atomic_load(&lock->deadline_us), rl->clock()) <= 0)
+        return rl_report_end(rl, rep, REDLOCK_ERR_NOT_HELD, NULL); /* never a silent re-acquire */
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+    rl_keys_t keys = rl_lock_keys(lock);
+    rl_round_t r;
+    rl_round_init(&r, rl->opt.n_nodes, RL_STOP_MAJORITY, rep ? rep->nodes : NULL);
+    rl_run_script(rl, &r, lock->n_res == 1 ? rl->s_extend : rl->s_extend_multi, &keys, lock->token, ttl);
+    uint64_t now = rl->clock();
+    rl_report_round(rep, &r, now);
+    if (r.yes < r.quorum) return rl_report_end(rl, rep, rl_round_reason(&r, REDLOCK_ERR_NOT_HELD), NULL);
+    uint64_t deadline = rl_deadline_us(r.t0_us, ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
+    if (rl_validity_us(deadline, now) <= 0) return rl_report_end(rl, rep, REDLOCK_ERR_EXPIRED, NULL);
+    atomic_store(&lock->deadline_us, deadline);
+    atomic_store(&lock->ttl_ms, ttl_ms);
+    if (rep) rep->validity_ms = rl_validity_ms(rl_validity_us(deadline, now));
+    return rl_report_end(rl, rep, REDLOCK_OK, NULL);
+}
+
+int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {
+    if (rep) rep->attempts = 1;
+    pthread_mutex_lock(&lock->mu);
+    int rc = extend_held(rl, lock, ttl_ms, rep);
+    pthread_mutex_unlock(&lock->mu);
+    return rc;
+}
+
+int redlock_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {
+    char msg[256];
+    rl_report_begin(rl, rep);
+    int rc = check_lock(rl, lock, msg, sizeof msg);
+    if (rc == REDLOCK_OK) rc = rl_check_ttl(rl, ttl_ms, msg, sizeof msg);
+    if (rc) return rl_report_end(rl, rep, rc, msg);
+    return rl_extend(rl, lock, ttl_ms, rep);
+}
+
+int redlock_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms) {
+    return redlock_extend_ex(rl, lock, ttl_ms, NULL);
+}
+
+int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {
+    char msg[256];
+    rl_report_begin(rl, rep);
+    int rc = check_lock(rl, lock, msg, sizeof msg);
+    if (rc) {
+        redlock_lock_free(lock); /* release always frees the handle, even on bad input */
+        return rl_report_end(rl, rep, rc, msg);
+    }
+    if (rep) rep->attempts = 1;
+    if (lock->registered && rl_held_drop(lock)) { /* an outer hold of this thread remains */
+        if (rep) {
+            rep->validity_ms = redlock_lock_validity_ms(lock);
+            snprintf(rep->message, sizeof rep->message, "re-entered lock: an outer hold remains");
+        }
+        return rl_report_end(rl, rep, REDLOCK_OK, NULL);
+    }
+    if (lock->wd_attached) rl_watch_stop(lock);
+    rl_round_t r;
+    rl_keys_t keys = rl_lock_keys(lock);
+    rl_release_round(rl, &r, &keys, lock->token, rep ? rep->nodes : NULL);
+    rl_report_round(rep, &r, rl->clock());
+    rl_lock_destroy(lock);
+    if (r.yes >= r.quorum)
+        rc = REDLOCK_OK;
+    else if (r.no >= r.quorum)
+        rc = REDLOCK_ERR_NOT_HELD;
+    else
+        rc = r.auth_failed > r.n - r.quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
+    return rl_report_end(rl, rep, rc, NULL);
+}
+
+int redlock_release(redlock_t *rl, redlock_lock_t *lock) {
+    return redlock_release_ex(rl, lock, NULL);
+}
