@@ -196,6 +196,7 @@ static void handle_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, ui
     rl_conn_pop(c);
     c->backoff_ms = e->cfg.reconnect_min_ms; /* the node works: reset its backoff */
     if (!r) return;
+    if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
     int err = REDLOCK_OK;
     char detail[128] = "";
     redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);

@@ -10,6 +10,8 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->cmd_len = r->fallback_len = 0;
     r->script = NULL;
     r->classify = NULL;
+    r->on_reply = NULL;
+    r->reply_arg = NULL;
     r->stop = stop;
     r->send_all = stop == RL_STOP_RESOLVE;
     r->n = n;
@@ -116,5 +118,11 @@ redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t
     const redisReply *rep = reply;
     if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) return REDLOCK_VOTE_YES;
     if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0) return REDLOCK_VOTE_NO;
+    return unexpected(rep, err, detail, n);
+}
+
+redlock_vote_t rl_classify_any(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *rep = reply;
+    if (rep->type != REDIS_REPLY_ERROR) return REDLOCK_VOTE_YES;
     return unexpected(rep, err, detail, n);
 }

@@ -40,6 +40,8 @@ typedef struct rl_round {
     int send_all;                   /* send to every node even once decided (release) */
     size_t n, quorum;
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
+    void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (engine lock held) */
+    void *reply_arg;
     /* kept by the engine under its mutex */
     uint8_t vote[REDLOCK_MAX_NODES];
     uint32_t slot[REDLOCK_MAX_NODES]; /* queue slot of the node's pending request, or RL_NO_SLOT */
@@ -70,6 +72,9 @@ int rl_round_reason(const rl_round_t *r, int no_code);
 /* Classifiers: SET NX (OK -> yes, nil -> no) and scripts returning 1 / 0. */
 redlock_vote_t rl_classify_set(const void *reply, int *err, char *detail, size_t n);
 redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t n);
+
+/* Any reply but an error is a yes (queries: PING, INFO, status). */
+redlock_vote_t rl_classify_any(const void *reply, int *err, char *detail, size_t n);
 
 /* Classifies an error reply's text: AUTH for NOAUTH / WRONGPASS / NOPERM,
  * else SERVER. */

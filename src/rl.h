@@ -98,6 +98,18 @@ void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, s
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
                       redlock_node_report_t *nodes);
 
+/* query.c: sends one command to every node and waits for every answer or
+ * deadline (no early stop). fn (may be NULL) sees each node's hiredis
+ * reply, with the engine's lock held: copy what you need, quickly. rep
+ * (may be NULL) gets each node's vote (yes = any non-error reply), round
+ * trip and error text. Returns how many nodes answered without error. */
+typedef void (*rl_reply_fn)(void *arg, size_t node, const void *reply);
+size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, rl_reply_fn fn, void *arg,
+                redlock_report_t *rep);
+/* query.c: the same with an embedded script (EVALSHA, EVAL fallback) on keys/args. */
+size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv,
+                       const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep);
+
 /* lifetime.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
