@@ -1,0 +1,187 @@
+/* stress_threads.c -- the threaded parts under stress, as a plain program
+ * (Criterion's runner cannot run under ThreadSanitizer): one redlock_t
+ * shared by many threads on distinct and on one shared resource, the
+ * watchdog extending while owners read validity and release, a takeover
+ * racing the owner's release, and redlock_free with the watchdog running.
+ * Needs the fixture cluster ($REDLOCK_CLUSTER_DIR). Prints one line per
+ * check and "N passed, M failed"; exits 1 on any failure. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cluster.h"
+#include "redlock.h"
+
+static tc_cluster_t C;
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                                   \
+    do {                                                                                                   \
+        if (cond) {                                                                                        \
+            passed++;                                                                                      \
+        } else {                                                                                           \
+            failed++;                                                                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
+            printf(__VA_ARGS__);                                                                           \
+            printf("\n");                                                                                  \
+        }                                                                                                  \
+    } while (0)
+
+static void sleep_ms(unsigned ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A redlock_t over the 5 nodes, with generous timeouts for slow builds. */
+static redlock_t *make_rl(uint32_t retries) {
+    const char *uris[TC_MAX_NODES];
+    for (int i = 0; i < C.n; i++) uris[i] = C.uri[i];
+    redlock_options_t o;
+    redlock_options_init(&o);
+    o.nodes = uris;
+    o.n_nodes = (size_t)C.n;
+    o.op_timeout_ms = 500;
+    o.connect_timeout_ms = 2000;
+    o.node_down_ms = 5000;
+    o.retry_count = retries;
+    o.retry_delay_ms = 3;
+    o.retry_jitter_ms = 2;
+    redlock_t *rl = NULL;
+    char err[256];
+    if (redlock_new_ex(&rl, &o, err, sizeof err) != REDLOCK_OK) {
+        printf("redlock_new: %s\n", err);
+        exit(1);
+    }
+    return rl;
+}
+
+/* ------------------------------------------------------------------ work */
+
+static redlock_t *RL;
+static atomic_int inside, overlaps, errors;
+static long counter;
+
+static void *distinct(void *arg) {
+    char key[32];
+    snprintf(key, sizeof key, "st:%d", (int)(intptr_t)arg);
+    for (int i = 0; i < 60; i++) {
+        redlock_lock_t *lk = NULL;
+        int rc = redlock_try_acquire(RL, key, 10000, &lk);
+        if (rc == REDLOCK_OK) rc = redlock_release(RL, lk);
+        if (rc != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    }
+    return NULL;
+}
+
+static void *shared(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 8; i++) {
+        redlock_lock_t *lk = NULL;
+        if (redlock_acquire(RL, "st:shared", 10000, &lk) != REDLOCK_OK) {
+            atomic_fetch_add(&errors, 1);
+            continue;
+        }
+        if (atomic_fetch_add(&inside, 1)) atomic_fetch_add(&overlaps, 1);
+        long v = counter;
+        sleep_ms(1);
+        counter = v + 1;
+        atomic_fetch_sub(&inside, 1);
+        if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    }
+    return NULL;
+}
+
+/* Runs fn on n threads and waits for them. */
+static void run_threads(int n, void *(*fn)(void *)) {
+    pthread_t t[32];
+    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i);
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
+/* Owners hold auto-extended locks while reading their validity. */
+static void *watched(void *arg) {
+    char key[32];
+    snprintf(key, sizeof key, "st:w%d", (int)(intptr_t)arg);
+    redlock_lock_t *lk = NULL;
+    if (redlock_acquire(RL, key, 2000, &lk) != REDLOCK_OK) {
+        atomic_fetch_add(&errors, 1);
+        return NULL;
+    }
+    redlock_autoextend_options_t ao;
+    redlock_autoextend_options_init(&ao);
+    ao.interval_ms = 20;
+    if (redlock_autoextend(RL, lk, &ao, NULL, NULL) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    for (int i = 0; i < 40; i++) {
+        if (!redlock_lock_valid(lk, 0)) atomic_fetch_add(&errors, 1);
+        sleep_ms(5);
+    }
+    if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    return NULL;
+}
+
+static atomic_int lost_calls;
+static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
+    (void)reason;
+    (void)arg;
+    if (redlock_lock_lost(lock)) atomic_fetch_add(&lost_calls, 1);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static void check_distinct_and_shared(void) {
+    RL = make_rl(100000);
+    run_threads(16, distinct);
+    CHECK(atomic_load(&errors) == 0, "distinct resources: %d failed calls", atomic_load(&errors));
+    run_threads(16, shared);
+    CHECK(atomic_load(&errors) == 0, "shared resource: %d failed calls", atomic_load(&errors));
+    CHECK(atomic_load(&overlaps) == 0, "shared resource: %d overlaps", atomic_load(&overlaps));
+    CHECK(counter == 16 * 8, "shared resource: counter %ld, want %d", counter, 16 * 8);
+    redlock_free(RL);
+}
+
+static void check_watchdog(void) {
+    atomic_store(&errors, 0);
+    RL = make_rl(0);
+    run_threads(8, watched);
+    CHECK(atomic_load(&errors) == 0, "watchdog: %d errors while owners held and released", atomic_load(&errors));
+    /* takeover racing the owner: on_lost and release must not collide */
+    for (int k = 0; k < 10; k++) {
+        redlock_lock_t *lk = NULL;
+        if (redlock_acquire(RL, "st:race", 1000, &lk) != REDLOCK_OK) {
+            CHECK(0, "race %d: acquire failed", k);
+            continue;
+        }
+        redlock_autoextend_options_t ao;
+        redlock_autoextend_options_init(&ao);
+        ao.interval_ms = 10;
+        redlock_autoextend(RL, lk, &ao, on_lost, NULL);
+        for (int i = 0; i < C.n; i++) tc_set(&C, i, "st:race", "foreign-token", 5000);
+        sleep_ms((unsigned)(k * 3));
+        redlock_release(RL, lk); /* NOT_HELD or OK: either way no crash, no race */
+        for (int i = 0; i < C.n; i++) tc_del(&C, i, "st:race");
+    }
+    CHECK(atomic_load(&lost_calls) <= 10, "on_lost called %d times for 10 locks", atomic_load(&lost_calls));
+    /* redlock_free while the watchdog still extends a lock */
+    redlock_lock_t *lk = NULL;
+    CHECK(redlock_acquire(RL, "st:free", 1000, &lk) == REDLOCK_OK, "acquire before free");
+    if (lk) redlock_autoextend(RL, lk, NULL, NULL, NULL);
+    sleep_ms(50);
+    redlock_free(RL);
+    redlock_lock_free(lk); /* after redlock_free: must not touch the freed redlock_t */
+    CHECK(1, "free with the watchdog running");
+}
+
+int main(void) {
+    if (tc_cluster_load(&C) != 0) {
+        printf("no test cluster\n");
+        return 1;
+    }
+    tc_cluster_heal(&C);
+    check_distinct_and_shared();
+    check_watchdog();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
