@@ -33,6 +33,7 @@ void rl_conn_destroy(rl_conn_t *c) {
     rl_conn_close(c);
     if (c->reader) redisReaderFree(c->reader);
     c->reader = NULL;
+    rl_arena_free(&c->arena);
     rl_buf_free(&c->out);
     rl_buf_free(&c->fb);
     free(c->q);
@@ -131,7 +132,7 @@ int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     }
-    if (!c->reader && !(c->reader = redisReaderCreate())) {
+    if (!c->reader && !(c->reader = rl_reader_new(&c->arena))) {
         close(fd);
         return conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory", 0);
     }
@@ -182,6 +183,12 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
             c->last_rx_us = now_us;
             if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
                 return conn_fail(c, REDLOCK_ERR_IO, "reader out of memory", 0);
+            if (c->reader->len - c->reader->pos > RL_REPLY_MAX_PENDING) {
+                snprintf(c->last_detail, sizeof c->last_detail, "protocol error: more than %u bytes of reply pending",
+                         RL_REPLY_MAX_PENDING);
+                c->last_err = REDLOCK_ERR_IO;
+                return REDLOCK_ERR_IO;
+            }
             if ((size_t)n < sizeof buf) return 0;
         } else if (n == 0) {
             return conn_fail(c, REDLOCK_ERR_IO, "connection closed by the node", 0);
@@ -207,6 +214,8 @@ void rl_conn_close(rl_conn_t *c) {
         redisReaderFree(c->reader);
         c->reader = NULL;
     }
+    rl_arena_reset(&c->arena);
+    c->arena.error[0] = '\0';
 }
 
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "reply.h"
 #include "uri.h"
 
 struct redisReader;
@@ -35,6 +36,7 @@ typedef struct rl_conn {
     int state;
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
     struct redisReader *reader;
+    rl_arena_t arena;          /* where the reader builds replies; reset after each */
     rl_buf_t out;              /* encoded requests not yet written */
     rl_buf_t fb;               /* EVAL fallbacks of queued EVALSHAs, in queue order */
     rl_req_t *q;               /* ring of qcap requests owed a reply */

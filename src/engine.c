@@ -212,13 +212,13 @@ static void node_readable(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     while (c->state != RL_CONN_DOWN) {
         void *rep = NULL;
         if (redisReaderGetReply(c->reader, &rep) != REDIS_OK) {
-            snprintf(why, sizeof why, "protocol error: %.100s", c->reader->errstr);
+            snprintf(why, sizeof why, "protocol error: %.100s", rl_reader_error(c->reader, &c->arena));
             node_down(e, c, REDLOCK_ERR_IO, why, now);
             return;
         }
         if (!rep) break;
         handle_reply(e, c, rep, now);
-        freeReplyObject(rep);
+        rl_arena_reset(&c->arena); /* the reply is done with: reuse its memory */
     }
     if (rc && c->state != RL_CONN_DOWN) node_down(e, c, rc, why, now);
 }

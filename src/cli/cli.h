@@ -1,0 +1,114 @@
+/* cli.h -- the redlock command-line tool: what its files share.
+ *
+ *   main.c    global options, dispatch, --help / --version, opening the redlock_t
+ *   args.c    durations, numbers, option matching, the node list
+ *   output.c  exit codes, JSON strings, token prefixes, per-node reports
+ *   exec.c    `redlock exec`: lock, run a command under auto-extension, release
+ *   status.c  `redlock status`: who holds a resource, node by node
+ *   ping.c    `redlock ping`: node health and persistence settings
+ */
+#ifndef REDLOCK_CLI_H
+#define REDLOCK_CLI_H
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "redlock.h"
+
+/* Exit codes (sysexits style). Everything else is the command's own status. */
+enum {
+    CLI_EX_OK = 0,
+    CLI_EX_USAGE = 64,       /* bad command line: unknown option, bad duration, missing -- */
+    CLI_EX_UNAVAILABLE = 69, /* no quorum of nodes reachable (down, refused, auth, I/O) */
+    CLI_EX_SOFTWARE = 70,    /* internal error */
+    CLI_EX_OSERR = 71,       /* the OS refused: fork, out of memory */
+    CLI_EX_TEMPFAIL = 75,    /* the lock is held by another owner (after --wait) */
+    CLI_EX_CONFIG = 78,      /* configuration rejected: malformed URI, option out of range, no nodes */
+    CLI_EX_LOST = 79,        /* the lock was lost while the command ran */
+    CLI_EX_NOEXEC = 126,     /* the command exists but cannot be executed */
+    CLI_EX_NOTFOUND = 127    /* the command was not found */
+};
+
+/* Longest duration accepted, in ms (the library's TTL limit, ~24.8 days). */
+#define CLI_MAX_DURATION_MS 2147483647LL
+/* Characters of a token (or foreign lock value) the tool ever shows. */
+#define CLI_TOKEN_PREFIX 8
+
+typedef struct cli {
+    const char *prog;          /* "redlock" */
+    redlock_options_t opt;     /* filled from the global options */
+    char *node_list[REDLOCK_MAX_NODES + 1]; /* malloc'd URIs from --nodes / REDLOCK_NODES */
+    size_t n_nodes;
+    int nodes_given;           /* --nodes was used (REDLOCK_NODES is then ignored) */
+    int too_many_nodes;
+    int verbose;               /* -v count */
+} cli_t;
+
+/* ---- args.c ---- */
+
+/* Parses a duration: digits with an optional fraction and an optional unit
+ * `ms` (the default), `s` or `m`; the result must be a whole number of ms
+ * in 0..CLI_MAX_DURATION_MS. Returns 0, or -1 with a message naming s in
+ * err. */
+int cli_parse_duration(const char *s, int64_t *ms, char *err, size_t errlen);
+/* Parses a finite non-negative decimal number (e.g. the drift factor). */
+int cli_parse_double(const char *s, double *out, char *err, size_t errlen);
+
+/* Option matching at argv[*i]: `--name VALUE` or `--name=VALUE`. Returns 1
+ * and sets *val (advancing *i past a separate value), 0 if argv[*i] is not
+ * this option, -1 (message printed) if the value is missing. */
+int cli_opt_value(cli_t *c, int argc, char **argv, int *i, const char *name, const char **val);
+/* 1 when argv[*i] is exactly the flag `name` (no value). */
+int cli_opt_flag(char **argv, const int *i, const char *name);
+
+/* Tries the global options at argv[*i]. Returns 1 if consumed (with *i on
+ * its last word), 0 if argv[*i] is not a global option, or -1 after
+ * printing a usage error. */
+int cli_global_option(cli_t *c, int argc, char **argv, int *i);
+
+/* Appends the comma-separated URIs of list (spaces around commas trimmed).
+ * Returns 0, or -1 after printing a usage error (empty element). */
+int cli_add_nodes(cli_t *c, const char *list, const char *from);
+void cli_free_nodes(cli_t *c);
+
+/* Prints "prog: message" to stderr. */
+void cli_error(const cli_t *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints a usage error (and a hint to run --help); returns CLI_EX_USAGE. */
+int cli_usage_error(const cli_t *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- main.c ---- */
+
+/* Makes the redlock_t from the global options (nodes from --nodes or
+ * REDLOCK_NODES). Returns 0, or an exit code after printing why. */
+int cli_open(cli_t *c, redlock_t **rl);
+void cli_print_usage(FILE *f, const char *prog);
+
+/* ---- output.c ---- */
+
+/* The exit code for a library result (REDLOCK_OK -> 0). */
+int cli_exit_code(int rc);
+/* Writes s (n bytes) as a JSON string, quotes included. */
+void cli_json_strn(FILE *f, const char *s, size_t n);
+void cli_json_str(FILE *f, const char *s); /* NULL -> null */
+/* Copies at most CLI_TOKEN_PREFIX bytes of v into out (size >=
+ * CLI_TOKEN_PREFIX + 1), replacing anything unprintable by '?'. */
+void cli_prefix(char *out, const char *v, size_t n);
+/* Prints one line per node of rep (vote, round trip, detail), indented. */
+void cli_print_report(FILE *f, const redlock_report_t *rep);
+/* Widest node name in rep (at least min). */
+int cli_node_width(const redlock_report_t *rep, int min);
+
+/* ---- commands ---- */
+int cli_cmd_exec(cli_t *c, int argc, char **argv);
+int cli_cmd_status(cli_t *c, int argc, char **argv);
+int cli_cmd_ping(cli_t *c, int argc, char **argv);
+
+#endif
