@@ -5,7 +5,7 @@ BUILD_TSAN  ?= build-tsan
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
-               redis-server redis-tools libssl-dev valgrind
+               redis-server redis-tools libssl-dev openssl valgrind
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
 
@@ -32,7 +32,8 @@ build: deps
 # 5-master cluster that CTest starts and always stops.
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
+	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
 
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
@@ -53,7 +54,8 @@ test-tsan: deps
 # Every test binary under valgrind memcheck (unit and integration).
 valgrind: build
 	REDLOCK_VALGRIND=1 ctest --test-dir $(BUILD) --output-on-failure --timeout 1800 -L valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
+	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
 
 # Starts a local 5-node cluster, runs the demonstration, stops the cluster.
 demo: build

@@ -61,7 +61,7 @@ enum { REDLOCK_LOG_ERROR = 0, REDLOCK_LOG_WARN = 1, REDLOCK_LOG_INFO = 2, REDLOC
 typedef void (*redlock_log_fn)(void *arg, int level, const char *msg);
 
 typedef struct redlock_options {
-    const char *const *nodes;    /* node URIs: redis://[user[:pass]@]host[:port][/db], unix:///path */
+    const char *const *nodes;    /* node URIs: redis://[user[:pass]@]host[:port][/db], rediss:// (TLS), unix:///path */
     size_t n_nodes;
     uint32_t connect_timeout_ms; /* default 100 */
     uint32_t op_timeout_ms;      /* per node per round, default 50 */
@@ -78,6 +78,13 @@ typedef struct redlock_options {
     void *log_arg;
     int log_level;               /* highest level passed to log, default REDLOCK_LOG_WARN */
     int reentrant;               /* a thread re-acquiring a resource it holds gets it at once, default 1 */
+    /* TLS, for rediss:// nodes (OpenSSL). Files are read by redlock_new. */
+    const char *tls_ca_file;     /* PEM CA bundle; NULL: tls_ca_dir or the system's default store */
+    const char *tls_ca_dir;      /* directory of hashed CA certificates, or NULL */
+    const char *tls_cert_file;   /* client certificate chain for mutual TLS, or NULL */
+    const char *tls_key_file;    /* its private key (required with tls_cert_file) */
+    int tls_verify_peer;         /* verify the node's certificate and host name, default 1 */
+    const char *tls_server_name; /* name to verify and send as SNI instead of the URI's host, or NULL */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 

@@ -7,6 +7,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,10 +139,16 @@ int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
     }
     c->fd = fd;
     c->state = RL_CONN_CONNECTING;
+    c->tcp_up = 0;
+    c->rx_bytes = 0;
     c->connect_deadline_us = now_us + (uint64_t)connect_timeout_ms * 1000u;
     c->last_rx_us = now_us;
     if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
-        c->state = RL_CONN_READY;
+        int r = rl_conn_finish_connect(c); /* TCP is up: READY, or the TLS handshake starts */
+        if (r < 0) {
+            rl_conn_close(c);
+            return r;
+        }
     } else if (errno != EINPROGRESS && errno != EAGAIN) {
         int e = errno;
         rl_conn_close(c);
@@ -150,18 +157,46 @@ int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
     return queue_handshake(c, now_us);
 }
 
+/* Advances the TLS handshake; returns 0 done, 1 in progress, or an error. */
+static int tls_step(rl_conn_t *c) {
+    int r = rl_tls_handshake(c->ssl, c->last_detail, sizeof c->last_detail);
+    if (r == 0) {
+        c->state = RL_CONN_READY;
+        return 0;
+    }
+    if (r > 0) {
+        c->want = r == RL_TLS_WANT_READ ? POLLIN : POLLOUT;
+        return 1;
+    }
+    c->last_err = REDLOCK_ERR_IO;
+    return REDLOCK_ERR_IO;
+}
+
 int rl_conn_finish_connect(rl_conn_t *c) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-    if (err) return conn_fail(c, REDLOCK_ERR_IO, "connect", err);
-    c->state = RL_CONN_READY;
-    return 0;
+    if (!c->tcp_up) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        if (err) return conn_fail(c, REDLOCK_ERR_IO, "connect", err);
+        c->tcp_up = 1;
+        if (!c->tls_ctx) {
+            c->state = RL_CONN_READY;
+            return 0;
+        }
+        c->ssl = rl_tls_session(c->tls_ctx, c->fd, c->uri.host, c->tls_name, c->tls_verify, c->last_detail,
+                                sizeof c->last_detail);
+        if (!c->ssl) return c->last_err = REDLOCK_ERR_IO;
+    }
+    return tls_step(c);
 }
 
 int rl_conn_flush(rl_conn_t *c) {
     while (rl_buf_pending(&c->out)) {
-        ssize_t n = send(c->fd, c->out.data + c->out.off, rl_buf_pending(&c->out), MSG_NOSIGNAL);
+        const char *p = c->out.data + c->out.off;
+        size_t len = rl_buf_pending(&c->out);
+        ssize_t n = c->ssl ? rl_tls_write(c->ssl, p, len, c->last_detail, sizeof c->last_detail)
+                           : send(c->fd, p, len, MSG_NOSIGNAL);
+        if (n < 0 && c->ssl && errno == EIO) return c->last_err = REDLOCK_ERR_IO;
         if (n > 0) {
             rl_buf_consume(&c->out, (size_t)n);
         } else if (n < 0 && errno == EINTR) {
@@ -178,9 +213,12 @@ int rl_conn_flush(rl_conn_t *c) {
 int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
     char buf[16384];
     for (;;) {
-        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+        ssize_t n = c->ssl ? rl_tls_read(c->ssl, buf, sizeof buf, c->last_detail, sizeof c->last_detail)
+                           : recv(c->fd, buf, sizeof buf, 0);
+        if (n < 0 && c->ssl && errno == EIO) return c->last_err = REDLOCK_ERR_IO;
         if (n > 0) {
             c->last_rx_us = now_us;
+            c->rx_bytes += (uint64_t)n;
             if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
                 return conn_fail(c, REDLOCK_ERR_IO, "reader out of memory", 0);
             if (c->reader->len - c->reader->pos > RL_REPLY_MAX_PENDING) {
@@ -189,13 +227,20 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
                 c->last_err = REDLOCK_ERR_IO;
                 return REDLOCK_ERR_IO;
             }
-            if ((size_t)n < sizeof buf) return 0;
+            if ((size_t)n < sizeof buf && !c->ssl) return 0; /* TLS may hold more decrypted bytes */
         } else if (n == 0) {
-            return conn_fail(c, REDLOCK_ERR_IO, "connection closed by the node", 0);
+            return conn_fail(c, REDLOCK_ERR_IO,
+                             c->rx_bytes ? "connection closed by the node"
+                             : c->tls_ctx ? "connection closed by the node before any reply"
+                                          : "connection closed by the node before any reply (a TLS port? use rediss://)",
+                             0);
         } else if (errno == EINTR) {
             continue;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             return 0;
+        } else if (errno == ECONNRESET && !c->rx_bytes && !c->tls_ctx) {
+            return conn_fail(c, REDLOCK_ERR_IO, "connection reset by the node before any reply (a TLS port? use rediss://)",
+                             0);
         } else {
             return conn_fail(c, REDLOCK_ERR_IO, "read", errno);
         }
@@ -203,6 +248,9 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
 }
 
 void rl_conn_close(rl_conn_t *c) {
+    rl_tls_close(c->ssl);
+    c->ssl = NULL;
+    c->tcp_up = 0;
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
     c->state = RL_CONN_DOWN;

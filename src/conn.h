@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "reply.h"
+#include "tls.h"
 #include "uri.h"
 
 struct redisReader;
@@ -34,6 +35,13 @@ typedef struct rl_conn {
     int idx;                   /* position among the engine's nodes */
     int fd;                    /* -1 when down */
     int state;
+    int tcp_up;                /* the TCP connect finished (a TLS handshake may follow) */
+    short want;                /* poll events the TLS handshake waits for */
+    void *ssl;                 /* TLS session for rediss://, else NULL */
+    rl_tls_ctx_t *tls_ctx;     /* the redlock_t's TLS context (not owned), NULL for plain */
+    const char *tls_name;      /* override for host verification and SNI, or NULL */
+    int tls_verify;
+    uint64_t rx_bytes;         /* bytes read since the connection opened */
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
     struct redisReader *reader;
     rl_arena_t arena;          /* where the reader builds replies; reset after each */
@@ -61,8 +69,9 @@ void rl_conn_destroy(rl_conn_t *c);
  * c->last_detail set when the connect failed at once. */
 int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
 
-/* After POLLOUT on a CONNECTING socket: returns 0 when connected (state
- * READY), or a REDLOCK_ERR_* with last_detail set. */
+/* Advances a CONNECTING connection after poll said its socket is ready:
+ * returns 0 when it is READY, 1 while the TLS handshake goes on (c->want
+ * says for what), or a REDLOCK_ERR_* with last_detail set. */
 int rl_conn_finish_connect(rl_conn_t *c);
 
 /* Writes as much of c->out as the socket takes. Returns 0 or REDLOCK_ERR_IO. */

@@ -233,7 +233,10 @@ static void expire(rl_engine_t *e, uint64_t now) {
         rl_conn_t *c = &e->conns[i];
         if (c->state == RL_CONN_DOWN) continue;
         if (c->state == RL_CONN_CONNECTING && now >= c->connect_deadline_us) {
-            node_down(e, c, REDLOCK_ERR_TIMEOUT, "connect timed out", now);
+            node_down(e, c, REDLOCK_ERR_TIMEOUT,
+                      c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)"
+                             : "connect timed out",
+                      now);
             continue;
         }
         for (uint32_t k = 0; k < c->qlen; k++) {
@@ -295,7 +298,10 @@ static nfds_t build_pollset(rl_engine_t *e) {
         rl_conn_t *c = &e->conns[i];
         if (c->fd < 0) continue;
         short ev = POLLIN;
-        if (c->state == RL_CONN_CONNECTING || rl_buf_pending(&c->out)) ev |= POLLOUT;
+        if (c->state == RL_CONN_CONNECTING)
+            ev |= c->tcp_up ? c->want : POLLOUT;
+        else if (rl_buf_pending(&c->out))
+            ev |= POLLOUT;
         e->pfd[k] = (struct pollfd){.fd = c->fd, .events = ev, .revents = 0};
         e->pgen[k] = (unsigned)i;
         k++;
@@ -306,15 +312,18 @@ static nfds_t build_pollset(rl_engine_t *e) {
 
 /* Handles poll's events for pollset entry k (node pgen[k] at generation gen). */
 static void node_events(rl_engine_t *e, rl_conn_t *c, short rev, uint64_t now) {
-    if (c->state == RL_CONN_CONNECTING && (rev & (POLLOUT | POLLERR | POLLHUP))) {
+    if (c->state == RL_CONN_CONNECTING) {
+        if (!c->tcp_up && !(rev & (POLLOUT | POLLERR | POLLHUP))) return; /* connect still in progress */
         int rc = rl_conn_finish_connect(c);
-        if (rc) {
+        if (rc < 0) {
             char why[128];
             snprintf(why, sizeof why, "%s", c->last_detail);
             node_down(e, c, rc, why, now);
             return;
         }
+        if (rc > 0) return; /* TLS handshake goes on */
         c->last_rx_us = now;
+        return; /* the next turn writes what waited for the connection */
     }
     if (rev & (POLLIN | POLLERR | POLLHUP)) node_readable(e, c, now);
 }
@@ -423,7 +432,13 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_engine_c
         fcntl(fds[k], F_SETFD, FD_CLOEXEC);
     }
     for (size_t i = 0; i < n; i++, e->n++)
-        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight) < 0) goto fail;
+        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight) < 0) {
+            goto fail;
+        } else if (e->conns[i].uri.tls) {
+            e->conns[i].tls_ctx = cfg->tls_ctx;
+            e->conns[i].tls_name = cfg->tls_server_name;
+            e->conns[i].tls_verify = cfg->tls_verify;
+        }
     *out = e;
     return REDLOCK_OK;
 fail:

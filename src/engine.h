@@ -26,6 +26,9 @@ typedef struct rl_engine_config {
     uint32_t max_inflight;
     rl_clock_fn clock;
     rl_logger_t log;
+    void *tls_ctx;               /* rl_tls_ctx_t for rediss:// nodes, or NULL */
+    const char *tls_server_name; /* verification / SNI override, or NULL */
+    int tls_verify;
 } rl_engine_config_t;
 
 /* Makes an engine for n nodes, taking ownership of the uris' strings

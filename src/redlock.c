@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "resp.h"
 #include "rl.h"
 #include "timing.h"
+#include "tls.h"
 #include "token.h"
 #include "uri.h"
 
@@ -42,8 +44,18 @@ static int start_engine(redlock_t *rl) {
         .max_inflight = rl->opt.max_inflight,
         .clock = rl->clock,
         .log = rl->log,
+        .tls_ctx = rl->tls,
+        .tls_server_name = rl->opt.tls_server_name,
+        .tls_verify = rl->opt.tls_verify_peer,
     };
     return rl_engine_new(&rl->eng, uris, rl->opt.n_nodes, &cfg);
+}
+
+/* 1 when any node URI is rediss:// (scheme letters in any case). */
+static int uses_tls(const redlock_options_t *opt) {
+    for (size_t i = 0; i < opt->n_nodes; i++)
+        if (!strncasecmp(opt->nodes[i], "rediss://", 9)) return 1;
+    return 0;
 }
 
 int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, size_t errlen) {
@@ -79,6 +91,11 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
     rl->s_extend_multi = rl_script_find("extend_multi");
     pthread_mutex_init(&rl->held_mu, NULL);
     pthread_mutex_init(&rl->wd_start_mu, NULL);
+    if (uses_tls(opt) && (rc = rl_tls_ctx_new(&rl->tls, opt, err, errlen)) != REDLOCK_OK) {
+        if (opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
+        redlock_free(rl);
+        return rc;
+    }
     if (copy_nodes(rl, opt) < 0 || start_engine(rl) != REDLOCK_OK) {
         redlock_free(rl);
         snprintf(err, errlen, "out of memory");
@@ -97,6 +114,7 @@ void redlock_free(redlock_t *rl) {
     rl_watchdog_free(rl);
     rl_held_forget_all(rl);
     rl_engine_free(rl->eng);
+    rl_tls_ctx_free(rl->tls);
     for (size_t i = 0; rl->node_names && i < rl->opt.n_nodes; i++) free(rl->node_names[i]);
     free(rl->node_names);
     pthread_mutex_destroy(&rl->held_mu);

@@ -26,6 +26,7 @@ struct redlock {
     pthread_mutex_t held_mu;  /* guards held and every lock's holds/held_next */
     redlock_lock_t *held;     /* reentrant single-resource locks, for re-acquire */
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
+    struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
 };
 

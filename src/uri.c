@@ -120,9 +120,9 @@ static int make_display(rl_uri_t *u) {
     if (u->kind == RL_URI_UNIX)
         snprintf(buf, sizeof buf, "unix://%s%s%s", user, cred, u->path);
     else if (strchr(u->host, ':'))
-        snprintf(buf, sizeof buf, "redis://%s%s[%s]:%d", user, cred, u->host, u->port);
+        snprintf(buf, sizeof buf, "%s://%s%s[%s]:%d", u->tls ? "rediss" : "redis", user, cred, u->host, u->port);
     else
-        snprintf(buf, sizeof buf, "redis://%s%s%s:%d", user, cred, u->host, u->port);
+        snprintf(buf, sizeof buf, "%s://%s%s%s:%d", u->tls ? "rediss" : "redis", user, cred, u->host, u->port);
     if (u->db) /* in the form the parser reads back: a socket path takes ?db=N */
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), u->kind == RL_URI_UNIX ? "?db=%d" : "/%d", u->db);
     u->display = strdup(buf);
@@ -142,9 +142,11 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         u->kind = RL_URI_UNIX;
         p = s + 7;
     } else if (strncasecmp(s, "rediss://", 9) == 0) {
-        return uri_fail(s, "TLS (rediss://) is not supported by this build", err, errlen);
+        u->kind = RL_URI_TCP;
+        u->tls = 1;
+        p = s + 9;
     } else {
-        return uri_fail(s, "scheme must be redis:// or unix://", err, errlen);
+        return uri_fail(s, "scheme must be redis://, rediss:// or unix://", err, errlen);
     }
     /* TCP: the last '@' ends the user part (a password may hold '@').
      * UNIX: the path is absolute and may itself hold '@' (systemd instance

@@ -1,6 +1,7 @@
 /* uri.h -- node addresses.
  *
  *   redis://[user[:password]@]host[:port][/db]   (host may be [ipv6])
+ *   rediss://...                                  the same over TLS
  *   unix:///path/to.sock[?db=N]  or  unix://[user[:password]@]/path
  */
 #ifndef RL_URI_H
@@ -11,6 +12,7 @@ enum { RL_URI_TCP = 1, RL_URI_UNIX = 2 };
 
 typedef struct rl_uri {
     int kind;      /* RL_URI_TCP or RL_URI_UNIX */
+    int tls;       /* 1 for rediss:// */
     char *host;    /* TCP: host name or address, without brackets */
     int port;      /* TCP: 1..65535, default 6379 */
     char *path;    /* UNIX: socket path */

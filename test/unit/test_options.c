@@ -320,7 +320,7 @@ Test(options, malformed_uri_never_shows_password) {
         "redis://user:" SECRET "@bad host:1",
         "redis://user:hun@" SECRET "@h:99999", /* '@' inside the password */
         "http://admin:" SECRET "@x",
-        "rediss://user:" SECRET "@h:6380",
+        "rediss://user:" SECRET "@h:70000",
         "unix://user:" SECRET "@relative.sock",
         "user:" SECRET "@h:1",
         long_host,

@@ -181,7 +181,7 @@ static const bad_case_t bad[] = {
     {"redis://h:6379/x", NULL, "database"},
     {"redis://[::1", NULL, "IPv6"},
     {"unix://relative/path", NULL, "absolute"},
-    {"rediss://h", NULL, "TLS"},
+    {"rediss://", NULL, "missing host"},
     /* More. */
     {"redis://h:", NULL, "port"},
     {"redis://h:-1", NULL, "port"},
@@ -208,7 +208,7 @@ static const bad_case_t bad[] = {
     {"redis:/h", NULL, "scheme"},
     {"localhost:6379", NULL, "scheme"},
     {"6379", NULL, "scheme"},
-    {"REDISS://h:6380", NULL, "TLS"},
+    {"REDISS://h:0", NULL, "port"},
 };
 
 static void check_bad(const bad_case_t *b) {
@@ -235,13 +235,20 @@ Test(uri, bad_uris_are_config_errors_naming_the_uri) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) check_bad(&bad[i]);
 }
 
-Test(uri, tls_scheme_says_not_supported) {
+Test(uri, tls_scheme_parses_like_redis_with_the_tls_flag) {
     rl_uri_t u;
     char err[256] = "";
-    cr_assert_eq(rl_uri_parse("rediss://h:6380", &u, err, sizeof err), REDLOCK_ERR_CONFIG);
-    cr_assert_not_null(strstr(err, "rediss://h:6380"), "%s", err);
-    cr_assert_not_null(strstr(err, "TLS"), "%s", err);
-    cr_assert_not_null(strstr(err, "not supported"), "%s", err);
+    cr_assert_eq(rl_uri_parse("rediss://user:pw@node-1.example:6380/2", &u, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_assert_eq(u.kind, RL_URI_TCP);
+    cr_assert_eq(u.tls, 1);
+    cr_assert_str_eq(u.host, "node-1.example");
+    cr_assert_eq(u.port, 6380);
+    cr_assert_eq(u.db, 2);
+    cr_assert_str_eq(u.display, "rediss://user:***@node-1.example:6380/2");
+    rl_uri_clear(&u);
+    cr_assert_eq(rl_uri_parse("redis://h", &u, err, sizeof err), REDLOCK_OK);
+    cr_assert_eq(u.tls, 0);
+    rl_uri_clear(&u);
 }
 
 Test(uri, overlong_unix_path_names_the_uri) {
@@ -291,7 +298,7 @@ static const secret_case_t secrets[] = {
     {"redis://u:topsecret@[::1", "redis://u:***@[::1"},
     {"redis://u:top@secret@h:0", "redis://u:***@h:0"},
     {"redis://u:top:secret@h:0", "redis://u:***@h:0"},
-    {"rediss://u:topsecret@h", "rediss://u:***@h"},
+    {"rediss://u:topsecret@h:0", "rediss://u:***@h:0"},
     {"http://u:topsecret@h", "http://u:***@h"},
     {"unix://u:topsecret@relative", "unix://u:***@relative"},
     {"unix://u:topsecret@/tmp/x.sock?db=x", "unix://u:***@/tmp/x.sock?db=x"},

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# tls_nodes.sh start|stop DIR -- TLS test nodes for test_tls.c.
+# start: makes certificates with the openssl command (a test CA, a server
+# certificate for localhost/127.0.0.1, one for the wrong host, one from an
+# untrusted CA, a client certificate) and starts redis-server nodes:
+#   good     TLS, trusted certificate for localhost and 127.0.0.1
+#   wrongname TLS, trusted certificate for wrong.example only
+#   untrusted TLS, certificate from a CA the client does not trust
+#   mutual   TLS, client certificates required
+#   plain    no TLS
+# and writes DIR/ports ("name port" lines). stop: kills them, removes DIR.
+set -euo pipefail
+cmd=${1:-}
+dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+
+stop() {
+  for pidf in "$dir"/*.pid; do
+    [ -f "$pidf" ] || continue
+    pid=$(cat "$pidf")
+    kill -CONT "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  [ -f "$dir/ports" ] && rm -rf "$dir"
+  return 0
+}
+
+# cert NAME CA SUBJECT_CN SAN: key + certificate signed by CA (ca or other).
+cert() {
+  openssl req -newkey rsa:2048 -nodes -keyout "$dir/$1.key" -out "$dir/$1.csr" -subj "/CN=$3" 2>/dev/null
+  printf 'subjectAltName=%s\n' "$4" > "$dir/$1.ext"
+  openssl x509 -req -in "$dir/$1.csr" -CA "$dir/$2.crt" -CAkey "$dir/$2.key" -CAcreateserial \
+    -out "$dir/$1.crt" -days 2 -extfile "$dir/$1.ext" 2>/dev/null
+}
+
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 12000))
+    ss -tanH 2>/dev/null | awk '{print $4}' | grep -q ":$p\$" || { echo "$p"; return; }
+  done
+}
+
+# node NAME TLS(yes/no) CERT AUTHCLIENTS
+node() {
+  local port args
+  port=$(free_port)
+  args=(--bind 127.0.0.1 --save "" --appendonly no --daemonize yes --dir "$dir"
+        --pidfile "$dir/$1.pid" --logfile "$dir/$1.log")
+  if [ "$2" = yes ]; then
+    args+=(--port 0 --tls-port "$port" --tls-cert-file "$dir/$3.crt" --tls-key-file "$dir/$3.key"
+           --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients "$4")
+  else
+    args+=(--port "$port")
+  fi
+  redis-server "${args[@]}"
+  echo "$1 $port" >> "$dir/ports"
+}
+
+case "$cmd" in
+start)
+  stop
+  mkdir -p "$dir"
+  for ca in ca other; do
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/$ca.key" -out "$dir/$ca.crt" -days 2 \
+      -subj "/CN=libredlock test $ca" 2>/dev/null
+  done
+  cert server ca localhost "DNS:localhost,IP:127.0.0.1"
+  cert wrong ca wrong.example "DNS:wrong.example"
+  cert untrusted other localhost "DNS:localhost,IP:127.0.0.1"
+  cert client ca libredlock-client "DNS:client"
+  : > "$dir/ports"
+  node good yes server optional
+  node wrongname yes wrong optional
+  node untrusted yes untrusted optional
+  node mutual yes server yes
+  node plain no "" ""
+  for i in $(seq 50); do
+    up=0
+    for f in "$dir"/*.pid; do [ -f "$f" ] && up=$((up + 1)); done
+    [ "$up" -eq 5 ] && break
+    sleep 0.1
+  done
+  [ "$up" -eq 5 ] || { echo "tls_nodes.sh: nodes did not start" >&2; tail -n 3 "$dir"/*.log >&2; stop; exit 1; }
+  sleep 0.2
+  ;;
+stop) stop ;;
+*) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+esac
