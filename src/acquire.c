@@ -73,7 +73,7 @@ static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, i
         if (wait_ms > 0 && rl->clock() + (uint64_t)d * 1000u > start + (uint64_t)wait_ms * 1000u) break;
         rl_sleep_us((uint64_t)d * 1000u);
     }
-    if (rc == REDLOCK_OK && keys->n == 1 && rl->opt.reentrant) rl_held_add(rl, *out);
+    if (rc == REDLOCK_OK && keys->n == 1) rl_held_add(rl, *out); /* tracked for re-entry and redlock_free */
     return rl_report_end(rl, rep, rc, NULL);
 }
 

@@ -24,7 +24,9 @@ void rl_held_add(redlock_t *rl, redlock_lock_t *lock) {
     lock->registered = 1;
     lock->holds = 1;
     lock->thread = pthread_self();
+    lock->held_prev = NULL;
     lock->held_next = rl->held;
+    if (rl->held) rl->held->held_prev = lock;
     rl->held = lock;
     pthread_mutex_unlock(&rl->held_mu);
 }
@@ -32,16 +34,17 @@ void rl_held_add(redlock_t *rl, redlock_lock_t *lock) {
 int rl_held_drop(redlock_lock_t *lock) {
     redlock_t *rl = lock->owner;
     int remains = 0;
+    if (!rl) return 0; /* detached by redlock_free */
     pthread_mutex_lock(&rl->held_mu);
     if (lock->registered && lock->holds > 1) {
         lock->holds--;
         remains = 1;
     } else if (lock->registered) {
-        for (redlock_lock_t **p = &rl->held; *p; p = &(*p)->held_next)
-            if (*p == lock) {
-                *p = lock->held_next;
-                break;
-            }
+        if (lock->held_prev)
+            lock->held_prev->held_next = lock->held_next;
+        else
+            rl->held = lock->held_next;
+        if (lock->held_next) lock->held_next->held_prev = lock->held_prev;
         lock->registered = 0;
     }
     pthread_mutex_unlock(&rl->held_mu);
@@ -50,7 +53,47 @@ int rl_held_drop(redlock_lock_t *lock) {
 
 void rl_held_forget_all(redlock_t *rl) {
     pthread_mutex_lock(&rl->held_mu);
-    for (redlock_lock_t *l = rl->held; l; l = l->held_next) l->registered = 0;
+    for (redlock_lock_t *l = rl->held; l; l = l->held_next) {
+        l->registered = 0;
+        l->owner = NULL;
+    }
     rl->held = NULL;
+    for (redlock_lock_t *l = rl->pool, *next; l; l = next) {
+        next = l->held_next;
+        l->owner = NULL;
+        rl_lock_destroy(l);
+    }
+    rl->pool = NULL;
+    rl->pool_n = 0;
     pthread_mutex_unlock(&rl->held_mu);
+}
+
+#define RL_POOL_MAX 64
+
+redlock_lock_t *rl_pool_get(redlock_t *rl, size_t len) {
+    pthread_mutex_lock(&rl->held_mu);
+    redlock_lock_t *l = rl->pool;
+    if (l && l->res1_cap > len) { /* a longer name than the buffer holds: allocate afresh */
+        rl->pool = l->held_next;
+        rl->pool_n--;
+    } else {
+        l = NULL;
+    }
+    pthread_mutex_unlock(&rl->held_mu);
+    return l;
+}
+
+int rl_pool_put(redlock_lock_t *lock) {
+    redlock_t *rl = lock->owner;
+    int kept = 0;
+    if (!rl || lock->n_res != 1) return 0;
+    pthread_mutex_lock(&rl->held_mu);
+    if (rl->pool_n < RL_POOL_MAX) {
+        lock->held_next = rl->pool;
+        rl->pool = lock;
+        rl->pool_n++;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&rl->held_mu);
+    return kept;
 }

@@ -1,4 +1,5 @@
 /* lock.c -- the lock handle: creation, accessors, abandon-without-release. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,14 @@
 /* Copies the key set into one block: n pointers, n lengths, n strings. */
 static int copy_keys(redlock_lock_t *l, const rl_keys_t *keys) {
     if (keys->n == 1) {
-        if (!(l->res1 = malloc(keys->len[0] + 1))) return -1;
+        if (l->res1_cap <= keys->len[0]) {
+            size_t cap = keys->len[0] < 64 ? 64 : keys->len[0] + 1;
+            char *p = realloc(l->res1_buf, cap);
+            if (!p) return -1;
+            l->res1_buf = p;
+            l->res1_cap = cap;
+        }
+        l->res1 = l->res1_buf;
         memcpy(l->res1, keys->k[0], keys->len[0] + 1);
         l->res1_len = keys->len[0];
         l->res = &l->res1;
@@ -37,9 +45,16 @@ static int copy_keys(redlock_lock_t *l, const rl_keys_t *keys) {
 
 redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, uint64_t t0,
                             uint64_t deadline) {
-    redlock_lock_t *l = calloc(1, sizeof *l);
-    if (!l) return NULL;
+    redlock_lock_t *l = keys->n == 1 ? rl_pool_get(rl, keys->len[0]) : NULL;
+    if (l) { /* a pooled object: its mutex and name buffer are kept */
+        memset(l, 0, offsetof(redlock_lock_t, mu));
+    } else {
+        if (!(l = calloc(1, sizeof *l))) return NULL;
+        pthread_mutex_init(&l->mu, NULL);
+    }
     if (copy_keys(l, keys) < 0) {
+        pthread_mutex_destroy(&l->mu);
+        free(l->res1_buf);
         free(l);
         return NULL;
     }
@@ -52,15 +67,16 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
     atomic_init(&l->extensions, 0);
     l->acquired_us = t0;
     l->clock = rl->clock;
-    pthread_mutex_init(&l->mu, NULL);
     return l;
 }
 
 void rl_lock_destroy(redlock_lock_t *l) {
     if (!l) return;
-    pthread_mutex_destroy(&l->mu);
-    free(l->n_res == 1 ? (void *)l->res1 : (void *)l->res);
     sodium_memzero(l->token, sizeof l->token);
+    if (rl_pool_put(l)) return;
+    pthread_mutex_destroy(&l->mu);
+    free(l->res1_buf);
+    if (l->n_res > 1) free(l->res);
     free(l);
 }
 

@@ -23,8 +23,10 @@ struct redlock {
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
-    pthread_mutex_t held_mu;  /* guards held and every lock's holds/held_next */
-    redlock_lock_t *held;     /* reentrant single-resource locks, for re-acquire */
+    pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
+    redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
+    redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
+    unsigned pool_n;
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
@@ -42,7 +44,7 @@ struct redlock_lock {
     size_t n_res;
     char **res;                  /* n_res NUL-terminated names (points at res1 for one) */
     size_t *res_len;
-    char *res1;                  /* storage for a single resource */
+    char *res1;                  /* a single resource (in res1_buf), or res[0] */
     size_t res1_len;
     char token[REDLOCK_TOKEN_LEN + 1];
     _Atomic uint32_t ttl_ms;
@@ -51,12 +53,11 @@ struct redlock_lock {
     _Atomic int lost;
     _Atomic uint32_t extensions; /* made by the watchdog */
     rl_clock_fn clock;
-    pthread_mutex_t mu;          /* serialises extends (caller vs watchdog) */
     /* reentrancy, under owner->held_mu */
     int registered;
     unsigned holds;
     pthread_t thread;
-    redlock_lock_t *held_next;
+    redlock_lock_t *held_next, *held_prev;
     /* watchdog; wd_attached is the owning thread's, the rest under the watchdog's mutex */
     int wd_attached;
     int watched;
@@ -66,6 +67,10 @@ struct redlock_lock {
     redlock_lost_fn on_lost;
     void *lost_arg;
     redlock_lock_t *wnext;
+    /* kept when a pooled object is reused: everything above is reset */
+    pthread_mutex_t mu;          /* serialises extends (caller vs watchdog) */
+    char *res1_buf;              /* storage for a single resource name */
+    size_t res1_cap;
 };
 
 /* The resources of a lock as a key set. */
@@ -121,15 +126,21 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
 /* lock.c: frees the memory of a lock (no unregistering, no watchdog). */
 void rl_lock_destroy(redlock_lock_t *lock);
 
-/* held.c: reentrancy. rl_held_reenter returns the calling thread's valid
- * lock on resource (holds + 1), or NULL. rl_held_add registers a new lock.
- * rl_held_drop returns 1 when the caller's hold was not the last (the lock
- * stays), 0 when it was (now unregistered). rl_held_forget_all detaches
- * every lock (redlock_free). */
+/* held.c: every outstanding single-resource lock is registered (for
+ * re-entry and so that redlock_free can detach them). rl_held_reenter
+ * returns the calling thread's valid lock on resource (holds + 1), or
+ * NULL. rl_held_add registers a new lock. rl_held_drop returns 1 when the
+ * caller's hold was not the last (the lock stays), 0 when it was (now
+ * unregistered). rl_held_forget_all detaches every lock (owner = NULL) and
+ * frees the pool (redlock_free). rl_pool_get / rl_pool_put keep released
+ * lock objects for reuse, so a warm acquire/release cycle allocates
+ * nothing. */
 redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len);
 void rl_held_add(redlock_t *rl, redlock_lock_t *lock);
 int rl_held_drop(redlock_lock_t *lock);
 void rl_held_forget_all(redlock_t *rl);
+redlock_lock_t *rl_pool_get(redlock_t *rl, size_t len);
+int rl_pool_put(redlock_lock_t *lock); /* 1 when kept, 0 when the caller must free it */
 
 /* watchdog.c: stops lock's auto-extension if it has one (waits for an
  * extension in progress); rl_watchdog_free stops the thread and detaches
