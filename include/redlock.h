@@ -42,14 +42,15 @@ extern "C" {
     X(AUTH, -8, "authentication or permission refused by a node")              \
     X(IO, -9, "network or protocol error")                                     \
     X(TIMEOUT, -10, "operation timed out")                                     \
-    X(SERVER, -11, "node answered with an error")
+    X(SERVER, -11, "node answered with an error")                              \
+    X(STALE, -12, "fencing token is older than one the store has seen")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -11
+    REDLOCK_ERR_LAST_ = -12
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -85,6 +86,7 @@ typedef struct redlock_options {
     const char *tls_key_file;    /* its private key (required with tls_cert_file) */
     int tls_verify_peer;         /* verify the node's certificate and host name, default 1 */
     const char *tls_server_name; /* name to verify and send as SNI instead of the URI's host, or NULL */
+    int fencing;                 /* give each single-resource lock a fencing token (two rounds), default 0 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
@@ -173,6 +175,26 @@ const char *redlock_lock_resource(const redlock_lock_t *lock); /* the first reso
 size_t redlock_lock_resource_count(const redlock_lock_t *lock);
 const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i); /* NULL past the end */
 const char *redlock_lock_token(const redlock_lock_t *lock);   /* 40 hex chars */
+
+/* ---- Fencing tokens ----
+ * With opt.fencing, each successful single-resource acquire also yields a
+ * 64-bit fencing token, strictly greater than the token of every earlier
+ * holder of the same resource. It is kept in a counter key next to the
+ * lock ("<resource>:redlock:fence", no TTL) and made in two rounds: the
+ * acquire returns each granting node's counter (never below that node's
+ * clock in microseconds); the client takes the maximum + 1 and writes it
+ * back, set-if-greater, where the lock is still its own; the acquire
+ * succeeds only if a quorum confirmed the write-back within the validity.
+ * 0 for locks acquired without fencing or on several resources. */
+uint64_t redlock_lock_fence(const redlock_lock_t *lock);
+
+/* For a protected resource that is itself in Redis: writes value to key on
+ * the nodes of `store` (a redlock_t over the storage node or nodes, not the
+ * lock nodes) only if fence is at least the highest token the store has
+ * seen for key. Returns REDLOCK_OK when a quorum of the store's nodes
+ * wrote, REDLOCK_ERR_STALE when a quorum refused a stale token. */
+int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uint64_t fence,
+                       redlock_report_t *report);
 
 /* ---- Auto-extension (the watchdog) ----
  * A background thread (one per redlock_t, started on first use) extends the

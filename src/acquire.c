@@ -66,7 +66,8 @@ static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, i
     int rc;
     for (uint32_t n = 0;; n++) {
         if (rep) rep->attempts = n + 1;
-        rc = attempt(rl, keys, token, ttl_ms, out, rep);
+        rc = rl->opt.fencing && keys->n == 1 ? rl_attempt_fenced(rl, keys, token, ttl_ms, out, rep)
+                                              : attempt(rl, keys, token, ttl_ms, out, rep);
         if (rc == REDLOCK_OK || !retryable(rc) || n >= rl->opt.retry_count || wait_ms == 0) break;
         uint32_t d = rl_random_between(rl->opt.retry_delay_ms - rl->opt.retry_jitter_ms,
                                        rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms);

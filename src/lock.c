@@ -104,6 +104,10 @@ uint32_t redlock_lock_extensions(const redlock_lock_t *lock) {
     return lock ? atomic_load(&lock->extensions) : 0;
 }
 
+uint64_t redlock_lock_fence(const redlock_lock_t *lock) {
+    return lock ? lock->fence : 0;
+}
+
 const char *redlock_lock_resource(const redlock_lock_t *lock) {
     return lock ? lock->res[0] : NULL;
 }

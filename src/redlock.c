@@ -89,6 +89,9 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
     rl->s_acquire_multi = rl_script_find("acquire_multi");
     rl->s_release_multi = rl_script_find("release_multi");
     rl->s_extend_multi = rl_script_find("extend_multi");
+    rl->s_acquire_fenced = rl_script_find("acquire_fenced");
+    rl->s_fence_set = rl_script_find("fence_set");
+    rl->s_fenced_set = rl_script_find("fenced_set");
     pthread_mutex_init(&rl->held_mu, NULL);
     pthread_mutex_init(&rl->wd_start_mu, NULL);
     if (uses_tls(opt) && (rc = rl_tls_ctx_new(&rl->tls, opt, err, errlen)) != REDLOCK_OK) {
@@ -205,10 +208,8 @@ int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms
 
 /* ---------------------------------------------------------------- rounds */
 
-/* Runs one round of argv (already EVALSHA-shaped when script is set) with
- * the EVAL form as fallback. Returns when the round is decided. */
-static void run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
-                      const rl_script_t *script, rl_classify_fn classify) {
+void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
+                  const rl_script_t *script, rl_classify_fn classify) {
     rl_cmd_t cmd, fb;
     if (rl_cmd_build(&cmd, argc, argv, lens) < 0) {
         for (size_t i = 0; i < r->n; i++) rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
@@ -235,11 +236,16 @@ static void run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv,
 
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                     rl_classify_fn classify) {
-    run_round(rl, r, argc, argv, lens, NULL, classify);
+    rl_run_round(rl, r, argc, argv, lens, NULL, classify);
 }
 
 void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                    const char *token, const char *extra) {
+    rl_run_script_as(rl, r, script, keys, token, extra, rl_classify_int);
+}
+
+void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
+                      const char *token, const char *extra, rl_classify_fn classify) {
     const char *argv[REDLOCK_MAX_RESOURCES + 5];
     size_t lens[REDLOCK_MAX_RESOURCES + 5];
     char nkeys[8];
@@ -251,7 +257,7 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
     for (size_t i = 0; i < keys->n; i++) argv[argc] = keys->k[i], lens[argc++] = keys->len[i];
     argv[argc] = token, lens[argc++] = REDLOCK_TOKEN_LEN;
     if (extra) argv[argc] = extra, lens[argc++] = strlen(extra);
-    run_round(rl, r, argc, argv, lens, script, rl_classify_int);
+    rl_run_round(rl, r, argc, argv, lens, script, classify);
 }
 
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,

@@ -23,6 +23,7 @@ struct redlock {
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
+    const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set;
     pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
     redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
     redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
@@ -52,6 +53,7 @@ struct redlock_lock {
     uint64_t acquired_us;        /* t0 of the acquire, for the watchdog's hold cap */
     _Atomic int lost;
     _Atomic uint32_t extensions; /* made by the watchdog */
+    uint64_t fence;              /* fencing token, 0 without fencing */
     rl_clock_fn clock;
     /* reentrancy, under owner->held_mu */
     int registered;
@@ -96,6 +98,19 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
  * optional extra argument (NULL), by EVALSHA with an EVAL fallback. */
 void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                    const char *token, const char *extra);
+/* The same with another reply classifier (and r->on_reply, if set, kept). */
+void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
+                      const char *token, const char *extra, rl_classify_fn classify);
+
+/* fence.c: one fenced attempt (see redlock_lock_fence); same contract as
+ * acquire.c's attempt. */
+int rl_attempt_fenced(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
+                      redlock_lock_t **out, redlock_report_t *rep);
+/* redlock.c: runs one round of argv (EVALSHA-shaped when script is set:
+ * argv[0], argv[1] are then replaced to build the EVAL fallback). Returns
+ * when the round is decided. */
+void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
+                  const rl_script_t *script, rl_classify_fn classify);
 /* redlock.c: runs a plain command round (no script). */
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                     rl_classify_fn classify);

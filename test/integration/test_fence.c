@@ -1,0 +1,162 @@
+/* test_fence.c -- fencing tokens against real masters: strictly increasing
+ * across alternating holders while random minorities of nodes are paused,
+ * killed or restarted without their data; still increasing after every
+ * node restarts empty; and a holder paused past its TTL is refused by the
+ * fenced write helper once a newer holder wrote. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rltest.h"
+
+static tc_cluster_t C;
+
+static void setup(void) { rt_setup(&C); }
+
+TestSuite(fence, .init = setup, .timeout = 300);
+
+/* A fencing redlock_t over the first n nodes. */
+static redlock_t *fenced_rl(size_t n) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.fencing = 1;
+    o.op_timeout_ms = 100;
+    o.retry_count = 200;
+    o.retry_delay_ms = 20;
+    o.retry_jitter_ms = 10;
+    o.reconnect_min_ms = 20;
+    o.reconnect_max_ms = 100;
+    return rt_new(&C, n, &o);
+}
+
+/* Acquires res through rl (retrying) and returns the lock's fence. */
+static uint64_t take(redlock_t *rl, const char *res, redlock_lock_t **lk) {
+    redlock_report_t rep;
+    int rc = redlock_acquire_ex(rl, res, 3000, 10000, lk, &rep);
+    cr_assert_eq(rc, REDLOCK_OK, "%s", rep.message);
+    uint64_t f = redlock_lock_fence(*lk);
+    cr_assert_gt(f, 0);
+    return f;
+}
+
+Test(fence, tokens_strictly_increase_across_holders_and_minority_faults) {
+    redlock_t *cl[3] = {fenced_rl(5), fenced_rl(5), fenced_rl(5)};
+    uint64_t last = 0;
+    int faults = 0, down[5] = {0}; /* 0 up, 1 paused, 2 killed */
+    srand(12345);
+    for (int round = 0; round < 200; round++) {
+        if (round % 10 == 0) { /* heal, then hit a random minority (0-2 nodes) */
+            for (int i = 0; i < 5; i++) {
+                if (down[i] == 1) cr_assert_eq(tc_node_resume(&C, i), 0);
+                if (down[i] == 2) cr_assert_eq(tc_node_restart(&C, i, 1), 0); /* restarted without its data */
+                down[i] = 0;
+            }
+            int k = rand() % 3;
+            for (int j = 0; j < k; j++) {
+                int i = rand() % 5;
+                if (down[i]) continue;
+                down[i] = 1 + rand() % 2;
+                cr_assert_eq(down[i] == 1 ? tc_node_pause(&C, i) : tc_node_kill(&C, i), 0);
+                faults++;
+            }
+        }
+        redlock_lock_t *lk = NULL;
+        redlock_t *who = cl[rand() % 3];
+        uint64_t f = take(who, "fence:res", &lk);
+        cr_assert_gt(f, last, "round %d: token %llu not above the previous %llu", round, (unsigned long long)f,
+                     (unsigned long long)last);
+        last = f;
+        redlock_release(who, lk); /* may report NOT_HELD/NO_QUORUM under faults: the token order is what counts */
+    }
+    for (int i = 0; i < 5; i++) {
+        if (down[i] == 1) tc_node_resume(&C, i);
+        if (down[i] == 2) tc_node_restart(&C, i, 1);
+    }
+    cr_assert_gt(faults, 10);
+    for (int i = 0; i < 3; i++) redlock_free(cl[i]);
+}
+
+Test(fence, tokens_still_increase_after_every_node_restarts_empty) {
+    redlock_t *rl = fenced_rl(5);
+    redlock_lock_t *lk = NULL;
+    uint64_t a = take(rl, "fence:wipe", &lk);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    uint64_t b = take(rl, "fence:wipe", &lk);
+    cr_assert_gt(b, a); /* rising, not consecutive: counters never fall below the node clocks (µs) */
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    for (int i = 0; i < 5; i++) cr_assert_eq(tc_node_restart(&C, i, 1), 0); /* every counter lost */
+    uint64_t c = take(rl, "fence:wipe", &lk);
+    cr_assert_gt(c, b, "after a restart without data the node clocks keep tokens rising (%llu <= %llu)",
+                 (unsigned long long)c, (unsigned long long)b);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(fence, holder_paused_past_its_ttl_is_refused_by_the_fenced_store) {
+    /* lock nodes 0-2; the protected data lives on node 4, which is not a lock node */
+    redlock_t *a = fenced_rl(3), *b = fenced_rl(3);
+    const char *store_uri[1] = {C.uri[4]};
+    redlock_options_t so;
+    rt_options(&so);
+    so.nodes = store_uri;
+    so.n_nodes = 1;
+    redlock_t *store = NULL;
+    cr_assert_eq(redlock_new(&store, &so), REDLOCK_OK);
+
+    redlock_lock_t *la = NULL, *lb = NULL;
+    cr_assert_eq(redlock_acquire(a, "fence:job", 300, &la), REDLOCK_OK);
+    uint64_t fa = redlock_lock_fence(la);
+    cr_assert_eq(redlock_fenced_set(store, "fence:data", "written by A (early)", fa, NULL), REDLOCK_OK);
+    rt_sleep_ms(450); /* A stalls past its TTL (a GC pause, a stopped VM...) */
+    cr_assert_leq(redlock_lock_validity_ms(la), 0);
+    cr_assert_eq(redlock_acquire(b, "fence:job", 3000, &lb), REDLOCK_OK);
+    uint64_t fb = redlock_lock_fence(lb);
+    cr_assert_gt(fb, fa);
+    cr_assert_eq(redlock_fenced_set(store, "fence:data", "written by B", fb, NULL), REDLOCK_OK);
+    redlock_report_t rep;
+    int rc = redlock_fenced_set(store, "fence:data", "written by A (late)", fa, &rep); /* A wakes and writes */
+    cr_assert_eq(rc, REDLOCK_ERR_STALE, "a stale token was accepted: %s", redlock_strerror(rc));
+    char *v = tc_get(&C, 4, "fence:data");
+    cr_assert(v && !strcmp(v, "written by B"), "store holds '%s'", v ? v : "(nil)");
+    free(v);
+    cr_assert_eq(redlock_fenced_set(store, "fence:data", "B again", fb, NULL), REDLOCK_OK, "the same token may write again");
+    redlock_lock_free(la);
+    cr_assert_eq(redlock_release(b, lb), REDLOCK_OK);
+    redlock_free(a);
+    redlock_free(b);
+    redlock_free(store);
+}
+
+Test(fence, no_token_without_fencing_or_for_sets) {
+    redlock_t *plain = rt_new(&C, 5, NULL), *f = fenced_rl(5);
+    redlock_lock_t *lk = NULL;
+    cr_assert_eq(redlock_acquire(plain, "fence:none", 3000, &lk), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_fence(lk), 0);
+    cr_assert_eq(redlock_release(plain, lk), REDLOCK_OK);
+    const char *set[] = {"fence:s1", "fence:s2"};
+    cr_assert_eq(redlock_acquire_multi(f, set, 2, 3000, 0, &lk, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_fence(lk), 0);
+    cr_assert_eq(redlock_release(f, lk), REDLOCK_OK);
+    redlock_report_t rep;
+    cr_assert_eq(redlock_fenced_set(f, "fence:x", "v", 0, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, "fence=0"), "%s", rep.message);
+    cr_assert_eq(redlock_fenced_set(f, "fence:x", NULL, 5, &rep), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_lock_fence(NULL), 0);
+    redlock_free(plain);
+    redlock_free(f);
+}
+
+Test(fence, taken_lock_yields_no_token) {
+    redlock_t *a = fenced_rl(5), *b = fenced_rl(5);
+    redlock_lock_t *la = NULL, *lb = NULL;
+    uint64_t fa = take(a, "fence:held", &la);
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(b, "fence:held", 3000, 0, &lb, &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    cr_assert_null(lb);
+    cr_assert_eq(redlock_release(a, la), REDLOCK_OK);
+    uint64_t fb = take(b, "fence:held", &lb);
+    cr_assert_gt(fb, fa);
+    cr_assert_eq(redlock_release(b, lb), REDLOCK_OK);
+    redlock_free(a);
+    redlock_free(b);
+}
