@@ -43,14 +43,15 @@ extern "C" {
     X(IO, -9, "network or protocol error")                                     \
     X(TIMEOUT, -10, "operation timed out")                                     \
     X(SERVER, -11, "node answered with an error")                              \
-    X(STALE, -12, "fencing token is older than one the store has seen")
+    X(STALE, -12, "fencing token is older than one the store has seen")        \
+    X(QUARANTINED, -13, "node restarted less than max_ttl_ms ago: no vote")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -12
+    REDLOCK_ERR_LAST_ = -13
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -87,6 +88,9 @@ typedef struct redlock_options {
     int tls_verify_peer;         /* verify the node's certificate and host name, default 1 */
     const char *tls_server_name; /* name to verify and send as SNI instead of the URI's host, or NULL */
     int fencing;                 /* give each single-resource lock a fencing token (two rounds), default 0 */
+    uint32_t max_ttl_ms;         /* the longest TTL any client uses on these nodes; 0 (default): unknown */
+    int quarantine;              /* with max_ttl_ms: a node restarted less than max_ttl_ms ago gets no
+                                    vote in acquires (its data may be gone), default 1 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 

@@ -29,6 +29,7 @@ static int attempt(redlock_t *rl, const rl_keys_t *keys, const char *token, uint
     snprintf(ttl, sizeof ttl, "%u", ttl_ms);
     rl_round_t r;
     rl_round_init(&r, rl->opt.n_nodes, RL_STOP_MAJORITY, rep ? rep->nodes : NULL);
+    r.grants = 1;
     send_attempt(rl, &r, keys, token, ttl);
     uint64_t now = rl->clock();
     rl_report_round(rep, &r, now);

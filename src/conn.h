@@ -20,7 +20,7 @@ struct rl_script;
 enum { RL_CONN_DOWN = 0, RL_CONN_CONNECTING, RL_CONN_READY };
 
 /* What a queued request is for. */
-enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD };
+enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO };
 
 typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
@@ -52,6 +52,8 @@ typedef struct rl_conn {
     uint64_t connect_deadline_us;
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
+    uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
+    uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
     uint32_t backoff_ms;
     int last_err;              /* REDLOCK_ERR_* of the last failure */
     char last_detail[128];     /* its words (no secrets) */

@@ -84,6 +84,44 @@ static int queue_load(rl_conn_t *c, const rl_script_t *s, uint64_t now) {
     return q ? 0 : -1;
 }
 
+/* Queues INFO server on c: its uptime tells whether the node restarted
+ * recently (restart quarantine). Returns 0/-1. */
+static int queue_info(rl_conn_t *c, uint64_t now) {
+    const char *argv[2] = {"INFO", "server"};
+    size_t lens[2] = {4, 6};
+    rl_cmd_t cmd;
+    int rc = rl_cmd_build(&cmd, 2, argv, lens);
+    if (rc == 0) rc = rl_conn_send(c, cmd.data, cmd.len);
+    rl_cmd_free(&cmd);
+    return rc == 0 && rl_conn_push(c, RL_REQ_INFO, NULL, now, UINT64_MAX) ? 0 : -1;
+}
+
+/* Learns from an INFO server reply when the node started; a node started
+ * less than quarantine_ms ago is quarantined until then. Redis derives
+ * uptime_in_seconds from whole-second clock readings, so it can overstate
+ * the uptime by up to a second: one second is taken off, which errs on the
+ * side of a longer quarantine. */
+static void learn_uptime(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    const char *p = rep->type == REDIS_REPLY_STRING ? strstr(rep->str, "uptime_in_seconds:") : NULL;
+    if (!p) return;
+    uint64_t up_s = strtoull(p + 18, NULL, 10);
+    uint64_t up_us = (up_s ? up_s - 1 : 0) * 1000000u;
+    c->restarted_us = now > up_us ? now - up_us : 0;
+    c->quarantine_until_us = c->restarted_us + (uint64_t)e->cfg.quarantine_ms * 1000u;
+    if (c->quarantine_until_us > now)
+        rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s restarted %llu ms ago: no acquire vote for %llu ms",
+                c->uri.display, (unsigned long long)((now - c->restarted_us) / 1000),
+                (unsigned long long)((c->quarantine_until_us - now) / 1000));
+}
+
+/* Writes "quarantined (restarted N ms ago)" into buf when c may not vote
+ * in an acquire now; returns 1 then, else 0. */
+static int quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
+    if (c->quarantine_until_us <= now) return 0;
+    snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
+    return 1;
+}
+
 /* Opens c if its backoff has passed: connect, handshake, script loads.
  * Returns 0 when c can take requests, else an error code (c stays down). */
 static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
@@ -91,6 +129,8 @@ static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     int rc = rl_conn_open(c, now, e->cfg.connect_timeout_ms);
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
+    c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */
+    if (rc == 0 && e->cfg.quarantine_ms && queue_info(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc) {
         char why[128];
         snprintf(why, sizeof why, "%s", c->last_detail);
@@ -116,6 +156,11 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
             if (owner) vote(e, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why);
             return;
         }
+    }
+    char why[96];
+    if (owner && r->grants && quarantined(c, now, why, sizeof why)) { /* its grant would not count */
+        vote(e, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why);
+        return;
     }
     uint64_t budget = (uint64_t)e->cfg.op_timeout_ms * 1000u;
     if (c->state == RL_CONN_CONNECTING) budget += (uint64_t)e->cfg.connect_timeout_ms * 1000u;
@@ -166,7 +211,8 @@ static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
 static void internal_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t now) {
     uint8_t kind = rl_conn_head(c)->kind;
     rl_conn_pop(c);
-    if (rep->type != REDIS_REPLY_ERROR) return;
+    if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(e, c, rep, now);
+    if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO) return;
     char why[128];
     if (kind == RL_REQ_LOAD) {
         rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);
@@ -200,6 +246,10 @@ static void handle_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, ui
     int err = REDLOCK_OK;
     char detail[128] = "";
     redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);
+    if (v == REDLOCK_VOTE_YES && r->grants && quarantined(c, now, detail, sizeof detail)) {
+        v = REDLOCK_VOTE_DOWN; /* a grant from a node that may have lost its data: the clean-up releases it */
+        err = REDLOCK_ERR_QUARANTINED;
+    }
     vote(e, r, (size_t)c->idx, v, err, rtt, detail);
 }
 

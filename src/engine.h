@@ -29,6 +29,7 @@ typedef struct rl_engine_config {
     void *tls_ctx;               /* rl_tls_ctx_t for rediss:// nodes, or NULL */
     const char *tls_server_name; /* verification / SNI override, or NULL */
     int tls_verify;
+    uint32_t quarantine_ms;      /* a node restarted less than this ago gets no acquire vote; 0: off */
 } rl_engine_config_t;
 
 /* Makes an engine for n nodes, taking ownership of the uris' strings

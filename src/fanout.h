@@ -38,6 +38,7 @@ typedef struct rl_round {
     rl_classify_fn classify;
     int stop;
     int send_all;                   /* send to every node even once decided (release) */
+    int grants;                     /* an acquire: a quarantined node's yes does not count */
     size_t n, quorum;
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
     void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (engine lock held) */

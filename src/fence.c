@@ -56,6 +56,7 @@ int rl_attempt_fenced(redlock_t *rl, const rl_keys_t *keys, const char *token, u
     uint64_t max = 0;
     rl_round_t r;
     rl_round_init(&r, rl->opt.n_nodes, RL_STOP_MAJORITY, rep ? rep->nodes : NULL);
+    r.grants = 1;
     r.on_reply = take_max;
     r.reply_arg = &max;
     rl_run_script_as(rl, &r, rl->s_acquire_fenced, &both, token, ttl, classify_fenced);

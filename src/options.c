@@ -23,6 +23,7 @@ void redlock_options_init(redlock_options_t *opt) {
     opt->log_level = REDLOCK_LOG_WARN;
     opt->reentrant = 1;
     opt->tls_verify_peer = 1;
+    opt->quarantine = 1;
 }
 
 /* Writes "name=value must be ..." into err when v is outside [lo, hi].
