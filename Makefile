@@ -5,7 +5,7 @@ BUILD_TSAN  ?= build-tsan
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
-               redis-server redis-tools libssl-dev openssl valgrind
+               redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
 
@@ -57,11 +57,32 @@ valgrind: build
 	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
 	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
 
-# Starts a local 5-node cluster, runs the demonstration, stops the cluster.
+# The flash sale (examples/flashsale.c): starts a local 5-node cluster in
+# $(DEMO_DIR), runs the sale once without a lock and once with libredlock
+# while the program kills, pauses and restarts nodes of that cluster through
+# deploy/cluster.sh, and always stops the cluster again (also on failure or
+# Ctrl-C). Exits with the demo's status.
 demo: build
-	@deploy/cluster.sh start -n 5 -d $(DEMO_DIR) >/dev/null
-	@REDLOCK_NODES=$$(paste -sd, $(DEMO_DIR)/nodes) $(BUILD)/examples/demo; rc=$$?; \
-	  deploy/cluster.sh stop -d $(DEMO_DIR) >/dev/null; exit $$rc
+	@dir='$(DEMO_DIR)'; \
+	  trap 'deploy/cluster.sh stop -d "$$dir" >/dev/null 2>&1' EXIT; trap 'exit 130' INT TERM HUP; \
+	  deploy/cluster.sh start -n 5 -d "$$dir" >/dev/null || exit 1; \
+	  REDLOCK_NODES=$$(paste -sd, "$$dir/nodes") REDLOCK_CLUSTER_DIR="$$dir" \
+	  REDLOCK_CLUSTER_SH='$(CURDIR)/deploy/cluster.sh' $(BUILD)/examples/flashsale
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+
+# ------------------------------------------------------------- soak
+# `make soak [SOAK_SECONDS=300]`: test/fault/soak.sh, a randomised schedule of
+# the fault-injection suite's faults (pauses, kill -9 + restarts, iptables
+# partitions in network namespaces, slow and clock-jumped nodes) for
+# SOAK_SECONDS against a 5-node cluster it starts and always stops, while
+# worker processes contend for one lock; prints acquisitions, faults by kind,
+# overlaps and lost updates, and fails on any violation. Needs root and
+# iptables (the partitions). The short scenarios run in `make test` (label fault).
+SOAK_SECONDS ?= 300
+
+.PHONY: soak
+soak: build
+	FAULT_WORKER=$(CURDIR)/$(BUILD)/test/fault_worker FAULT_CHECK=$(CURDIR)/$(BUILD)/test/fault_check \
+	  REDLOCK_CLUSTER_SH=$(CURDIR)/deploy/cluster.sh bash test/fault/soak.sh $(SOAK_SECONDS)

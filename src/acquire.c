@@ -52,13 +52,20 @@ static int attempt(redlock_t *rl, const rl_keys_t *keys, const char *token, uint
     return rc;
 }
 
+/* One attempt, fenced when the options ask for it. */
+static int attempt_any(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
+                       redlock_lock_t **out, redlock_report_t *rep) {
+    if (rl->opt.fencing && keys->n == 1) return rl_attempt_fenced(rl, keys, token, ttl_ms, out, rep);
+    return attempt(rl, keys, token, ttl_ms, out, rep);
+}
+
 /* Returns 1 when an attempt that failed with rc is worth repeating. */
 static int retryable(int rc) {
     return rc == REDLOCK_ERR_TAKEN || rc == REDLOCK_ERR_NO_QUORUM || rc == REDLOCK_ERR_EXPIRED;
 }
 
-/* Attempts until success, a final error, retry_count retries, or wait_ms
- * (when >= 0) would pass before the next attempt. */
+/* Attempts until success, a final error, or retry_count retries; with
+ * wait_ms > 0 the last attempt is made at the deadline at the latest. */
 static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
                         redlock_report_t *rep) {
     char token[REDLOCK_TOKEN_LEN + 1];
@@ -67,13 +74,22 @@ static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, i
     int rc;
     for (uint32_t n = 0;; n++) {
         if (rep) rep->attempts = n + 1;
-        rc = rl->opt.fencing && keys->n == 1 ? rl_attempt_fenced(rl, keys, token, ttl_ms, out, rep)
-                                              : attempt(rl, keys, token, ttl_ms, out, rep);
+        rc = attempt_any(rl, keys, token, ttl_ms, out, rep);
         if (rc == REDLOCK_OK || !retryable(rc) || n >= rl->opt.retry_count || wait_ms == 0) break;
-        uint32_t d = rl_random_between(rl->opt.retry_delay_ms - rl->opt.retry_jitter_ms,
-                                       rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms);
-        if (wait_ms > 0 && rl->clock() + (uint64_t)d * 1000u > start + (uint64_t)wait_ms * 1000u) break;
-        rl_sleep_us((uint64_t)d * 1000u);
+        uint64_t d = (uint64_t)rl_random_between(rl->opt.retry_delay_ms - rl->opt.retry_jitter_ms,
+                                                 rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms) * 1000u;
+        int last = 0;
+        if (wait_ms > 0) { /* like flock -w: never sleep past the deadline, try once more at it */
+            uint64_t now = rl->clock(), end = start + (uint64_t)wait_ms * 1000u;
+            if (now >= end) break;
+            if (now + d >= end) d = end - now, last = 1;
+        }
+        rl_sleep_us(d);
+        if (last) {
+            if (rep) rep->attempts = n + 2;
+            rc = attempt_any(rl, keys, token, ttl_ms, out, rep);
+            break;
+        }
     }
     if (rc == REDLOCK_OK && keys->n == 1) rl_held_add(rl, *out); /* tracked for re-entry and redlock_free */
     return rl_report_end(rl, rep, rc, NULL);

@@ -123,7 +123,9 @@ int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
     socklen_t len = 0;
     int rc = conn_address(c, &ss, &len);
     if (rc) return rc;
-    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    /* close-on-exec from the start: a fork in another thread must not
+     * inherit a node's socket (the command-line tool runs commands) */
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return conn_fail(c, REDLOCK_ERR_IO, "socket", errno);
     if (set_nonblock(fd) < 0) {
         close(fd);

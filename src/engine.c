@@ -1,6 +1,7 @@
 /* engine.c -- leader/follower poll loop over one pipelined connection per
  * node (see engine.h). Every function here runs with e->mu held, except
  * the poll() call itself, which the leader makes with the mutex released. */
+#define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
 #include "engine.h"
 
 #include <errno.h>
@@ -474,13 +475,9 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_engine_c
     e->conns = calloc(n, sizeof *e->conns);
     e->pfd = calloc(n + 1, sizeof *e->pfd);
     e->pgen = calloc(n + 1, sizeof *e->pgen);
-    if (!e->conns || !e->pfd || !e->pgen || pipe(fds) < 0) goto fail;
+    if (!e->conns || !e->pfd || !e->pgen || pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) goto fail;
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
-    for (int k = 0; k < 2; k++) {
-        fcntl(fds[k], F_SETFL, fcntl(fds[k], F_GETFL) | O_NONBLOCK);
-        fcntl(fds[k], F_SETFD, FD_CLOEXEC);
-    }
     for (size_t i = 0; i < n; i++, e->n++)
         if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight) < 0) {
             goto fail;

@@ -42,6 +42,7 @@ typedef struct cli {
     int nodes_given;           /* --nodes was used (REDLOCK_NODES is then ignored) */
     int too_many_nodes;
     int verbose;               /* -v count */
+    int jitter_given;          /* --retry-jitter was used */
 } cli_t;
 
 /* ---- args.c ---- */

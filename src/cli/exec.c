@@ -7,11 +7,12 @@
  * inherits the mask), so they reach the main thread only, whose handler
  * forwards them to the command with kill(2). The command is reaped only
  * after forwarding and the watchdog are switched off, so no signal can
- * reach a recycled pid. */
+ * reach a recycled pid. The command is started with fork + execve, its
+ * exec errors reported back through a pipe (start_command). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,16 +115,16 @@ static void describe_status(int status, char *buf, size_t n) {
 
 /* Installs forward_signal for the forwarded signals the tool was not
  * started with ignored (as shells do, an ignored signal stays ignored). */
-static void install_handlers(struct sigaction *saved, int *installed) {
+static void install_handlers(void) {
     for (size_t k = 0; k < N_FORWARDED; k++) {
-        installed[k] = 0;
-        if (sigaction(forwarded[k], NULL, &saved[k]) < 0 || saved[k].sa_handler == SIG_IGN) continue;
+        struct sigaction old;
+        if (sigaction(forwarded[k], NULL, &old) < 0 || old.sa_handler == SIG_IGN) continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = forward_signal;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        installed[k] = sigaction(forwarded[k], &sa, NULL) == 0;
+        sigaction(forwarded[k], &sa, NULL);
     }
 }
 
@@ -135,25 +136,136 @@ static int parse_on_lost(const char *v) {
     return -1;
 }
 
-/* Runs the command (lock held and auto-extended): spawns it, waits for it,
+/* The paths to try for cmd, as execvp would: cmd itself if it holds a
+ * slash, else cmd in each directory of PATH (an empty entry is "."). Made
+ * before fork, since the child of a threaded process may not allocate. */
+static char **exec_candidates(const char *cmd, size_t *n_out) {
+    *n_out = 0;
+    if (strchr(cmd, '/')) {
+        char **v = calloc(2, sizeof *v);
+        if (!v || !(v[0] = malloc(strlen(cmd) + 1))) {
+            free(v);
+            return NULL;
+        }
+        strcpy(v[0], cmd);
+        *n_out = 1;
+        return v;
+    }
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+    size_t n = 1;
+    for (const char *p = path; *p; p++) n += *p == ':';
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) return NULL;
+    size_t k = 0, clen = strlen(cmd);
+    for (const char *p = path;; p++) {
+        const char *e = strchr(p, ':');
+        size_t dlen = e ? (size_t)(e - p) : strlen(p);
+        const char *dir = dlen ? p : ".";
+        if (!dlen) dlen = 1;
+        char *full = malloc(dlen + 1 + clen + 1);
+        if (!full) break;
+        memcpy(full, dir, dlen);
+        full[dlen] = '/';
+        memcpy(full + dlen + 1, cmd, clen + 1);
+        v[k++] = full;
+        if (!e) break;
+        p = e;
+    }
+    *n_out = k;
+    return v;
+}
+
+static void free_candidates(char **v, size_t n) {
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* Starts cmd with env: fork, then in the child only async-signal-safe
+ * calls (the parent has threads): default handlers for the forwarded
+ * signals, the original signal mask, execve on each candidate path. An
+ * exec failure's errno comes back through a close-on-exec pipe, so the
+ * caller can tell "not found" (127) from "cannot execute" (126) whatever
+ * the libc or a tool like valgrind does with vfork. Returns 0 and sets
+ * *pid, or an errno. */
+/* The candidates, reachable from a global while the child runs (so leak
+ * checkers do not count the child's copy as lost; volatile: never read). */
+static char **volatile g_cand;
+
+static int start_command(char **cmd, char **env, const sigset_t *orig_mask, pid_t *pid) {
+    if (!cmd[0][0]) return ENOENT;
+    size_t n_cand = 0;
+    char **cand = g_cand = exec_candidates(cmd[0], &n_cand);
+    if (!cand || n_cand == 0) {
+        free_candidates(cand, n_cand);
+        return ENOMEM;
+    }
+    int pfd[2];
+    if (pipe(pfd) < 0) {
+        int e = errno;
+        free_candidates(cand, n_cand);
+        return e;
+    }
+    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+    pid_t p = fork();
+    if (p == 0) {
+        close(pfd[0]);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        for (size_t k = 0; k < N_FORWARDED; k++) {
+            struct sigaction cur;
+            if (sigaction(forwarded[k], NULL, &cur) == 0 && cur.sa_handler != SIG_IGN)
+                sigaction(forwarded[k], &dfl, NULL);
+        }
+        sigprocmask(SIG_SETMASK, orig_mask, NULL);
+        int err = ENOENT, denied = 0;
+        for (size_t i = 0; i < n_cand; i++) {
+            execve(cand[i], cmd, env);
+            err = errno;
+            if (err == EACCES) denied = 1;
+            else if (err != ENOENT && err != ENOTDIR) break;
+        }
+        if (denied && (err == ENOENT || err == ENOTDIR)) err = EACCES; /* as execvp */
+        ssize_t w = write(pfd[1], &err, sizeof err);
+        (void)w;
+        _exit(CLI_EX_NOTFOUND);
+    }
+    int fork_err = p < 0 ? errno : 0;
+    close(pfd[1]);
+    free_candidates(cand, n_cand);
+    g_cand = NULL;
+    if (p < 0) {
+        close(pfd[0]);
+        return fork_err;
+    }
+    int err = 0;
+    ssize_t got;
+    while ((got = read(pfd[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(pfd[0]);
+    if (got == (ssize_t)sizeof err) { /* exec failed: reap the child */
+        while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {
+        }
+        return err ? err : ENOEXEC;
+    }
+    *pid = p;
+    return 0;
+}
+
+/* Runs the command (lock held and auto-extended): starts it, waits for it,
  * and returns its exit code or the tool's. */
 static int run_command(exec_state_t *st, char **cmd, char **env, const sigset_t *orig_mask, const sigset_t *fwd,
                        redlock_t *rl, redlock_lock_t *lock) {
     const cli_t *c = st->cli;
-    posix_spawnattr_t attr;
-    if (posix_spawnattr_init(&attr) != 0) {
-        cli_error(c, "posix_spawnattr_init failed");
-        return CLI_EX_OSERR;
-    }
-    posix_spawnattr_setsigmask(&attr, orig_mask);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    int err = posix_spawnp(&pid, cmd[0], NULL, &attr, cmd, env);
-    posix_spawnattr_destroy(&attr);
+    int err = start_command(cmd, env, orig_mask, &pid);
     if (err != 0) {
         cli_error(c, "cannot run '%s': %s", cmd[0], strerror(err));
-        if (err == ENOENT) return CLI_EX_NOTFOUND;
-        if (err == ENOMEM || err == EAGAIN || err == E2BIG) return CLI_EX_OSERR;
+        if (err == ENOENT || err == ENOTDIR) return CLI_EX_NOTFOUND;
+        if (err == ENOMEM || err == EAGAIN) return CLI_EX_OSERR;
         return CLI_EX_NOEXEC;
     }
     g_child = (sig_atomic_t)pid;
@@ -221,7 +333,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
             if (r < 0) return CLI_EX_USAGE;
             if (!strcmp(v, "forever")) wait = -1;
             else if (cli_parse_duration(v, &wait, err, sizeof err) < 0)
-                return cli_usage_error(c, "invalid value for --wait: %s (or 'forever')", err);
+                return cli_usage_error(c, "invalid value for --wait: %s (a duration, or 'forever')", err);
             continue;
         }
         if ((r = cli_opt_value(c, argc, argv, &i, "--on-lost", &v)) != 0) {
@@ -282,9 +394,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     sigemptyset(&fwd);
     for (size_t k = 0; k < N_FORWARDED; k++) sigaddset(&fwd, forwarded[k]);
     pthread_sigmask(SIG_BLOCK, &fwd, &orig);
-    struct sigaction saved[N_FORWARDED];
-    int installed[N_FORWARDED];
-    install_handlers(saved, installed);
+    install_handlers();
 
     size_t n_env = 0;
     char **env = NULL;
@@ -324,8 +434,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     }
     free_env(env, n_env);
     redlock_free(rl);
-    for (size_t k = 0; k < N_FORWARDED; k++)
-        if (installed[k]) sigaction(forwarded[k], &saved[k], NULL);
-    pthread_sigmask(SIG_SETMASK, &orig, NULL);
+    /* The forwarded signals stay blocked: one that arrives now (the command
+     * is gone) must not kill the tool before it reports the status. */
     return code;
 }

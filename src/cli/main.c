@@ -6,7 +6,8 @@
 
 void cli_print_usage(FILE *f, const char *prog) {
     fprintf(f,
-"Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--on-lost ACTION] RESOURCE -- COMMAND [ARG...]\n"
+"Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--on-lost ACTION]\n"
+"                 RESOURCE -- COMMAND [ARG...]\n"
 "       %s [GLOBAL OPTIONS] status [--json] RESOURCE\n"
 "       %s [GLOBAL OPTIONS] ping [--json]\n"
 "       %s --help | --version\n"
@@ -23,7 +24,8 @@ void cli_print_usage(FILE *f, const char *prog) {
 "                      how long the lock outlives a redlock that was killed\n"
 "    --wait DUR        if the lock is held, retry for up to DUR (default 0: one\n"
 "                      attempt); 'forever' never gives up. No attempt starts\n"
-"                      after DUR, so a refusal may come up to one retry delay early\n"
+"                      after DUR, so a refusal may come up to one retry delay\n"
+"                      early\n"
 "    --on-lost ACTION  when the lock is lost while COMMAND runs: 'term' sends\n"
 "                      COMMAND SIGTERM (default), 'kill' sends SIGKILL, 'ignore'\n"
 "                      lets it finish; either way redlock exits 79 afterwards\n"
@@ -41,10 +43,11 @@ void cli_print_usage(FILE *f, const char *prog) {
 "                         unix:///path/to.sock[?db=N]\n"
 "  --connect-timeout DUR  per-node connect timeout (default 100ms)\n"
 "  --op-timeout DUR       per-node reply timeout in each round (default 50ms)\n"
-"  --drift-factor F       clock-drift allowance as a fraction of the TTL (default 0.01)\n"
+"  --drift-factor F       drift allowance as a share of the TTL (default 0.01)\n"
 "  --drift-min DUR        fixed clock-drift allowance (default 2ms)\n"
-"  --retry-delay DUR      mean pause between lock attempts under --wait (default 200ms)\n"
-"  --retry-jitter DUR     the pause varies by up to this much either way (default 100ms)\n"
+"  --retry-delay DUR      mean pause between tries under --wait (default 200ms)\n"
+"  --retry-jitter DUR     the pause varies by up to this much either way\n"
+"                         (default: half the retry delay, at most 100ms)\n"
 "  -v, --verbose          log to stderr and show node-by-node reports; -vv: debug\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
@@ -69,7 +72,7 @@ void cli_print_usage(FILE *f, const char *prog) {
 "\n"
 "Examples:\n"
 "  export REDLOCK_NODES=redis://10.0.0.1,redis://10.0.0.2,redis://10.0.0.3\n"
-"  %s exec nightly-backup -- /usr/local/bin/backup.sh    # skip if running elsewhere\n"
+"  %s exec nightly-backup -- /usr/local/bin/backup.sh   # 75: runs elsewhere\n"
 "  %s exec --wait 5m --ttl 30s db-migrate -- make migrate\n"
 "  %s status nightly-backup\n",
             prog, prog, prog, prog, prog, prog, prog);
@@ -99,6 +102,11 @@ int cli_open(cli_t *c, redlock_t **rl) {
         cli_error(c, "too many nodes: at most %d", REDLOCK_MAX_NODES);
         return CLI_EX_CONFIG;
     }
+    /* Settings the tool does not expose follow the ones it does, so that any
+     * accepted --op-timeout / --retry-delay makes a valid configuration. */
+    if (c->opt.node_down_ms < c->opt.op_timeout_ms) c->opt.node_down_ms = c->opt.op_timeout_ms;
+    if (!c->jitter_given && c->opt.retry_jitter_ms > c->opt.retry_delay_ms / 2)
+        c->opt.retry_jitter_ms = c->opt.retry_delay_ms / 2;
     c->opt.nodes = (const char *const *)c->node_list;
     c->opt.n_nodes = c->n_nodes;
     if (c->verbose > 0) {

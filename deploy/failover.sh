@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# failover.sh - failover experiments with the `redlock` tool on five
+# independent Redis masters: what the lock does when nodes die, freeze, or
+# come back without their data.
+#
+#   deploy/failover.sh [--compose] [--cli PATH] [EXPERIMENT...]
+#
+# EXPERIMENTs, run in the order given (default: all four, in this order):
+#   minority  2 of 5 nodes killed: the lock is still granted (quorum 3).
+#   majority  3 of 5 nodes killed: NO_QUORUM (exit 69), and the report says
+#             why, node by node.
+#   pause     a lock holder's majority frozen for longer than the TTL: the
+#             holder's watchdog cannot extend, declares the lock lost when
+#             its validity runs out and stops the command (exit 79); nobody
+#             else gets the lock while the majority is frozen (69); once the
+#             nodes resume, their copies have expired and a newcomer gets it.
+#   restart   a holder keeps its lock; 3 nodes crash and restart with their
+#             append-only file: a second client is still refused (75). Then
+#             3 nodes restart *without* their data: a second client gets the
+#             lock while the first still runs -- two holders at once, the
+#             known Redlock weakness (see the README); the first holder's
+#             watchdog only notices at its next extension (79).
+#
+# Local mode (default): starts its own 5-node cluster with deploy/cluster.sh
+# (--persist: appendonly yes + appendfsync always) in a temporary directory
+# and stops it at exit. Faults: cluster.sh kill / restart / pause / resume /
+# restart --flush.
+#
+# --compose: uses the cluster of deploy/docker-compose.yml (services redis1..5
+# on redis://127.0.0.1:7001..7005), bringing it up with `docker compose up -d`
+# if needed and leaving it running. Faults: docker compose kill / start /
+# pause / unpause; a restart without data is FLUSHALL followed by kill + start
+# (the compose nodes keep an append-only file, so a plain restart keeps them).
+#
+# The tool is --cli PATH, else $REDLOCK_CLI, else build/src/cli/redlock of
+# this source tree, else `redlock` on the PATH.
+#
+# Exit status: 0 when every experiment behaved as expected, 1 when one did
+# not, 2 on a usage error.
+set -uo pipefail
+export LC_ALL=C
+
+PROG=${0##*/}
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+CLUSTER_SH=$HERE/cluster.sh
+COMPOSE_FILE=$HERE/docker-compose.yml
+
+MODE=local
+CLI=${REDLOCK_CLI:-}
+EXPERIMENTS=()
+ALL_EXPERIMENTS=(minority majority pause restart)
+
+DIR=""            # local cluster directory
+NODES=""          # comma-separated URIs
+DC=()             # the docker compose command (compose mode)
+RUN_ID=$$         # makes the resource names of this run unique
+declare -a BG=()  # pids of background holders, killed at exit
+WORK=""           # temp dir for logs and markers
+PASSED=0
+FAILED=0
+
+usage() {
+  sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --compose) MODE=compose; shift ;;
+    --cli) [[ $# -ge 2 ]] || { log "--cli needs a path"; exit 2; }; CLI=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    minority|majority|pause|restart) EXPERIMENTS+=("$1"); shift ;;
+    *) log "unknown argument '$1' (try --help)"; exit 2 ;;
+  esac
+done
+((${#EXPERIMENTS[@]})) || EXPERIMENTS=("${ALL_EXPERIMENTS[@]}")
+
+if [[ -z $CLI ]]; then
+  if [[ -x $ROOT/build/src/cli/redlock ]]; then CLI=$ROOT/build/src/cli/redlock
+  else CLI=$(command -v redlock || true); fi
+fi
+[[ -n $CLI && -x $CLI ]] || die "no redlock tool: build it (make build) or pass --cli PATH"
+
+# ---------------------------------------------------------------- cleanup
+
+# stop_holder PID: SIGTERM (the tool passes it on to its command and
+# releases), SIGKILL after 3 s; reaps it.
+stop_holder() {
+  local i
+  kill -TERM "$1" 2>/dev/null
+  for ((i = 0; i < 60; i++)); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.05
+  done
+  kill -KILL "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
+
+cleanup() {
+  local p
+  for p in "${BG[@]}"; do stop_holder "$p"; done
+  BG=()
+  if [[ $MODE == local && -n $DIR ]]; then
+    "$CLUSTER_SH" stop -d "$DIR" >/dev/null 2>&1 || log "warning: could not stop the cluster in $DIR"
+  elif [[ $MODE == compose && ${#DC[@]} -gt 0 ]]; then
+    heal >/dev/null 2>&1 || true
+  fi
+  [[ -z $WORK ]] || rm -rf -- "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+WORK=$(mktemp -d /tmp/redlock-failover.XXXXXX) || die "mktemp failed"
+
+# ---------------------------------------------------------------- nodes
+
+svc() { printf 'redis%d' $(($1 + 1)); }
+
+# Waits until compose service $1 answers PING (30 s at most).
+compose_ready() {
+  local i
+  for ((i = 0; i < 150; i++)); do
+    [[ $("${DC[@]}" exec -T "$1" redis-cli ping 2>/dev/null) == *PONG* ]] && return 0
+    sleep 0.2
+  done
+  log "error: $1 does not answer PING"
+  return 1
+}
+
+# The fault actions, by node index 0..4.
+node_kill() {
+  if [[ $MODE == local ]]; then "$CLUSTER_SH" kill "$1" -d "$DIR"
+  else "${DC[@]}" kill "$(svc "$1")" >/dev/null 2>&1; fi
+}
+node_start() { # back from a kill, with whatever data it persisted
+  if [[ $MODE == local ]]; then "$CLUSTER_SH" restart "$1" -d "$DIR"
+  else "${DC[@]}" start "$(svc "$1")" >/dev/null 2>&1 && compose_ready "$(svc "$1")"; fi
+}
+node_pause() {
+  if [[ $MODE == local ]]; then "$CLUSTER_SH" pause "$1" -d "$DIR"
+  else "${DC[@]}" pause "$(svc "$1")" >/dev/null 2>&1; fi
+}
+node_resume() {
+  if [[ $MODE == local ]]; then "$CLUSTER_SH" resume "$1" -d "$DIR"
+  else "${DC[@]}" unpause "$(svc "$1")" >/dev/null 2>&1; fi
+}
+node_crash_restart() { # SIGKILL and start again; the append-only file survives
+  node_kill "$1" && node_start "$1"
+}
+node_restart_empty() { # a restart that lost every key
+  if [[ $MODE == local ]]; then "$CLUSTER_SH" restart "$1" --flush -d "$DIR"
+  else
+    "${DC[@]}" exec -T "$(svc "$1")" redis-cli flushall >/dev/null 2>&1 && node_crash_restart "$1"
+  fi
+}
+
+# Brings every node back up (resumed, or started if down).
+heal() {
+  local i line state rc=0
+  if [[ $MODE == local ]]; then
+    while read -r i _ _ state; do
+      case $state in
+        paused) "$CLUSTER_SH" resume "$i" -d "$DIR" || rc=1 ;;
+        down) "$CLUSTER_SH" restart "$i" -d "$DIR" || rc=1 ;;
+      esac
+    done < <("$CLUSTER_SH" status -d "$DIR")
+  else
+    for i in 0 1 2 3 4; do
+      "${DC[@]}" unpause "$(svc "$i")" >/dev/null 2>&1 || true
+      "${DC[@]}" start "$(svc "$i")" >/dev/null 2>&1 || rc=1
+    done
+    for i in 0 1 2 3 4; do compose_ready "$(svc "$i")" || rc=1; done
+  fi
+  return $rc
+}
+
+# ---------------------------------------------------------------- the tool
+
+# Runs the tool with the cluster's nodes; "$@" are its arguments.
+rl() { "$CLI" --nodes "$NODES" "$@"; }
+
+# show FILE: the tool's stderr, indented, without its log chatter and
+# without what it says after the command started (release details).
+show() {
+  awk '/: (warning|info|debug): / { next } / running .* \(pid [0-9]+\)$/ { exit } { print "    " $0 }' "$1"
+}
+
+# Starts a background holder of resource $1 with TTL $2 whose command writes
+# a marker file and sleeps $3 s; sets HOLDER (pid) and HOLDER_LOG, and waits
+# until the command runs. Returns 1 if it never does.
+start_holder() {
+  local res=$1 ttl=$2 secs=$3 i
+  local marker=$WORK/holder.$res.running
+  HOLDER_LOG=$WORK/holder.$res.log
+  rm -f "$marker"
+  # Not through rl(): $! must be the tool itself, not a subshell.
+  "$CLI" --nodes "$NODES" -v exec --ttl "$ttl" "$res" -- sh -c 'touch "$1"; exec sleep "$2"' sh "$marker" "$secs" \
+    >/dev/null 2>"$HOLDER_LOG" &
+  HOLDER=$!
+  BG+=("$HOLDER")
+  for ((i = 0; i < 100; i++)); do
+    [[ -e $marker ]] && return 0
+    kill -0 "$HOLDER" 2>/dev/null || break
+    sleep 0.05
+  done
+  log "holder of $res did not start:"
+  show "$HOLDER_LOG" >&2
+  return 1
+}
+
+# Waits (up to $2 s) for the holder to exit; sets HOLDER_RC (-1 if it did
+# not exit in time and had to be killed).
+wait_holder() {
+  local limit=$(($2 * 20)) i
+  for ((i = 0; i < limit; i++)); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    stop_holder "$1"
+    HOLDER_RC=-1
+  else
+    wait "$1"
+    HOLDER_RC=$?
+  fi
+  local keep=() p
+  for p in "${BG[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+  BG=("${keep[@]}")
+}
+
+# ---------------------------------------------------------------- reporting
+
+# verdict OK TEXT: prints the experiment's outcome and counts it.
+verdict() {
+  if (($1)); then
+    PASSED=$((PASSED + 1))
+    printf '  => as expected: %s\n\n' "$2"
+  else
+    FAILED=$((FAILED + 1))
+    printf '  => UNEXPECTED: %s\n\n' "$2"
+  fi
+}
+
+title() { printf '== %s ==\n' "$*"; }
+say() { printf '  %s\n' "$*"; }
+
+# ---------------------------------------------------------------- experiments
+
+exp_minority() {
+  local res=failover:minority:$RUN_ID rc
+  title "minority down: 2 of 5 nodes killed"
+  node_kill 0 && node_kill 1 || { verdict 0 "could not kill nodes 0 and 1"; heal; return; }
+  say "killed nodes 0 and 1; 3 of 5 are up (quorum 3)"
+  say "\$ redlock -v exec --ttl 2s --wait 1s $res -- true"
+  rl -v exec --ttl 2s --wait 1s "$res" -- true 2>"$WORK/out" >/dev/null
+  rc=$?
+  show "$WORK/out"
+  heal
+  ((rc == 0)) && verdict 1 "exit 0: the 3 live nodes granted the lock; the dead ones only cost their votes" ||
+    verdict 0 "exit $rc, expected 0 (granted by the 3 live nodes)"
+}
+
+exp_majority() {
+  local res=failover:majority:$RUN_ID rc why
+  title "majority down: 3 of 5 nodes killed"
+  node_kill 0 && node_kill 1 && node_kill 2 || { verdict 0 "could not kill nodes 0-2"; heal; return; }
+  say "killed nodes 0, 1 and 2; 2 of 5 are up (quorum 3)"
+  say "\$ redlock -v exec --ttl 2s --wait 1s $res -- true"
+  rl -v exec --ttl 2s --wait 1s "$res" -- true 2>"$WORK/out" >/dev/null
+  rc=$?
+  show "$WORK/out"
+  # The per-node report must say why each dead node failed.
+  why=$(show "$WORK/out" | grep -c -i -E 'refused|closed|reset|unreachable' || true)
+  heal
+  if ((rc == 69 && why >= 3)); then
+    verdict 1 "exit 69 (no quorum): the command never ran, and the report names the 3 dead nodes"
+  else
+    verdict 0 "exit $rc with $why per-node reason(s); expected 69 and a reason for each of the 3 dead nodes"
+  fi
+}
+
+exp_pause() {
+  local res=failover:pause:$RUN_ID rc_b rc_c i
+  title "pause beyond the TTL: a holder's majority frozen for 3 s, TTL 1.5 s"
+  start_holder "$res" 1500ms 20 || { verdict 0 "the holder did not start"; return; }
+  say "holder A: redlock exec --ttl 1500ms $res -- sleep 20   (extends every 500 ms)"
+  node_pause 0 && node_pause 1 && node_pause 2 || { verdict 0 "could not pause nodes 0-2"; heal; return; }
+  local paused_at=$SECONDS
+  say "paused nodes 0, 1 and 2 (SIGSTOP / docker pause)"
+  sleep 0.3
+  rl -v exec --ttl 2s --wait 500ms "$res" -- true 2>"$WORK/out" >/dev/null
+  rc_b=$?
+  say "client B while they are frozen: redlock exec --wait 500ms $res -> exit $rc_b"
+  wait_holder "$HOLDER" 3
+  say "holder A ended with exit $HOLDER_RC while the nodes were still frozen:"
+  grep -E 'lost while|exited|killed by' "$HOLDER_LOG" | sed 's/^/    /'
+  while ((SECONDS - paused_at < 3)); do sleep 0.1; done
+  for i in 0 1 2; do node_resume "$i" || true; done
+  say "resumed nodes 0, 1 and 2 after 3 s; their copies of A's key expired meanwhile"
+  rl exec --ttl 2s --wait 1s "$res" -- true 2>"$WORK/out" >/dev/null
+  rc_c=$?
+  say "client C after the resume: redlock exec --wait 1s $res -> exit $rc_c"
+  heal
+  if ((HOLDER_RC == 79 && rc_b == 69 && rc_c == 0)); then
+    verdict 1 "A's watchdog could not extend on a quorum, declared the lock lost when its validity ran out and stopped the command (79); B got no quorum (69) while A's validity lasted; C got the lock once the nodes were back (0)"
+  else
+    verdict 0 "A exit $HOLDER_RC (expected 79, lock lost), B exit $rc_b (expected 69), C exit $rc_c (expected 0)"
+  fi
+}
+
+exp_restart() {
+  local res=failover:restart:$RUN_ID rc_kept rc_empty i a_running=0
+  # A must still hold the lock when B tries: its first extension (TTL/3)
+  # must come after the six restarts, which are slow under docker.
+  local ttl=15 secs=60
+  [[ $MODE == compose ]] && ttl=60
+  title "restart: 3 of 5 nodes restarted while a lock is held (TTL $ttl s)"
+  start_holder "$res" "${ttl}s" "$secs" || { verdict 0 "the holder did not start"; return; }
+  say "holder A: redlock exec --ttl ${ttl}s $res -- sleep $secs   (extends every $((ttl / 3)) s)"
+  for i in 0 1 2; do node_crash_restart "$i" || { verdict 0 "could not restart node $i"; heal; return; }; done
+  say "nodes 0, 1, 2 killed and restarted WITH their append-only file (appendfsync always)"
+  rl exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_kept=$?
+  say "client B: redlock exec --wait 0 $res -> exit $rc_kept"
+  for i in 0 1 2; do node_restart_empty "$i" || { verdict 0 "could not restart node $i"; heal; return; }; done
+  say "nodes 0, 1, 2 restarted WITHOUT their data (no persistence, or a lost disk)"
+  rl exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_empty=$?
+  kill -0 "$HOLDER" 2>/dev/null && a_running=1
+  say "client B again: redlock exec --wait 0 $res -> exit $rc_empty$( ((a_running)) && printf ', while A still runs')"
+  wait_holder "$HOLDER" $((ttl / 3 + 5))
+  say "holder A ended with exit $HOLDER_RC:"
+  grep -E 'lost while|exited|killed by' "$HOLDER_LOG" | sed 's/^/    /'
+  heal
+  if ((rc_kept == 75 && rc_empty == 0 && a_running && HOLDER_RC == 79)); then
+    verdict 1 "with the AOF the restarted nodes still held A's key and B was refused (75); without it B got the lock while A ran -- two holders at once (the known weakness: keep a restarted node out for a TTL, or persist with appendfsync always); A learnt it at its next extension (79)"
+  else
+    verdict 0 "B with AOF exit $rc_kept (expected 75), B after data loss exit $rc_empty (expected 0, while A runs: $a_running), A exit $HOLDER_RC (expected 79)"
+  fi
+}
+
+# ---------------------------------------------------------------- main
+
+if [[ $MODE == local ]]; then
+  DIR=$WORK/cluster
+  "$CLUSTER_SH" start -n 5 --persist -d "$DIR" >/dev/null 2>"$WORK/start.log" || {
+    cat "$WORK/start.log" >&2
+    die "could not start the local cluster"
+  }
+  NODES=$(paste -sd, "$DIR/nodes")
+  printf 'Local cluster: 5 redis-server masters (appendonly yes, appendfsync always) in %s\n' "$DIR"
+else
+  if docker compose version >/dev/null 2>&1; then DC=(docker compose -f "$COMPOSE_FILE")
+  elif command -v docker-compose >/dev/null 2>&1; then DC=(docker-compose -f "$COMPOSE_FILE")
+  else die "--compose needs docker compose (or docker-compose) and a Docker engine"; fi
+  "${DC[@]}" up -d >/dev/null || die "docker compose up failed"
+  heal || die "the compose cluster is not healthy"
+  NODES=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005
+  printf 'Compose cluster: services redis1..redis5 of %s\n' "$COMPOSE_FILE"
+fi
+printf 'Nodes: %s\nTool: %s\n\n' "$NODES" "$CLI"
+
+for e in "${EXPERIMENTS[@]}"; do "exp_$e"; done
+
+printf '%d of %d experiments behaved as expected.\n' "$PASSED" $((PASSED + FAILED))
+((FAILED == 0))

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# scenario.sh NAME -- one fault-injection scenario (a CTest with label fault).
+#
+# Each scenario starts its own 5-master cluster with deploy/cluster.sh in a
+# fresh temporary directory, runs several worker processes (test/fault/
+# worker.c) that contend for one lock and read-modify-write a protected
+# value, injects real faults on a schedule, then runs the checker
+# (checker.c) on the merged histories. The EXIT trap always stops the
+# cluster and removes whatever the scenario created (see lib.sh).
+#
+# Within the algorithm's assumptions (expected: no overlap, no lost update,
+# an acquisition within FAULT_LIVENESS_MS of every heal, and acquisitions
+# during every minority fault):
+#   pause_minority        SIGSTOP 2 of 5 nodes for 3 s, then SIGCONT
+#   pause_majority        SIGSTOP 3 of 5 nodes for 2.5 s (> TTL), then SIGCONT
+#   kill_restart_persist  kill -9 3 of 5 nodes while a lock is held and restart
+#                         them at once, twice; appendonly yes + appendfsync always
+#   restart_delayed       kill -9 3 of 5 nodes while a lock is held, restart them
+#                         empty (no persistence) after TTL + 1 s
+#   partition_minority    iptables DROP between the clients and 2 of 5 nodes
+#   partition_majority    iptables DROP between the clients and 3 of 5 nodes
+#                         (clients and nodes in network namespaces this
+#                         scenario creates, one veth pair per node)
+#   slow_node             one node in DEBUG SLEEP 2 s, then 10 stalls of 150 ms
+#   clock_jump            SIMULATED forward clock jumps on one node: its keys'
+#                         TTLs cut by FAULT_JUMP_MS (500 = half the TTL, 40
+#                         times the drift allowance) every 100-200 ms for 3 s.
+#                         Safe because every holder finishes well before its
+#                         key on the jumping node runs out (TTL - jump); see
+#                         outside_clock_jump for when it does not
+# Outside the assumptions (the checker MUST report the violation; the test
+# passes when it does):
+#   outside_restart_majority  kill -9 3 of 5 nodes while a lock is held and
+#                         restart them at once WITHOUT persistence: a second
+#                         client acquires while the first still holds
+#   outside_paused_client a client stops (SIGSTOP) inside its critical
+#                         section for 2.5 x TTL, is resumed, and writes
+#                         without checking its validity
+#   outside_clock_jump    a third one: a holder with exactly a bare majority
+#                         loses its key on one node to a SIMULATED clock jump
+#                         past the TTL; a second client takes the lock
+# Checker proofs (no cluster):
+#   bypass                the workers skip the lock entirely; the checker
+#                         must find overlaps and lost updates
+#
+# Environment: FAULT_WORKER, FAULT_CHECK, REDLOCK_CLUSTER_SH (CTest sets
+# them), FAULT_KEEP=1 keeps the run directory, FAULT_LIVENESS_MS (4000),
+# FAULT_JUMP_MS (clock_jump's simulated jump, default 500).
+set -euo pipefail
+NAME=${1:-}
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+TTL=1000
+LIVENESS_MS=${FAULT_LIVENESS_MS:-4000}
+JUMP_MS=${FAULT_JUMP_MS:-500}
+PROCS=3
+THREADS=2
+COMMON=(--ttl-ms "$TTL" --hold-ms 1-8 --margin-ms 200)
+
+# expect_safe: the verdict for the scenarios within the assumptions.
+expect_safe() { check --liveness-ms "$LIVENESS_MS" --min-acquisitions 20 "$@"; }
+
+kill_nodes() { local i; for i in "$@"; do cl kill "$i"; done; }
+restart_nodes() { local i; for i in "$@"; do cl restart "$i" ${FLUSH:+--flush}; done; }
+
+sc_bypass() {
+  setup_run
+  start_workers "$PROCS" "$THREADS" 3000 --nodes "" --no-lock --hold-ms 0-3 --retry-delay-ms 4 --retry-jitter-ms 0
+  wait_workers 20000
+  check --expect-violation overlap,lost
+}
+
+sc_pause_minority() {
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  event fault pause_minority live
+  cl pause 0
+  cl pause 1
+  at 4500
+  cl resume 0
+  cl resume 1
+  event heal pause_minority
+  wait_workers 20000
+  expect_safe
+}
+
+sc_pause_majority() {
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  event fault pause_majority
+  cl pause 0
+  cl pause 1
+  cl pause 2
+  at 4000
+  cl resume 0
+  cl resume 1
+  cl resume 2
+  event heal pause_majority
+  wait_workers 20000
+  expect_safe
+}
+
+# Long holds so the holder is usually still inside its critical section
+# when its nodes come back: only persistence keeps the others out.
+sc_kill_restart_persist() {
+  local round
+  setup_run
+  cluster_start --persist
+  start_workers "$PROCS" "$THREADS" 9000 --ttl-ms 2000 --hold-ms 100-600 --margin-ms 300
+  for round in 1500 5000; do
+    at "$round"
+    wait_lock_held 3 3000 || log "no lock held after 3 s; killing anyway"
+    event fault kill_restart_persist
+    kill_nodes 0 1 2
+    restart_nodes 0 1 2
+    event heal kill_restart_persist
+    log "after the restart node 0 has the lock key with PTTL $(rcli 0 PTTL "$RESOURCE") ms (-2: released meanwhile)"
+  done
+  wait_workers 20000
+  expect_safe --min-acquisitions 8
+}
+
+sc_restart_delayed() {
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  wait_lock_held 3 3000 || log "no lock held after 3 s; killing anyway"
+  event fault restart_delayed
+  kill_nodes 0 1 2
+  sleep_ms $((TTL + 1000))
+  FLUSH=1 restart_nodes 0 1 2
+  event heal restart_delayed
+  wait_workers 20000
+  expect_safe
+}
+
+sc_partition_minority() {
+  setup_run
+  netns_setup
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 9000 "${COMMON[@]}"
+  at 1500
+  event fault partition_minority live
+  partition 0 1
+  at 4500
+  heal_partition
+  event heal partition_minority
+  wait_workers 20000
+  expect_safe
+}
+
+sc_partition_majority() {
+  setup_run
+  netns_setup
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 9000 "${COMMON[@]}"
+  at 1500
+  event fault partition_majority
+  partition 0 1 2
+  at 4000
+  heal_partition
+  event heal partition_majority
+  wait_workers 20000
+  expect_safe
+}
+
+sc_slow_node() {
+  local k
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 9500 "${COMMON[@]}"
+  at 1500
+  event fault slow_node live
+  slow_node 0 2
+  for ((k = 0; k < 10; k++)); do
+    slow_node 0 0.15
+    sleep 0.1
+  done
+  event heal slow_node
+  wait_workers 20000
+  expect_safe
+}
+
+sc_clock_jump() {
+  local limit
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  log "SIMULATED clock jumps: node 0's key TTLs cut by $JUMP_MS ms every 100-200 ms (no real clock is changed)"
+  event fault clock_jump live
+  limit=$(($(now_us) + 3000000))
+  while (($(now_us) < limit)); do
+    jump_clock 0 "$JUMP_MS"
+    sleep_ms $((100 + RANDOM % 101))
+  done
+  event heal clock_jump
+  wait_workers 20000
+  expect_safe
+}
+
+sc_outside_restart_majority() {
+  local round
+  setup_run
+  cluster_start
+  # Holds of 2.5-3.5 s; the nodes are killed within 0.3 s of a fresh
+  # acquisition and are back within about 0.5 s, and reconnects are capped
+  # at 200 ms: the others compete for the wiped majority while the holder
+  # still has 2 s or more of its critical section ahead.
+  start_workers 2 2 10000 --ttl-ms 6000 --hold-ms 2500-3500 --margin-ms 500 --reconnect-max-ms 200
+  for round in 0 5000; do
+    at "$round"
+    wait_lock_fresh 3 5700 4000 || log "no fresh lock within 4 s; restarting anyway"
+    event fault restart_majority_no_persistence
+    kill_nodes 0 1 2
+    restart_nodes 0 1 2
+    event note restart_majority_no_persistence
+  done
+  wait_workers 20000
+  check --expect-violation overlap,lost
+}
+
+# Kleppmann's case, made deterministic: the holder gets exactly a bare
+# majority (nodes 3 and 4 hold a foreign key that then vanishes), node 0's
+# clock leaps past the TTL (SIMULATED by the TTL rewrite), and a second
+# client wins nodes 0, 3 and 4 while the first still holds.
+sc_outside_clock_jump() {
+  setup_run
+  cluster_start
+  rcli 3 SET "$RESOURCE" foreign PX 30000 >/dev/null
+  rcli 4 SET "$RESOURCE" foreign PX 30000 >/dev/null
+  start_workers 1 1 8000 --ttl-ms 5000 --hold-ms 3000 --margin-ms 500 --max-acquisitions 1
+  wait_lock_held 0 3000 || die "the first client did not acquire nodes 0-2"
+  rcli 3 DEL "$RESOURCE" >/dev/null
+  rcli 4 DEL "$RESOURCE" >/dev/null
+  log "the holder has exactly nodes 0, 1, 2; SIMULATED clock jump: node 0's TTLs cut by 5000 ms"
+  event fault clock_jump_bare_majority
+  jump_clock 0 5000
+  start_workers 1 1 4000 --ttl-ms 5000 --hold-ms 10-20 --margin-ms 500 --max-acquisitions 1
+  wait_workers 20000
+  check --expect-violation overlap,lost
+}
+
+sc_outside_paused_client() {
+  local marker="" pid limit
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8000 "${COMMON[@]}"
+  start_workers 1 1 8000 "${COMMON[@]}" --stall-at 2
+  limit=$(($(now_us) + 6000000))
+  while [[ -z $marker ]] && (($(now_us) < limit)); do
+    marker=$(compgen -G "$RUN/hist/stalled.*" | grep -v '\.tmp$' | head -n 1 || true)
+    sleep 0.02
+  done
+  [[ -n $marker ]] || die "the stalling worker never reached its critical section"
+  read -r pid _ <"$marker"
+  event fault client_paused_past_ttl
+  log "worker $pid stopped itself inside its critical section; resuming it in $((TTL * 5 / 2)) ms"
+  sleep_ms $((TTL * 5 / 2))
+  kill -CONT "$pid"
+  event note client_resumed
+  wait_workers 20000
+  check --expect-violation lost,stale
+}
+
+case $NAME in
+  bypass | pause_minority | pause_majority | kill_restart_persist | restart_delayed | partition_minority | \
+    partition_majority | slow_node | clock_jump | outside_restart_majority | outside_paused_client | \
+    outside_clock_jump)
+    "sc_$NAME" ;;
+  *)
+    echo "usage: $0 SCENARIO  (bypass pause_minority pause_majority kill_restart_persist restart_delayed" >&2
+    echo "       partition_minority partition_majority slow_node clock_jump outside_restart_majority" >&2
+    echo "       outside_paused_client outside_clock_jump)" >&2
+    exit 2 ;;
+esac
