@@ -72,6 +72,37 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
+# ------------------------------------------------------------- fuzzing
+# `make fuzz`: the libFuzzer targets of test/fuzz/ (node URIs, a node's
+# reply stream through the arena reader and the vote classifiers, a round's
+# vote counting, the CLI's argument parser), built with clang, ASan and
+# UBSan in $(BUILD_FUZZ), each run for FUZZ_SECONDS on a scratch copy of
+# its seed corpus (test/fuzz/run.sh). Fails if any target crashes.
+BUILD_FUZZ   ?= build-fuzz
+FUZZ_SECONDS ?= 30
+FUZZ_PKGS    := clang libclang-rt-14-dev llvm
+
+.PHONY: fuzz fuzz-deps fuzz-build
+
+# Like deps, for clang, its libFuzzer / sanitizer runtimes and llvm-symbolizer.
+fuzz-deps: deps
+	@missing=""; for p in $(FUZZ_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+fuzz-build: fuzz-deps
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DREDLOCK_FUZZ=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzzers
+
+fuzz: fuzz-build
+	test/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
 # ------------------------------------------------------------- soak
 # `make soak [SOAK_SECONDS=300]`: test/fault/soak.sh, a randomised schedule of
 # the fault-injection suite's faults (pauses, kill -9 + restarts, iptables

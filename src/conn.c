@@ -264,7 +264,7 @@ void rl_conn_close(rl_conn_t *c) {
         redisReaderFree(c->reader);
         c->reader = NULL;
     }
-    rl_arena_reset(&c->arena);
+    rl_arena_trim(&c->arena);
     c->arena.error[0] = '\0';
 }
 

@@ -101,6 +101,7 @@ static redlock_vote_t unexpected(const redisReply *rep, int *err, char *detail, 
     if (rep->type == REDIS_REPLY_ERROR) {
         *err = rl_error_code(rep->str);
         snprintf(detail, n, "%.*s", (int)(rep->len > 120 ? 120 : rep->len), rep->str);
+        if (!detail[0]) snprintf(detail, n, "error reply with no text");
     } else {
         *err = REDLOCK_ERR_IO;
         snprintf(detail, n, "unexpected reply type %d", rep->type);

@@ -17,6 +17,11 @@ struct rl_chunk {
  * when needed; NULL when out of memory. */
 static void *arena_alloc(rl_arena_t *a, size_t n) {
     n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (a->total + n > RL_REPLY_MAX_TOTAL) { /* e.g. an endless nested array: every part small, the whole not */
+        snprintf(a->error, sizeof a->error, "reply larger than %u bytes", RL_REPLY_MAX_TOTAL);
+        return NULL;
+    }
+    a->total += n;
     while (a->cur && a->used + n > a->cur->cap) { /* move on to a kept chunk */
         if (!a->cur->next) break;
         a->cur = a->cur->next;
@@ -112,6 +117,18 @@ struct redisReader *rl_reader_new(rl_arena_t *a) {
 void rl_arena_reset(rl_arena_t *a) {
     a->cur = a->head;
     a->used = 0;
+    a->total = 0;
+}
+
+void rl_arena_trim(rl_arena_t *a) {
+    if (a->head) {
+        for (rl_chunk_t *c = a->head->next, *next; c; c = next) {
+            next = c->next;
+            free(c);
+        }
+        a->head->next = NULL;
+    }
+    rl_arena_reset(a);
 }
 
 size_t rl_arena_chunks(const rl_arena_t *a) {

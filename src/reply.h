@@ -16,12 +16,14 @@ struct redisReader;
 #define RL_REPLY_MAX_BULK (1u << 20)      /* bytes in one bulk string */
 #define RL_REPLY_MAX_ELEMENTS 4096        /* elements in one array */
 #define RL_REPLY_MAX_PENDING (4u << 20)   /* unparsed input buffered */
+#define RL_REPLY_MAX_TOTAL (8u << 20)     /* arena bytes for one reply, all of its parts */
 
 typedef struct rl_chunk rl_chunk_t;
 
 typedef struct rl_arena {
     rl_chunk_t *head, *cur; /* chunks are kept and reused */
     size_t used;            /* bytes used in cur */
+    size_t total;           /* bytes handed out since the last reset */
     char error[96];         /* why the last object was refused */
 } rl_arena_t;
 
@@ -30,6 +32,10 @@ struct redisReader *rl_reader_new(rl_arena_t *a);
 
 /* Forgets every reply built so far (keeps the memory). */
 void rl_arena_reset(rl_arena_t *a);
+
+/* Forgets every reply and frees all chunks but the first (on close: one
+ * huge reply must not keep its memory for the connection's lifetime). */
+void rl_arena_trim(rl_arena_t *a);
 
 /* Chunks the arena holds (tests check that a warm arena stops growing). */
 size_t rl_arena_chunks(const rl_arena_t *a);

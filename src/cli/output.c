@@ -21,6 +21,16 @@ int cli_exit_code(int rc) {
     }
 }
 
+/* 1 when b may follow the lead byte lead in well-formed UTF-8 (RFC 3629):
+ * no overlong forms, no surrogates, nothing above U+10FFFF. */
+static int second_byte_ok(unsigned char lead, unsigned char b) {
+    if (lead == 0xe0) return b >= 0xa0 && b <= 0xbf;
+    if (lead == 0xed) return b >= 0x80 && b <= 0x9f;
+    if (lead == 0xf0) return b >= 0x90 && b <= 0xbf;
+    if (lead == 0xf4) return b >= 0x80 && b <= 0x8f;
+    return (b & 0xc0) == 0x80;
+}
+
 void cli_json_strn(FILE *f, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     fputc('"', f);
@@ -44,7 +54,7 @@ void cli_json_strn(FILE *f, const char *s, size_t n) {
                 size_t len = (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3 : (ch & 0xf8) == 0xf0 ? 4 : 0;
                 size_t k = 1;
                 while (len && k < len && i + k < n && ((unsigned char)s[i + k] & 0xc0) == 0x80) k++;
-                if (len && k == len && ch >= 0xc2 && ch <= 0xf4) {
+                if (len && k == len && ch >= 0xc2 && ch <= 0xf4 && second_byte_ok(ch, (unsigned char)s[i + 1])) {
                     fwrite(s + i, 1, len, f);
                     i += len - 1;
                 } else {

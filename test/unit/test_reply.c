@@ -110,3 +110,25 @@ Test(reply, deep_nesting_is_refused) {
     const char *deep = "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n";
     parse_fails(deep, strlen(deep), "nested");
 }
+
+Test(reply, endless_nested_array_hits_the_whole_reply_cap) {
+    /* every part is small (4096 elements, 4-byte integers), the whole is not:
+     * only the cap on one reply's total size stops it */
+    static char chunk[7 + 4096 * 4];
+    memcpy(chunk, "*4096\r\n", 7);
+    for (int i = 0; i < 4096; i++) memcpy(chunk + 7 + 4 * i, ":1\r\n", 4);
+    redisReaderFeed(R, "*4096\r\n", 7);
+    void *rep = NULL;
+    int rc = REDIS_OK;
+    int rounds = 0;
+    for (; rounds < 4096 && rc == REDIS_OK; rounds++) {
+        redisReaderFeed(R, chunk, sizeof chunk);
+        rc = redisReaderGetReply(R, &rep);
+        cr_assert_null(rep);
+    }
+    cr_assert_eq(rc, REDIS_ERR, "no cap after %d nested arrays", rounds);
+    cr_assert(strstr(rl_reader_error(R, &A), "reply larger than"), "%s", rl_reader_error(R, &A));
+    cr_assert_lt(rounds, 200, "the cap (8 MiB) should stop it within ~60 arrays of 4096");
+    rl_arena_trim(&A);
+    cr_assert_eq(rl_arena_chunks(&A), 1, "trim keeps only the first chunk");
+}

@@ -1,0 +1,157 @@
+/* fuzz_cli_args.c -- libFuzzer target for the redlock tool's argument
+ * parsing (src/cli/args.c), the parts without side effects beyond a usage
+ * message on stderr.
+ *
+ * Input: words separated by NUL bytes, used twice:
+ *  - each word as a duration (cli_parse_duration), compared with a
+ *    reference written here from the grammar in cli.h: digits, an optional
+ *    '.' and fraction digits, an optional unit ms / s / m, a whole number
+ *    of ms in 0..CLI_MAX_DURATION_MS; and as a number (cli_parse_double):
+ *    finite and not negative when accepted. A refusal always has words;
+ *  - all words as an argv given to cli_global_option, word after word as
+ *    main.c does: its result is -1, 0 or 1, it moves only forward and stays
+ *    inside argv, and the node list it builds holds at most
+ *    REDLOCK_MAX_NODES URIs, none empty, none with a comma or surrounding
+ *    space.
+ * Usage messages go to a null stream while the tool's code runs (glibc
+ * lets stderr be reassigned); sanitizer reports are written to fd 2
+ * directly and still show.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fuzz.h"
+#include "redlock.h"
+
+#define MAX_WORDS 32
+#define ERR_LEN 200 /* what args.c's callers pass */
+
+static FILE *devnull;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    devnull = fopen("/dev/null", "w");
+    return 0;
+}
+
+/* The duration grammar of cli.h, worked out with 128-bit integers. */
+static int ref_duration(const char *s, int64_t *ms) {
+    const char *p = s, *w0 = s, *w1, *f0 = NULL, *f1 = NULL;
+    while (isdigit((unsigned char)*p)) p++;
+    w1 = p;
+    if (*p == '.') {
+        f0 = ++p;
+        while (isdigit((unsigned char)*p)) p++;
+        f1 = p;
+        if (f1 == f0) return -1; /* "1." */
+    }
+    if (w1 == w0 && !f0) return -1; /* no digits */
+    __int128 mult;
+    if (*p == '\0' || !strcmp(p, "ms"))
+        mult = 1;
+    else if (!strcmp(p, "s"))
+        mult = 1000;
+    else if (!strcmp(p, "m"))
+        mult = 60000;
+    else
+        return -1;
+    while (w0 < w1 && *w0 == '0') w0++;
+    if (w1 - w0 > 20) return -1; /* far too large */
+    __int128 whole = 0;
+    for (const char *c = w0; c < w1; c++) whole = whole * 10 + (*c - '0');
+    __int128 frac = 0, scale = 1;
+    if (f0) {
+        while (f1 > f0 && f1[-1] == '0') f1--;
+        /* with k significant fraction digits, frac * mult / 10^k is whole
+         * only for k <= 5 (mult = 2^5 * 3 * 5^4 at most) */
+        if (f1 - f0 > 5) return -1;
+        for (const char *c = f0; c < f1; c++) {
+            frac = frac * 10 + (*c - '0');
+            scale *= 10;
+        }
+    }
+    if ((frac * mult) % scale != 0) return -1;
+    __int128 v = whole * mult + frac * mult / scale;
+    if (v > CLI_MAX_DURATION_MS) return -1;
+    *ms = (int64_t)v;
+    return 0;
+}
+
+static void check_word(const char *w) {
+    char err[ERR_LEN];
+    int64_t ms = -1, want = -1;
+    memset(err, 0x5a, sizeof err);
+    int rc = cli_parse_duration(w, &ms, err, sizeof err);
+    int ref = ref_duration(w, &want);
+    if (rc != ref || (rc == 0 && ms != want))
+        fprintf(stderr, "duration '%s': parser %d (%lld ms), reference %d (%lld ms)\n", w, rc, (long long)ms, ref,
+                (long long)want);
+    FUZZ_CHECK(rc == ref);
+    if (rc == 0) {
+        FUZZ_CHECK(ms == want && ms >= 0 && ms <= CLI_MAX_DURATION_MS);
+    } else {
+        FUZZ_CHECK(rc == -1 && memchr(err, '\0', sizeof err) && err[0] != '\0');
+    }
+
+    double d = -1;
+    memset(err, 0x5a, sizeof err);
+    rc = cli_parse_double(w, &d, err, sizeof err);
+    if (rc == 0) {
+        FUZZ_CHECK(isfinite(d) && !(d < 0));
+    } else {
+        FUZZ_CHECK(rc == -1 && memchr(err, '\0', sizeof err) && err[0] != '\0');
+    }
+}
+
+/* The node list after the options: what cli_add_nodes promises. */
+static void check_nodes(const cli_t *c) {
+    FUZZ_CHECK(c->n_nodes <= REDLOCK_MAX_NODES);
+    for (size_t i = 0; i < c->n_nodes; i++) {
+        const char *u = c->node_list[i];
+        size_t len = strlen(u);
+        FUZZ_CHECK(len > 0 && !strchr(u, ','));
+        FUZZ_CHECK(!isspace((unsigned char)u[0]) && !isspace((unsigned char)u[len - 1]));
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char *buf = malloc(size + 1);
+    if (!buf) return 0;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+
+    char *argv[MAX_WORDS + 1];
+    int argc = 0;
+    for (size_t off = 0; off <= size && argc < MAX_WORDS;) {
+        argv[argc++] = buf + off;
+        off += strlen(buf + off) + 1;
+    }
+    argv[argc] = NULL;
+
+    for (int i = 0; i < argc; i++) check_word(argv[i]);
+
+    cli_t c;
+    memset(&c, 0, sizeof c);
+    c.prog = "redlock";
+    redlock_options_init(&c.opt);
+    FILE *saved = stderr;
+    if (devnull) stderr = devnull;
+    for (int i = 0; i < argc; i++) {
+        int at = i;
+        int r = cli_global_option(&c, argc, argv, &i);
+        if (!(r >= -1 && r <= 1 && i >= at && i < argc && (r != 0 || i == at))) stderr = saved;
+        FUZZ_CHECK(r >= -1 && r <= 1);
+        FUZZ_CHECK(i >= at && i < argc);
+        FUZZ_CHECK(r != 0 || i == at); /* not an option: nothing consumed */
+        if (r < 0) break;
+    }
+    stderr = saved;
+    check_nodes(&c);
+    cli_free_nodes(&c);
+    FUZZ_CHECK(c.n_nodes == 0);
+    free(buf);
+    return 0;
+}
