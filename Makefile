@@ -72,6 +72,50 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
+# ------------------------------------------------------------- benchmarks
+# `make bench`: the whole suite of bench/ (issue 4): a Release build with the
+# benchmarks in $(BENCH_BUILD), then bench/run.sh, which starts its own
+# clusters, installs node-redlock with npm into bench/node/node_modules, and
+# writes bench/RESULTS.md and bench/latency.png. `make bench-quick`: the
+# same in under a minute (results go to $(BENCH_BUILD)/bench/RESULTS-quick.md).
+BENCH_BUILD ?= build-bench
+BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
+
+.PHONY: bench bench-quick bench-deps bench-build
+
+# Like deps, for the benchmark's extra tools. node and npm count as present
+# when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
+# they cannot be installed, the suite still runs and marks node-redlock n/a.
+bench-deps: deps
+	@missing=""; nodepkgs=""; for p in $(BENCH_PKGS); do \
+	  case $$p in \
+	    nodejs) command -v node >/dev/null 2>&1 && continue; nodepkgs="$$nodepkgs $$p"; continue ;; \
+	    npm) command -v npm >/dev/null 2>&1 && continue; nodepkgs="$$nodepkgs $$p"; continue ;; \
+	  esac; \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing$$nodepkgs" ]; then \
+	  echo "Installing Debian packages:$$missing$$nodepkgs"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq || exit 1; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || exit 1; \
+	fi; \
+	if [ -n "$$nodepkgs" ]; then \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$nodepkgs || \
+	    echo "warning: could not install$$nodepkgs; node-redlock will be n/a"; \
+	fi
+
+bench-build: bench-deps
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock
+
+bench: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh
+
+bench-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --quick
+
 # ------------------------------------------------------------- fuzzing
 # `make fuzz`: the libFuzzer targets of test/fuzz/ (node URIs, a node's
 # reply stream through the arena reader and the vote classifiers, a round's

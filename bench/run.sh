@@ -1,0 +1,664 @@
+#!/usr/bin/env bash
+# run.sh [--quick] -- libredlock's benchmark suite (issue 4), in one run on one
+# machine so that the ratios hold on a noisy shared box.
+#
+#   floor          bench/floor.c: hand-written hiredis fan-out (the cost the
+#                  network and the servers impose)
+#   libredlock     bench/bench_redlock.c: the same workloads through the library
+#   node-redlock   bench/node/bench.js: npm redlock@5.0.0-beta.2 + ioredis 5
+#                  (installed here into bench/node/node_modules; "n/a" if that fails)
+#   server limit   redis-benchmark -P 16 against every node at once; the
+#                  lock-cycle limit is the total commands/s / (2N)
+#
+# It starts its own clusters with deploy/cluster.sh in a temporary directory
+# (5 masters; 9 more for the N-scaling runs in full mode) and always stops
+# them. Degraded runs kill one node, then pause two of five (SIGSTOP), and
+# restore them afterwards.
+#
+# Full mode writes bench/RESULTS.md and bench/latency.png; --quick (about
+# 40 s) writes RESULTS-quick.md and latency-quick.png into the build
+# directory, so a quick run never overwrites the full results.
+#
+# Environment: BENCH_BUILD (default build-bench), the CMake build directory
+# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench` does all of it).
+set -euo pipefail
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+FLOOR=$BUILD/bench/floor
+LIB=$BUILD/bench/bench_redlock
+NODE_DIR=$ROOT/bench/node
+CLUSTER_SH=$ROOT/deploy/cluster.sh
+
+QUICK=0
+for a in "$@"; do
+  case $a in
+    --quick) QUICK=1 ;;
+    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+if ((QUICK)); then
+  MODE=quick
+  REPS=3          # interleaved floor / libredlock / node-redlock repetitions
+  D_SERIAL=0.6    # seconds per serial run
+  D_CPU=0.5       # seconds per CPU run
+  D_CONC=0.6      # seconds per concurrency level
+  D_CONT=0.8      # contended run
+  D_DEG=0.8       # each degraded run
+  D_SCALE=1       # each scaling run
+  SCALE_REPS=1
+  SCALE_NS="3 5"
+  SCALE_CLUSTER=5 # quick: the scaling runs use subsets of the 5-node cluster
+  RB_REQS=40000   # redis-benchmark requests per node
+  MEM_CYCLES=50000
+  MEM_THREADS=1   # the uncontended single-caller path, as in full mode
+  MEM16_CYCLES=0  # quick: no 16-thread memory run
+  NODE_WARMUP=50  # node-redlock warm-up cycles per run
+  OUT_DIR=$BUILD/bench
+  OUT_MD=$OUT_DIR/RESULTS-quick.md
+  OUT_PNG=$OUT_DIR/latency-quick.png
+else
+  MODE=full
+  REPS=5
+  D_SERIAL=3
+  D_CPU=2.5
+  D_CONC=5
+  D_CONT=5
+  D_DEG=5
+  D_SCALE=1.5
+  SCALE_REPS=5
+  SCALE_NS="3 5 7 9"
+  SCALE_CLUSTER=9
+  RB_REQS=400000
+  MEM_CYCLES=1000000
+  MEM_THREADS=1   # full: the uncontended single-caller path
+  MEM16_CYCLES=1000000
+  NODE_WARMUP=200
+  OUT_DIR=$ROOT/bench
+  OUT_MD=$OUT_DIR/RESULTS.md
+  OUT_PNG=$OUT_DIR/latency.png
+fi
+THREADS_LIST="1 4 16 32 64"
+CONTENDED_THREADS=8
+TTL=10000
+
+# ------------------------------------------------------------------ helpers
+
+START_TS=$SECONDS
+log() { printf '[%4ds] %s\n' "$((SECONDS - START_TS))" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[[ -x $FLOOR && -x $LIB ]] || die "benchmarks not built in $BUILD (run: make bench, or configure with -DREDLOCK_BUILD_BENCH=ON)"
+command -v redis-server >/dev/null || die "redis-server is not installed"
+
+TMP=$(mktemp -d /tmp/redlock-bench.XXXXXX)
+RAW=$TMP/raw.txt
+ERRLOG=$TMP/stderr.log
+: >"$RAW"
+: >"$ERRLOG"
+CLUSTERS=()
+
+cleanup() {
+  local rc=$? d
+  for d in "${CLUSTERS[@]}"; do
+    "$CLUSTER_SH" stop -d "$d" >/dev/null 2>&1 || true
+  done
+  if ((rc != 0)) && [[ -s $ERRLOG ]]; then
+    echo "--- last diagnostics:" >&2
+    tail -n 20 "$ERRLOG" >&2 || true
+  fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_cluster N NAME: starts N masters in $TMP/NAME; sets CDIR.
+start_cluster() {
+  CDIR=$TMP/$2
+  CLUSTERS+=("$CDIR")
+  "$CLUSTER_SH" start -n "$1" -d "$CDIR" >/dev/null 2>>"$ERRLOG" || die "cluster.sh could not start $1 nodes"
+}
+
+stop_cluster() {
+  "$CLUSTER_SH" stop -d "$1" >/dev/null 2>>"$ERRLOG" || true
+}
+
+# uris DIR [N]: the first N (default all) URIs of a cluster, comma-separated.
+uris() {
+  if [[ -n ${2:-} ]]; then head -n "$2" "$1/nodes" | paste -sd, -; else paste -sd, "$1/nodes"; fi
+}
+
+# Results: R[TAG.KEY] holds the values of KEY from every run tagged TAG
+# (space-separated; repeated runs add values), read back as their median.
+declare -A R=()
+
+record() {
+  local tag=$1 kv k
+  shift
+  for kv in "$@"; do
+    [[ $kv == *=* ]] || continue
+    k=${kv%%=*}
+    R[$tag.$k]="${R[$tag.$k]:+${R[$tag.$k]} }${kv#*=}"
+  done
+}
+
+# val TAG KEY: the median of the recorded values ("" if none).
+val() {
+  local list=${R[$1.$2]:-}
+  [[ -n $list ]] || { echo ""; return; }
+  printf '%s\n' $list | sort -g | awk '{a[NR]=$1} END {
+    if (NR % 2) printf "%.6g\n", a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# run_bench TAG LABEL TIMEOUT CMD...: runs CMD, records its RESULT line.
+run_bench() {
+  local tag=$1 label=$2 limit=$3 out rc=0 line
+  shift 3
+  out=$(timeout -k 5 "$limit" "$@" 2>>"$ERRLOG") || rc=$?
+  line=$(grep '^RESULT ' <<<"$out" | tail -n 1 || true)
+  if [[ -z $line ]]; then
+    log "$label: no result (exit $rc)"
+    return 0
+  fi
+  ((rc == 0)) || log "$label: exit status $rc (result kept)"
+  echo "$tag $line" >>"$RAW"
+  # shellcheck disable=SC2086
+  record "$tag" $line
+  local summary="" k v
+  for k in acq_p50_us cps grants_per_s handoff_p50_us cpu_us_per_cycle allocs_per_cycle rss_after_kb errors; do
+    v=$(sed -n "s/.* $k=\([^ ]*\).*/\1/p" <<<"$line")
+    if [[ -n $v ]]; then summary+=" $k=$v"; fi
+  done
+  log "$label:$summary"
+}
+
+# Number formatting for the table.
+num() { # num VALUE [DECIMALS]
+  [[ -n ${1:-} ]] || { echo "n/a"; return; }
+  awk -v v="$1" -v d="${2:-0}" 'BEGIN { printf "%.*f\n", d, v }'
+}
+ratio() { # ratio A B: A/B as "1.23x", or n/a
+  awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+times() { local r; r=$(ratio "$@"); [[ $r == n/a ]] && echo "n/a" || echo "${r}×"; }
+
+# ------------------------------------------------------------ preparations
+
+log "libredlock benchmark suite, $MODE mode; scratch in $TMP"
+LIB_VERSION=$("$LIB" --version 2>/dev/null || echo "?")
+
+# node-redlock: install the pinned packages into bench/node/node_modules.
+NODE_OK=0
+NODE_VERSIONS="n/a"
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ||
+        $NODE_DIR/package.json -nt $NODE_DIR/node_modules/.package-lock.json ]]; then
+    log "installing node-redlock (npm) into bench/node/node_modules"
+    if [[ -f $NODE_DIR/package-lock.json ]]; then
+      (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 ||
+        (cd "$NODE_DIR" && timeout 180 npm install --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 || true
+    else
+      (cd "$NODE_DIR" && timeout 180 npm install --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 || true
+    fi
+  fi
+  if NODE_VERSIONS=$(cd "$NODE_DIR" && timeout 30 node bench.js --version 2>>"$ERRLOG") &&
+     [[ $NODE_VERSIONS != *n/a* ]]; then
+    NODE_OK=1
+  else
+    NODE_VERSIONS="n/a"
+    log "node-redlock unavailable (npm install failed?): its column will be n/a"
+  fi
+else
+  log "node or npm missing: node-redlock will be n/a"
+fi
+
+node_bench() { # node_bench TAG LABEL ARGS...
+  local tag=$1 label=$2
+  shift 2
+  ((NODE_OK)) || return 0
+  run_bench "$tag" "$label" 120 node "$NODE_DIR/bench.js" --warmup "$NODE_WARMUP" "$@"
+}
+
+start_cluster 5 c5
+C5=$CDIR
+U5=$(uris "$C5")
+log "cluster of 5 up: $U5"
+
+# --------------------------------------------------------- serial and CPU
+
+for ((rep = 1; rep <= REPS; rep++)); do
+  run_bench floor.serial "floor serial (rep $rep/$REPS)" 120 "$FLOOR" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL"
+  run_bench lib.serial "libredlock serial (rep $rep/$REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL"
+  if ((!QUICK || rep == 1)); then # quick: node-redlock once (its start-up costs a second)
+    node_bench node.serial "node-redlock serial (rep $rep/$REPS)" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL"
+  fi
+done
+for ((rep = 1; rep <= REPS; rep++)); do
+  run_bench floor.cpu "floor cpu (rep $rep/$REPS)" 120 "$FLOOR" -u "$U5" -w cpu -d "$D_CPU" --ttl "$TTL"
+  run_bench lib.cpu "libredlock cpu (rep $rep/$REPS)" 120 "$LIB" -u "$U5" -w cpu -d "$D_CPU" --ttl "$TTL"
+done
+
+# ------------------------------------------------------------ server limit
+
+log "server limit: redis-benchmark -P 16 on all 5 nodes at once ($RB_REQS requests each)"
+rb_pids=()
+i=0
+while read -r uri; do
+  hp=${uri#redis://}
+  redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
+    SET 'key:__rand_int__' v NX PX 10000 </dev/null >"$TMP/rb.$i" 2>&1 &
+  rb_pids+=($!)
+  i=$((i + 1))
+done <"$C5/nodes"
+for p in "${rb_pids[@]}"; do wait "$p" || true; done
+RB_TOTAL=0
+for ((k = 0; k < i; k++)); do
+  rps=$(tr '\r' '\n' <"$TMP/rb.$k" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+  [[ -n $rps ]] || { log "redis-benchmark on node $k printed no result"; rps=0; }
+  RB_TOTAL=$(awk -v a="$RB_TOTAL" -v b="$rps" 'BEGIN { printf "%.1f", a + b }')
+done
+SERVER_LIMIT=$(awk -v t="$RB_TOTAL" 'BEGIN { printf "%.1f", t / (2 * 5) }')
+echo "limit server commands_per_s=$RB_TOTAL cycles_per_s=$SERVER_LIMIT" >>"$RAW"
+log "server limit: $RB_TOTAL commands/s in total -> $SERVER_LIMIT lock cycles/s"
+
+# Informational: a lock cycle is one SET and one release-script EVALSHA per
+# node, and the script costs the server more than a SET. The same pipelined
+# benchmark with lua/release.lua gives each node's EVALSHA rate e_i; with its
+# SET rate s_i, node i completes 1 / (1/s_i + 1/e_i) cycles/s; the mix limit
+# is their mean (every node takes part in every cycle).
+rb_pids=()
+i=0
+while read -r uri; do
+  hp=${uri#redis://}
+  sha=$(redis-cli -h "${hp%:*}" -p "${hp##*:}" -x SCRIPT LOAD <"$ROOT/lua/release.lua" 2>>"$ERRLOG" || true)
+  if [[ $sha =~ ^[0-9a-f]{40}$ ]]; then
+    redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
+      EVALSHA "$sha" 1 'key:__rand_int__' v </dev/null >"$TMP/rbe.$i" 2>&1 &
+    rb_pids+=($!)
+  fi
+  i=$((i + 1))
+done <"$C5/nodes"
+for p in "${rb_pids[@]}"; do wait "$p" || true; done
+MIX_LIMIT=""
+mix_sum=0
+mix_ok=1
+for ((k = 0; k < i; k++)); do
+  s_rps=$(tr '\r' '\n' <"$TMP/rb.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+  e_rps=$(tr '\r' '\n' <"$TMP/rbe.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+  if [[ -z $s_rps || -z $e_rps ]]; then mix_ok=0; break; fi
+  mix_sum=$(awk -v a="$mix_sum" -v s="$s_rps" -v e="$e_rps" 'BEGIN { printf "%.1f", a + 1 / (1 / s + 1 / e) }')
+  echo "limit node$k set_rps=$s_rps evalsha_rps=$e_rps" >>"$RAW"
+done
+if ((mix_ok && i > 0)); then
+  MIX_LIMIT=$(awk -v t="$mix_sum" -v n="$i" 'BEGIN { printf "%.1f", t / n }')
+  echo "limit server_mix cycles_per_s=$MIX_LIMIT" >>"$RAW"
+  log "server limit with the release script: $MIX_LIMIT lock cycles/s (SET + EVALSHA per node)"
+fi
+while read -r uri; do
+  hp=${uri#redis://}
+  redis-cli -h "${hp%:*}" -p "${hp##*:}" FLUSHALL >/dev/null 2>>"$ERRLOG" || true
+done <"$C5/nodes"
+
+# -------------------------------------------------------------- concurrency
+
+for t in $THREADS_LIST; do
+  run_bench "lib.conc$t" "libredlock $t threads" 120 "$LIB" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
+  node_bench "node.conc$t" "node-redlock $t callers" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
+done
+run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one key)" 120 \
+  "$LIB" -u "$U5" -w contended -t "$CONTENDED_THREADS" -d "$D_CONT" --ttl "$TTL"
+
+# ---------------------------------------------------------------- degraded
+
+"$CLUSTER_SH" kill 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not kill node 4"
+log "node 4 of 5 killed"
+run_bench lib.killed "libredlock serial, 1 of 5 killed" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+run_bench floor.killed "floor serial, 1 of 5 killed" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+"$CLUSTER_SH" restart 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not restart node 4"
+log "node 4 restarted"
+
+"$CLUSTER_SH" pause 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not pause node 3"
+"$CLUSTER_SH" pause 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not pause node 4"
+log "nodes 3 and 4 of 5 paused (SIGSTOP)"
+run_bench lib.paused "libredlock serial, 2 of 5 paused" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+run_bench floor.paused "floor serial, 2 of 5 paused" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+"$CLUSTER_SH" resume 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not resume node 3"
+"$CLUSTER_SH" resume 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not resume node 4"
+log "nodes 3 and 4 resumed"
+sleep 0.5 # let the resumed nodes work through the backlog they were sent
+
+# ------------------------------------------------------------------ memory
+
+MEM_LIMIT=$((QUICK ? 120 : 1800))
+log "memory: $MEM_CYCLES cycles on $MEM_THREADS thread(s) (VmRSS before and after)"
+MEM_T0=$SECONDS
+run_bench lib.memory "libredlock memory ($MEM_CYCLES cycles)" "$MEM_LIMIT" \
+  "$LIB" -u "$U5" -w memory -t "$MEM_THREADS" -n "$MEM_CYCLES" --ttl "$TTL"
+MEM_WALL=$((SECONDS - MEM_T0))
+if ((MEM16_CYCLES > 0)); then
+  log "memory: $MEM16_CYCLES cycles on 16 threads"
+  run_bench lib.memory16 "libredlock memory, 16 threads ($MEM16_CYCLES cycles)" "$MEM_LIMIT" \
+    "$LIB" -u "$U5" -w memory -t 16 -n "$MEM16_CYCLES" --ttl "$TTL"
+fi
+
+# ----------------------------------------------------------------- scaling
+
+if ((SCALE_CLUSTER == 5)); then
+  CS=$C5
+else
+  stop_cluster "$C5"
+  start_cluster "$SCALE_CLUSTER" c$SCALE_CLUSTER
+  CS=$CDIR
+  log "cluster of $SCALE_CLUSTER up for the scaling runs"
+fi
+for ((rep = 1; rep <= SCALE_REPS; rep++)); do
+  for n in $SCALE_NS; do
+    if ((QUICK && n == 5)); then # quick: N=5 is the serial run above
+      R[floor.n5.acq_p50_us]=${R[floor.serial.acq_p50_us]:-}
+      R[lib.n5.acq_p50_us]=${R[lib.serial.acq_p50_us]:-}
+      continue
+    fi
+    run_bench "floor.n$n" "floor serial N=$n (rep $rep/$SCALE_REPS)" 120 "$FLOOR" -u "$(uris "$CS" "$n")" -w serial -d "$D_SCALE" --ttl "$TTL"
+    run_bench "lib.n$n" "libredlock serial N=$n (rep $rep/$SCALE_REPS)" 120 "$LIB" -u "$(uris "$CS" "$n")" -w serial -d "$D_SCALE" --ttl "$TTL"
+  done
+done
+for d in "${CLUSTERS[@]}"; do stop_cluster "$d"; done
+CLUSTERS=()
+RUN_SECS=$((SECONDS - START_TS))
+log "measurements done in ${RUN_SECS}s; writing the report"
+
+# ------------------------------------------------------------------ report
+
+TABLE=$TMP/table.md
+row() { # row LABEL FLOOR LIB NODE [DECIMALS]
+  local d=${5:-0}
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$(num "$2" "$d")" "$(num "$3" "$d")" "$(num "$4" "$d")" \
+    "$(times "$3" "$2")" "$(times "$3" "$4")"
+}
+NV() { ((NODE_OK)) && val "$@" || echo ""; }
+{
+  echo "| workload | floor | libredlock | node-redlock | libredlock / floor | libredlock / node-redlock |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  row "serial: acquire p50 (µs)" "$(val floor.serial acq_p50_us)" "$(val lib.serial acq_p50_us)" "$(NV node.serial acq_p50_us)" 1
+  row "serial: acquire p99 (µs)" "$(val floor.serial acq_p99_us)" "$(val lib.serial acq_p99_us)" "$(NV node.serial acq_p99_us)" 1
+  row "serial: acquire p99.9 (µs)" "$(val floor.serial acq_p999_us)" "$(val lib.serial acq_p999_us)" "$(NV node.serial acq_p999_us)" 1
+  row "serial: cycle p50 (µs)" "$(val floor.serial cyc_p50_us)" "$(val lib.serial cyc_p50_us)" "$(NV node.serial cyc_p50_us)" 1
+  row "serial: cycle p99 (µs)" "$(val floor.serial cyc_p99_us)" "$(val lib.serial cyc_p99_us)" "$(NV node.serial cyc_p99_us)" 1
+  row "serial: cycles/s" "$(val floor.serial cps)" "$(val lib.serial cps)" "$(NV node.serial cps)"
+  row "client CPU per cycle (µs, getrusage)" "$(val floor.cpu cpu_us_per_cycle)" "$(val lib.cpu cpu_us_per_cycle)" "$(NV node.serial cpu_us_per_cycle)" 1
+  row "heap allocations per cycle (whole process)" "$(val floor.serial allocs_per_cycle)" "$(val lib.serial allocs_per_cycle)" "" 2
+  row "… of which made by libredlock's own code" "" "$(val lib.serial own_allocs_per_cycle)" "" 2
+  for t in $THREADS_LIST; do
+    row "$t threads / callers, distinct keys: cycles/s" "" "$(val "lib.conc$t" cps)" "$(NV "node.conc$t" cps)"
+  done
+  for t in $THREADS_LIST; do
+    row "$t threads / callers: cycle p50 (µs)" "" "$(val "lib.conc$t" cyc_p50_us)" "$(NV "node.conc$t" cyc_p50_us)" 0
+  done
+  row "server limit: redis-benchmark -P16 SET NX PX, total ÷ 2N (cycles/s)" "$SERVER_LIMIT" "" ""
+  row "server limit, informational: -P16 SET + release EVALSHA per node (cycles/s)" "$MIX_LIMIT" "" ""
+  row "contended, 8 threads one key: grants/s" "" "$(val lib.contended grants_per_s)" ""
+  row "contended: handoff p50 (µs, release → next grant)" "" "$(val lib.contended handoff_p50_us)" "" 0
+  row "contended: handoff p99 (µs)" "" "$(val lib.contended handoff_p99_us)" "" 0
+  row "1 of 5 killed: acquire p50 (µs)" "$(val floor.killed acq_p50_us)" "$(val lib.killed acq_p50_us)" "" 1
+  row "2 of 5 paused: acquire p50 (µs)" "$(val floor.paused acq_p50_us)" "$(val lib.paused acq_p50_us)" "" 1
+  row "2 of 5 paused: acquire p99 (µs)" "$(val floor.paused acq_p99_us)" "$(val lib.paused acq_p99_us)" "" 1
+  for n in $SCALE_NS; do
+    row "N=$n: acquire p50 (µs)" "$(val "floor.n$n" acq_p50_us)" "$(val "lib.n$n" acq_p50_us)" "" 1
+  done
+  first=${SCALE_NS%% *}
+  last=${SCALE_NS##* }
+  row "scaling: p50(N=$last) / p50(N=$first)" "$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")" \
+    "$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")" "" 2
+  row "memory, $MEM_THREADS thread(s): VmRSS after warm-up (KiB)" "" "$(val lib.memory rss_before_kb)" ""
+  row "memory, $MEM_THREADS thread(s): VmRSS at 50 % of $MEM_CYCLES cycles (KiB)" "" "$(val lib.memory rss_at_50_pct_kb)" ""
+  row "memory, $MEM_THREADS thread(s): VmRSS after $MEM_CYCLES cycles (KiB)" "" "$(val lib.memory rss_after_kb)" ""
+  row "memory, $MEM_THREADS thread(s): heap allocations per cycle" "" "$(val lib.memory allocs_per_cycle)" "" 3
+  if ((MEM16_CYCLES > 0)); then
+    row "memory, 16 threads: VmRSS after warm-up (KiB)" "" "$(val lib.memory16 rss_before_kb)" ""
+    row "memory, 16 threads: VmRSS at 50 % of $MEM16_CYCLES cycles (KiB)" "" "$(val lib.memory16 rss_at_50_pct_kb)" ""
+    row "memory, 16 threads: VmRSS after $MEM16_CYCLES cycles (KiB)" "" "$(val lib.memory16 rss_after_kb)" ""
+  fi
+} >"$TABLE"
+
+# Run-to-run spread of the repeated runs (the medians above hide it).
+SPREAD=$TMP/spread.md
+spread() { # spread TAG KEY: "min / median / max (n runs)"
+  local list=${R[$1.$2]:-}
+  if [[ -z $list ]]; then echo "n/a"; return; fi
+  printf '%s\n' $list | sort -g | awk '{ a[NR] = $1 } END {
+    m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+    printf "%.1f / %.1f / %.1f (%d runs)\n", a[1], m, a[NR], NR }'
+}
+{
+  echo "| acquire p50 (µs): min / median / max over the repeated runs | floor | libredlock |"
+  echo "|---|---|---|"
+  echo "| serial, N=5 | $(spread floor.serial acq_p50_us) | $(spread lib.serial acq_p50_us) |"
+  for n in $SCALE_NS; do
+    if ((QUICK && n == 5)); then continue; fi
+    echo "| scaling, N=$n | $(spread "floor.n$n" acq_p50_us) | $(spread "lib.n$n" acq_p50_us) |"
+  done
+  echo "| client CPU µs/cycle (cpu runs) | $(spread floor.cpu cpu_us_per_cycle) | $(spread lib.cpu cpu_us_per_cycle) |"
+} >"$SPREAD"
+
+# Targets: verdict LABEL MEASURED OP LIMIT -> a table row with PASS/MISS.
+TARGETS=$TMP/targets.md
+PASSES=0
+MISSES=0
+verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE]
+  local what=$1 m=$2 op=$3 lim=$4 note=${5:-} res
+  if [[ -z $m || $m == n/a ]]; then
+    printf '| %s | n/a | n/a | %s |\n' "$what" "$note"
+    return
+  fi
+  res=$(awk -v m="$m" -v l="$lim" -v op="$op" 'BEGIN {
+    if (op == "le") { if (m <= l) printf "PASS (%.0f%% under the limit)", (1 - m / l) * 100; else printf "MISS by %.0f%%", (m / l - 1) * 100 }
+    else            { if (m >= l) printf "PASS (%.0f%% over the limit)", (m / l - 1) * 100; else printf "MISS by %.0f%%", (1 - m / l) * 100 } }')
+  if [[ $res == PASS* ]]; then PASSES=$((PASSES + 1)); else MISSES=$((MISSES + 1)); fi
+  printf '| %s | %s | **%s** | %s |\n' "$what" "$m" "$res" "$note"
+}
+{
+  echo "| target | measured | verdict | from |"
+  echo "|---|---:|---|---|"
+  verdict "single caller: acquire p50 ≤ 1.15 × floor" "$(ratio "$(val lib.serial acq_p50_us)" "$(val floor.serial acq_p50_us)")" le 1.15 \
+    "$(num "$(val lib.serial acq_p50_us)" 1) µs vs $(num "$(val floor.serial acq_p50_us)" 1) µs"
+  verdict "single caller: client CPU per cycle ≤ 1.2 × floor" "$(ratio "$(val lib.cpu cpu_us_per_cycle)" "$(val floor.cpu cpu_us_per_cycle)")" le 1.2 \
+    "$(num "$(val lib.cpu cpu_us_per_cycle)" 1) µs vs $(num "$(val floor.cpu cpu_us_per_cycle)" 1) µs"
+  verdict "32 threads: cycles/s ≥ 4 × node-redlock with 32 callers" "$(ratio "$(val lib.conc32 cps)" "$(NV node.conc32 cps)")" ge 4 \
+    "$(num "$(val lib.conc32 cps)") vs $(num "$(NV node.conc32 cps)") cycles/s"
+  verdict "32 threads: cycles/s ≥ 50 % of the server limit" "$(ratio "$(val lib.conc32 cps)" "$SERVER_LIMIT")" ge 0.5 \
+    "$(num "$(val lib.conc32 cps)") vs $(num "$SERVER_LIMIT") cycles/s (SET-only limit; $(ratio "$(val lib.conc32 cps)" "$MIX_LIMIT") of the SET+EVALSHA limit $(num "$MIX_LIMIT"))"
+  verdict "2 of 5 paused: acquire p50 ≤ 1.5 × healthy" "$(ratio "$(val lib.paused acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.5 \
+    "$(num "$(val lib.paused acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs"
+  verdict "1 of 5 killed: acquire p50 ≤ 1.2 × healthy" "$(ratio "$(val lib.killed acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.2 \
+    "$(num "$(val lib.killed acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs"
+  lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
+  fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
+  dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print ""; else { d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.0f", d } }')
+  if [[ -z $dev ]]; then
+    printf '| %s | n/a | n/a | |\n' "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's"
+  else
+    if ((dev <= 10)); then res="PASS"; PASSES=$((PASSES + 1)); else res="MISS ($dev % off, 10 % allowed)"; MISSES=$((MISSES + 1)); fi
+    printf '| %s | %s %% off | **%s** | libredlock %s×, floor %s× |\n' \
+      "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's" "$dev" "$res" "$lr" "$fr"
+  fi
+  al=$(val lib.serial allocs_per_cycle)
+  own=$(val lib.serial own_allocs_per_cycle)
+  if [[ -n $al ]]; then
+    if awk -v a="$al" 'BEGIN { exit !(a < 0.01) }'; then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**: $(num "$al" 2) per cycle"; MISSES=$((MISSES + 1)); fi
+    printf '| no heap allocation per cycle once warm (serial, after %s warm-up cycles) | %s | %s | %s made by libredlock itself, the rest inside hiredis/libc |\n' \
+      "200" "$(num "$al" 2)" "$res" "$(num "$own" 2)"
+  fi
+  rb=$(val lib.memory rss_before_kb)
+  ra=$(val lib.memory rss_after_kb)
+  if [[ -n $rb && -n $ra ]]; then
+    growth=$((ra - rb))
+    allowed=$(awk -v b="$rb" 'BEGIN { a = b * 0.05; if (a < 512) a = 512; printf "%d", a }')
+    if ((growth <= allowed)); then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**"; MISSES=$((MISSES + 1)); fi
+    printf '| resident size flat over %s cycles (growth after warm-up ≤ max(512 KiB, 5 %%)) | %+d KiB | %s | %s → %s KiB (%s at 50 %%), %s thread(s), %s s |\n' \
+      "$MEM_CYCLES" "$growth" "$res" "$rb" "$ra" "$(val lib.memory rss_at_50_pct_kb)" "$MEM_THREADS" "$MEM_WALL"
+  fi
+} >"$TARGETS"
+
+# Machine and versions.
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+OS_NAME=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}" || echo "?")
+MEM_TOTAL=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+REDIS_V=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
+HIREDIS_V=$(pkg-config --modversion hiredis 2>/dev/null || echo "?")
+NODE_V=$(node --version 2>/dev/null || echo "n/a")
+DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+if [[ $GIT_REV != "?" && -n $(git -C "$ROOT" status --porcelain -- src include lua CMakeLists.txt 2>/dev/null) ]]; then
+  GIT_REV="$GIT_REV + uncommitted changes in src/include"
+fi
+
+# The plot.
+PLOT_NOTE="not drawn (gnuplot missing)"
+if command -v gnuplot >/dev/null; then
+  z() { [[ -n ${1:-} ]] && echo "$1" || echo 0; }
+  {
+    echo '"serial N=5"' "$(z "$(val floor.serial acq_p50_us)")" "$(z "$(val floor.serial acq_p99_us)")" \
+      "$(z "$(val lib.serial acq_p50_us)")" "$(z "$(val lib.serial acq_p99_us)")" \
+      "$(z "$(NV node.serial acq_p50_us)")" "$(z "$(NV node.serial acq_p99_us)")"
+    echo '"1 killed"' "$(z "$(val floor.killed acq_p50_us)")" "$(z "$(val floor.killed acq_p99_us)")" \
+      "$(z "$(val lib.killed acq_p50_us)")" "$(z "$(val lib.killed acq_p99_us)")" 0 0
+    echo '"2 paused"' "$(z "$(val floor.paused acq_p50_us)")" "$(z "$(val floor.paused acq_p99_us)")" \
+      "$(z "$(val lib.paused acq_p50_us)")" "$(z "$(val lib.paused acq_p99_us)")" 0 0
+  } >"$TMP/lat.dat"
+  for t in $THREADS_LIST; do
+    echo "$t $(z "$(val "lib.conc$t" cps)") $(z "$(NV "node.conc$t" cps)") $(z "$SERVER_LIMIT") $(z "$MIX_LIMIT")"
+  done >"$TMP/thr.dat"
+  for n in $SCALE_NS; do
+    echo "$n $(z "$(val "floor.n$n" acq_p50_us)") $(z "$(val "lib.n$n" acq_p50_us)")"
+  done >"$TMP/scale.dat"
+  {
+    echo "\"floor\" $(z "$(val floor.cpu cpu_us_per_cycle)")"
+    echo "\"libredlock\" $(z "$(val lib.cpu cpu_us_per_cycle)")"
+    echo "\"node-redlock\" $(z "$(NV node.serial cpu_us_per_cycle)")"
+  } >"$TMP/cpu.dat"
+  # room above the server-limit line for the key
+  THR_YMAX=$(awk '{ for (i = 2; i <= 4; i++) if ($i > m) m = $i } END { printf "%d", (m > 0 ? m : 1000) * 1.45 }' "$TMP/thr.dat")
+  cat >"$TMP/plot.gp" <<EOF
+set terminal pngcairo size 1400,1000 font "DejaVu Sans,11"
+set output "$OUT_PNG"
+set multiplot layout 2,2 title "libredlock benchmarks ($MODE run, $DATE, $(nproc) cores, 5 local redis-server masters)" font ",13"
+set grid ytics lc rgb "#dddddd"
+set key top left
+set style fill solid 0.85 border -1
+set style data histograms
+
+set title "Single caller: acquire latency (bar p50, whisker p99; log scale)"
+set style histogram errorbars gap 2 lw 1.5
+set ylabel "µs"
+set logscale y
+set yrange [10:*]
+set key top left
+plot "$TMP/lat.dat" using 2:2:3:xtic(1) title "floor" lc rgb "#999999", \
+     "" using 4:4:5 title "libredlock" lc rgb "#1f77b4", \
+     "" using 6:6:7 title "node-redlock (serial only)" lc rgb "#ff7f0e"
+unset logscale y
+
+set title "Throughput, distinct keys, one process"
+set style data linespoints
+set logscale x 2
+set xlabel "threads (libredlock) / concurrent async callers (node-redlock)"
+set ylabel "lock cycles/s"
+set xrange [0.8:80]
+set yrange [0:$THR_YMAX]
+set key top left
+plot "$TMP/thr.dat" using 1:2 title "libredlock" lw 2 pt 7 lc rgb "#1f77b4", \
+     "" using 1:3 title "node-redlock" lw 2 pt 5 lc rgb "#ff7f0e", \
+     "" using 1:4 title "server limit (redis-benchmark -P16 / 2N)" with lines dt 2 lw 2 lc rgb "#2ca02c", \
+     "" using 1:(\$4/2) title "50% of server limit" with lines dt 3 lw 1.5 lc rgb "#2ca02c", \
+     "" using 1:5 title "limit with the release script (SET + EVALSHA)" with lines dt 4 lw 1.5 lc rgb "#9467bd"
+unset logscale x
+unset xrange
+unset xlabel
+set yrange [0:*]
+
+set title "Scaling: acquire p50 vs number of masters"
+set xlabel "N (masters)"
+set ylabel "µs"
+set xtics ($(echo "$SCALE_NS" | sed 's/ /, /g'))
+set xrange [${SCALE_NS%% *}-0.5:${SCALE_NS##* }+0.5]
+plot "$TMP/scale.dat" using 1:2 title "floor" lw 2 pt 7 lc rgb "#999999", \
+     "" using 1:3 title "libredlock" lw 2 pt 7 lc rgb "#1f77b4"
+unset xrange
+set xtics autofreq
+unset xlabel
+
+set title "Client CPU per lock cycle (getrusage / process.cpuUsage)"
+set style data histograms
+set style histogram clustered gap 1
+set boxwidth 0.6
+set ylabel "µs CPU per cycle"
+set key off
+plot "$TMP/cpu.dat" using 2:xtic(1) lc rgb "#1f77b4"
+unset multiplot
+EOF
+  if gnuplot "$TMP/plot.gp" 2>>"$ERRLOG"; then PLOT_NOTE="![latency and throughput]($(basename "$OUT_PNG"))"; else PLOT_NOTE="gnuplot failed"; fi
+fi
+
+{
+  echo "# libredlock benchmark results"
+  echo
+  echo "Made by \`bench/run.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) on $DATE; the measurements took ${RUN_SECS} s."
+  echo "Everything below comes from this one run on one machine: compare the ratios, not the absolute numbers."
+  echo
+  echo "- **Machine**: $(nproc) cores, $CPU_MODEL, $MEM_TOTAL RAM; kernel $(uname -r); $OS_NAME"
+  echo "- **Source**: git $GIT_REV"
+  echo "- **Versions**: redis-server $REDIS_V, hiredis $HIREDIS_V, libredlock $LIB_VERSION (CMake Release build), node $NODE_V, node-redlock/ioredis: $NODE_VERSIONS"
+  echo "- **Cluster**: 5 independent local redis-server masters (deploy/cluster.sh, TCP loopback); $SCALE_CLUSTER for the scaling runs."
+  echo "- **Method**: serial runs of ${D_SERIAL} s, interleaved floor / libredlock / node-redlock, repeated $REPS× (median shown);"
+  echo "  concurrency levels ${D_CONC} s each; degraded runs ${D_DEG} s; scaling runs ${D_SCALE} s × $SCALE_REPS (interleaved); TTL ${TTL} ms, distinct keys,"
+  echo "  libredlock with op_timeout_ms = 1000 and no retries (the contended run retries every 2 ± 1 ms)."
+  echo "  Latencies are from the caller's side (µs); CPU is user + system time of the client process per acquire+release cycle."
+  echo
+  echo "## Results"
+  echo
+  cat "$TABLE"
+  echo
+  echo "Columns: **floor** = bench/floor.c, a bare hand-written fan-out over non-blocking hiredis contexts in one poll loop"
+  echo "(SET NX PX to all, return at the majority, then a compare-and-delete EVAL the same way); **libredlock** = bench/bench_redlock.c"
+  echo "through the public API; **node-redlock** = bench/node/bench.js (async callers in one node process, ioredis defaults)."
+  echo "Allocations are counted by a malloc interposer in the benchmark binaries (every caller in the process, hiredis included)."
+  echo
+  echo "## Targets (issue 4)"
+  echo
+  cat "$TARGETS"
+  echo
+  echo "$PASSES passed, $MISSES missed."
+  echo
+  echo "Run-to-run spread (the machine is shared: a verdict whose margin is smaller than this spread is not resolved by one run):"
+  echo
+  cat "$SPREAD"
+  echo
+  echo "## Plot"
+  echo
+  echo "$PLOT_NOTE"
+  echo
+  echo "## Raw results"
+  echo
+  echo "<details><summary>every RESULT line of this run</summary>"
+  echo
+  echo '```'
+  cat "$RAW"
+  echo '```'
+  echo
+  echo "</details>"
+} >"$OUT_MD"
+
+echo
+echo "libredlock benchmarks ($MODE mode, $DATE; measurements ${RUN_SECS} s)"
+echo
+cat "$TABLE"
+echo
+cat "$TARGETS"
+echo
+echo "$PASSES passed, $MISSES missed."
+echo
+echo "Report: $OUT_MD"
+echo "Plot:   $OUT_PNG"
