@@ -221,26 +221,3 @@ void cli_free_nodes(cli_t *c) {
     for (size_t i = 0; i < c->n_nodes; i++) free(c->node_list[i]);
     c->n_nodes = 0;
 }
-
-int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print_usage(stdout, c->prog);
-            return CLI_EX_OK;
-        }
-        if (cli_opt_flag(argv, &i, "--json")) {
-            *json = 1;
-            continue;
-        }
-        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "%s: unknown option '%s'", cmd, a);
-        if (!positional || *positional) return cli_usage_error(c, "%s: unexpected argument '%s'", cmd, a);
-        *positional = a;
-    }
-    return -1;
-}

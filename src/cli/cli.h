@@ -62,13 +62,6 @@ int cli_opt_value(cli_t *c, int argc, char **argv, int *i, const char *name, con
 /* 1 when argv[*i] is exactly the flag `name` (no value). */
 int cli_opt_flag(char **argv, const int *i, const char *name);
 
-/* Parses the arguments of a query command (`status`, `ping`): -h/--help,
- * --json, the global options, and at most one positional argument stored in
- * *positional (none allowed when positional is NULL). Returns -1 when the
- * command should go on, else the exit status to return at once (CLI_EX_OK
- * after printing help, CLI_EX_USAGE after a usage error). */
-int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional);
-
 /* Tries the global options at argv[*i]. Returns 1 if consumed (with *i on
  * its last word), 0 if argv[*i] is not a global option, or -1 after
  * printing a usage error. */
