@@ -44,7 +44,7 @@ extern "C" {
     X(TIMEOUT, -10, "operation timed out")                                     \
     X(SERVER, -11, "node answered with an error")                              \
     X(STALE, -12, "fencing token is older than one the store has seen")        \
-    X(QUARANTINED, -13, "node restarted less than max_ttl_ms ago: no vote")
+    X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote")
 
 enum {
     REDLOCK_OK = 0,
@@ -91,6 +91,11 @@ typedef struct redlock_options {
     uint32_t max_ttl_ms;         /* the longest TTL any client uses on these nodes; 0 (default): unknown */
     int quarantine;              /* with max_ttl_ms: a node restarted less than max_ttl_ms ago gets no
                                     vote in acquires (its data may be gone), default 1 */
+    uint32_t clock_jump_ms;      /* with max_ttl_ms: a node whose clock (TIME) moved more than this beyond
+                                    the time that passed here gets no acquire vote for max_ttl_ms;
+                                    default 100; 0: no clock-jump detection */
+    uint32_t clock_check_ms;     /* sample a node's TIME at most this often, piggy-backed on acquires;
+                                    default 1000; 0: on every acquire */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
