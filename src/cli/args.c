@@ -152,6 +152,10 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
         c->verbose += (int)(k - 1);
         return 1;
     }
+    if (!strcmp(a, "--no-quarantine")) {
+        c->opt.quarantine = 0;
+        return 1;
+    }
     if ((r = cli_opt_value(c, argc, argv, i, "--nodes", &v)) != 0) {
         if (r < 0) return -1;
         c->nodes_given = 1;
@@ -166,6 +170,9 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
         {"--drift-min", offsetof(redlock_options_t, drift_min_ms)},
         {"--retry-delay", offsetof(redlock_options_t, retry_delay_ms)},
         {"--retry-jitter", offsetof(redlock_options_t, retry_jitter_ms)},
+        {"--max-ttl", offsetof(redlock_options_t, max_ttl_ms)},
+        {"--clock-jump", offsetof(redlock_options_t, clock_jump_ms)},
+        {"--clock-check", offsetof(redlock_options_t, clock_check_ms)},
     };
     for (size_t k = 0; k < sizeof durations / sizeof durations[0]; k++) {
         if ((r = cli_opt_value(c, argc, argv, i, durations[k].name, &v)) != 0) {

@@ -68,41 +68,64 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
                                       : "letting it finish (--on-lost ignore)");
 }
 
-/* environ without REDLOCK_RESOURCE / REDLOCK_TOKEN, plus ours. The two new
- * strings are env[n-2] and env[n-1] (freed by free_env). */
-static char **child_env(const char *resource, const char *token, size_t *n_out) {
+/* The variables the tool sets for the command; inherited values of all of
+ * them are removed, so the command never sees a stale one (REDLOCK_FENCE
+ * without --fencing, for instance). */
+static const char *const child_vars[] = {"REDLOCK_RESOURCE", "REDLOCK_TOKEN", "REDLOCK_FENCE"};
+#define N_CHILD_VARS (sizeof child_vars / sizeof child_vars[0])
+
+/* 1 when the environment entry e sets one of child_vars. */
+static int is_child_var(const char *e) {
+    for (size_t v = 0; v < N_CHILD_VARS; v++) {
+        size_t len = strlen(child_vars[v]);
+        if (!strncmp(e, child_vars[v], len) && e[len] == '=') return 1;
+    }
+    return 0;
+}
+
+/* Makes "name=value" in a new string, or NULL. */
+static char *env_entry(const char *name, const char *value) {
+    size_t nl = strlen(name), vl = strlen(value);
+    char *s = malloc(nl + 1 + vl + 1);
+    if (!s) return NULL;
+    memcpy(s, name, nl);
+    s[nl] = '=';
+    memcpy(s + nl + 1, value, vl + 1);
+    return s;
+}
+
+/* environ without child_vars, plus REDLOCK_RESOURCE, REDLOCK_TOKEN and,
+ * when fence is not 0, REDLOCK_FENCE (decimal). The new strings are the
+ * last *n_own entries (freed by free_env). */
+static char **child_env(const char *resource, const char *token, uint64_t fence, size_t *n_out, size_t *n_own) {
     size_t n = 0;
     while (environ && environ[n]) n++;
-    char **env = calloc(n + 3, sizeof *env);
+    char **env = calloc(n + N_CHILD_VARS + 1, sizeof *env);
     if (!env) return NULL;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!strncmp(environ[i], "REDLOCK_RESOURCE=", 17) || !strncmp(environ[i], "REDLOCK_TOKEN=", 14)) continue;
-        env[k++] = environ[i];
-    }
-    size_t rl = strlen(resource), tl = strlen(token);
-    char *r = malloc(17 + rl + 1), *t = malloc(14 + tl + 1);
-    if (!r || !t) {
-        free(r);
-        free(t);
+    for (size_t i = 0; i < n; i++)
+        if (!is_child_var(environ[i])) env[k++] = environ[i];
+    char fence_s[24];
+    snprintf(fence_s, sizeof fence_s, "%llu", (unsigned long long)fence);
+    size_t first = k;
+    int ok = (env[k++] = env_entry("REDLOCK_RESOURCE", resource)) != NULL;
+    ok = ok && (env[k++] = env_entry("REDLOCK_TOKEN", token)) != NULL;
+    if (ok && fence) ok = (env[k++] = env_entry("REDLOCK_FENCE", fence_s)) != NULL;
+    if (!ok) {
+        for (size_t i = first; i < k; i++) free(env[i]);
         free(env);
         return NULL;
     }
-    memcpy(r, "REDLOCK_RESOURCE=", 17);
-    memcpy(r + 17, resource, rl + 1);
-    memcpy(t, "REDLOCK_TOKEN=", 14);
-    memcpy(t + 14, token, tl + 1);
-    env[k++] = r;
-    env[k++] = t;
     env[k] = NULL;
     *n_out = k;
+    *n_own = k - first;
     return env;
 }
 
-static void free_env(char **env, size_t n) {
+/* Frees what child_env made (NULL-safe). */
+static void free_env(char **env, size_t n, size_t n_own) {
     if (!env) return;
-    free(env[n - 2]);
-    free(env[n - 1]);
+    for (size_t i = n - n_own; i < n; i++) free(env[i]);
     free(env);
 }
 
@@ -308,7 +331,7 @@ static int run_command(exec_state_t *st, char **cmd, char **env, const sigset_t 
 
 int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     int64_t ttl = DEFAULT_TTL_MS, wait = 0;
-    int lost_sig = SIGTERM, cmd_at = -1;
+    int lost_sig = SIGTERM, cmd_at = -1, ttl_given = 0, fencing = 0;
     const char *resource = NULL;
     char err[200];
     for (int i = 1; i < argc; i++) {
@@ -327,6 +350,11 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
             if (cli_parse_duration(v, &ttl, err, sizeof err) < 0)
                 return cli_usage_error(c, "invalid value for --ttl: %s", err);
             if (ttl == 0) return cli_usage_error(c, "invalid value for --ttl: '%s' must be more than 0", v);
+            ttl_given = 1;
+            continue;
+        }
+        if (cli_opt_flag(argv, &i, "--fencing")) {
+            fencing = 1;
             continue;
         }
         if ((r = cli_opt_value(c, argc, argv, &i, "--wait", &v)) != 0) {
@@ -355,6 +383,16 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     if (cmd_at < 0) return cli_usage_error(c, "exec: missing '--' before the command");
     if (cmd_at >= argc) return cli_usage_error(c, "exec: missing command after '--'");
     if (wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
+    /* --max-ttl: the default TTL shrinks to it; a TTL given above it is refused
+     * here, before any node is asked (the library would refuse it too). */
+    if (c->opt.max_ttl_ms && ttl > (int64_t)c->opt.max_ttl_ms) {
+        if (ttl_given)
+            return cli_usage_error(c, "--ttl %lld ms exceeds --max-ttl %u ms (the longest TTL any client uses on "
+                                   "these nodes, which the restart quarantine relies on)",
+                                   (long long)ttl, c->opt.max_ttl_ms);
+        ttl = c->opt.max_ttl_ms;
+    }
+    c->opt.fencing = fencing;
 
     redlock_t *rl = NULL;
     int rc = cli_open(c, &rl);
@@ -372,11 +410,20 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
         redlock_free(rl);
         return cli_exit_code(arc);
     }
+    uint64_t fence = redlock_lock_fence(lock);
+    if (fencing && fence == 0) { /* not expected: a fenced acquire that succeeded has a token */
+        cli_error(c, "locked '%s' but got no fencing token; not running the command", resource);
+        redlock_release(rl, lock);
+        redlock_free(rl);
+        return CLI_EX_SOFTWARE;
+    }
     if (c->verbose) {
-        char pfx[CLI_TOKEN_PREFIX + 1];
+        char pfx[CLI_TOKEN_PREFIX + 1], fence_s[40] = "";
         cli_prefix(pfx, redlock_lock_token(lock), strlen(redlock_lock_token(lock)));
-        cli_error(c, "locked '%s' (token %s...) on %zu of %zu nodes (quorum %zu) after %u attempt(s); valid for %lld ms",
-                  resource, pfx, rep.yes, rep.n_nodes, rep.quorum, rep.attempts, (long long)rep.validity_ms);
+        if (fencing) snprintf(fence_s, sizeof fence_s, ", fence %llu", (unsigned long long)fence);
+        cli_error(c, "locked '%s' (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
+                  "valid for %lld ms",
+                  resource, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts, (long long)rep.validity_ms);
         cli_print_report(stderr, &rep);
     }
 
@@ -396,14 +443,14 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &fwd, &orig);
     install_handlers();
 
-    size_t n_env = 0;
+    size_t n_env = 0, n_own = 0;
     char **env = NULL;
     int code;
     int wrc = redlock_autoextend(rl, lock, NULL, on_lost, &st);
     if (wrc != REDLOCK_OK) {
         cli_error(c, "cannot auto-extend the lock on '%s': %s", resource, redlock_strerror(wrc));
         code = wrc == REDLOCK_ERR_NOT_HELD ? CLI_EX_TEMPFAIL : cli_exit_code(wrc);
-    } else if (!(env = child_env(resource, redlock_lock_token(lock), &n_env))) {
+    } else if (!(env = child_env(resource, redlock_lock_token(lock), fence, &n_env, &n_own))) {
         cli_error(c, "out of memory");
         code = CLI_EX_OSERR;
     } else {
@@ -432,7 +479,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
                   CLI_EX_LOST, resource, code);
         code = CLI_EX_LOST;
     }
-    free_env(env, n_env);
+    free_env(env, n_env, n_own);
     redlock_free(rl);
     /* The forwarded signals stay blocked: one that arrives now (the command
      * is gone) must not kill the tool before it reports the status. */

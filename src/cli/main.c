@@ -7,7 +7,7 @@
 void cli_print_usage(FILE *f, const char *prog) {
     fprintf(f,
 "Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--on-lost ACTION]\n"
-"                 RESOURCE -- COMMAND [ARG...]\n"
+"                 [--fencing] RESOURCE -- COMMAND [ARG...]\n"
 "       %s [GLOBAL OPTIONS] status [--json] RESOURCE\n"
 "       %s [GLOBAL OPTIONS] ping [--json]\n"
 "       %s --help | --version\n"
@@ -19,9 +19,11 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  exec      Lock RESOURCE, run COMMAND while the lock is extended in the\n"
 "            background, release the lock when COMMAND exits, and exit with\n"
 "            COMMAND's status. COMMAND gets REDLOCK_RESOURCE and REDLOCK_TOKEN\n"
-"            in its environment. The '--' before COMMAND is required.\n"
-"    --ttl DUR         lock time-to-live (default 10s), renewed every TTL/3;\n"
-"                      how long the lock outlives a redlock that was killed\n"
+"            (and with --fencing REDLOCK_FENCE) in its environment; inherited\n"
+"            values of these are removed. The '--' before COMMAND is required.\n"
+"    --ttl DUR         lock time-to-live (default 10s, or --max-ttl if less),\n"
+"                      renewed every TTL/3; how long the lock outlives a\n"
+"                      redlock that was killed\n"
 "    --wait DUR        if the lock is held, retry for up to DUR (default 0: one\n"
 "                      attempt); 'forever' never gives up. No attempt starts\n"
 "                      after DUR, so a refusal may come up to one retry delay\n"
@@ -29,13 +31,18 @@ void cli_print_usage(FILE *f, const char *prog) {
 "    --on-lost ACTION  when the lock is lost while COMMAND runs: 'term' sends\n"
 "                      COMMAND SIGTERM (default), 'kill' sends SIGKILL, 'ignore'\n"
 "                      lets it finish; either way redlock exits 79 afterwards\n"
+"    --fencing         also get a fencing token (a number greater than that of\n"
+"                      every earlier holder of RESOURCE) and pass it to COMMAND\n"
+"                      as REDLOCK_FENCE; costs a second round trip\n"
 "  status    Show, node by node, whether RESOURCE is locked: reachable, key\n"
 "            present, the first 8 characters of the token, PTTL, round trip;\n"
 "            then whether a quorum agrees on one holder.\n"
 "  ping      Show each node's round trip, Redis version, uptime, role and\n"
 "            persistence settings (appendonly, appendfsync, AOF, last RDB save).\n"
 "    --json            status, ping: print one JSON object instead of a table\n"
-"\n"
+"\n",
+            prog, prog, prog, prog);
+    fputs(
 "Global options (also accepted after the command name):\n"
 "  --nodes URI[,URI...]   the Redis masters; may be repeated. Default: the\n"
 "                         comma-separated list in $REDLOCK_NODES. URIs:\n"
@@ -48,6 +55,16 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  --retry-delay DUR      mean pause between tries under --wait (default 200ms)\n"
 "  --retry-jitter DUR     the pause varies by up to this much either way\n"
 "                         (default: half the retry delay, at most 100ms)\n"
+"  --max-ttl DUR          the longest TTL any client uses on these nodes; turns\n"
+"                         on the restart quarantine: a node restarted less than\n"
+"                         DUR ago gets no vote (default 0: unknown, no quarantine)\n"
+"  --no-quarantine        keep --max-ttl's TTL cap but no quarantine: restarted\n"
+"                         or clock-jumped nodes keep their vote\n"
+"  --clock-jump DUR       with --max-ttl: a node whose clock moved this much more\n"
+"                         than ours gets no vote for max-ttl (default 100ms; 0: no\n"
+"                         clock-jump detection)\n"
+"  --clock-check DUR      read a node's clock at most this often (default 1s; 0:\n"
+"                         on every acquire)\n"
 "  -v, --verbose          log to stderr and show node-by-node reports; -vv: debug\n"
 "  -h, --help             show this help and exit\n"
 "  -V, --version          show the version and exit\n"
@@ -69,13 +86,42 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  127     exec: COMMAND was not found\n"
 "  status exits 0 when a quorum of nodes answered, else 69; ping exits 0 when\n"
 "  a quorum answered (with a warning on stderr if some did not), else 69.\n"
-"\n"
+"\n", f);
+    fprintf(f,
 "Examples:\n"
 "  export REDLOCK_NODES=redis://10.0.0.1,redis://10.0.0.2,redis://10.0.0.3\n"
 "  %s exec nightly-backup -- /usr/local/bin/backup.sh   # 75: runs elsewhere\n"
 "  %s exec --wait 5m --ttl 30s db-migrate -- make migrate\n"
 "  %s status nightly-backup\n",
-            prog, prog, prog, prog, prog, prog, prog);
+            prog, prog, prog);
+}
+
+/* Parses the arguments of a query command (status, ping): -h/--help,
+ * --json, the global options, and at most one positional argument, stored
+ * in *positional (none allowed when positional is NULL). Lives here, not in
+ * args.c, because it prints the usage and args.c is also linked alone (the
+ * fuzz target fuzz_cli_args). */
+int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            cli_print_usage(stdout, c->prog);
+            return CLI_EX_OK;
+        }
+        if (cli_opt_flag(argv, &i, "--json")) {
+            *json = 1;
+            continue;
+        }
+        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
+            if (r < 0) return CLI_EX_USAGE;
+            continue;
+        }
+        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "%s: unknown option '%s'", cmd, a);
+        if (!positional || *positional) return cli_usage_error(c, "%s: unexpected argument '%s'", cmd, a);
+        *positional = a;
+    }
+    return -1;
 }
 
 /* The log callback (-v): one line on stderr per message. fprintf locks

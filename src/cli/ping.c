@@ -175,24 +175,8 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
 
 int cli_cmd_ping(cli_t *c, int argc, char **argv) {
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print_usage(stdout, c->prog);
-            return CLI_EX_OK;
-        }
-        if (cli_opt_flag(argv, &i, "--json")) {
-            json = 1;
-            continue;
-        }
-        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "ping: unknown option '%s'", a);
-        return cli_usage_error(c, "ping: unexpected argument '%s'", a);
-    }
+    int stop = cli_query_args(c, argc, argv, "ping", &json, NULL);
+    if (stop >= 0) return stop;
     redlock_t *rl = NULL;
     int rc = cli_open(c, &rl);
     if (rc) return rc;

@@ -172,25 +172,8 @@ static void print_json(const char *resource, const status_ctx_t *ctx, const redl
 int cli_cmd_status(cli_t *c, int argc, char **argv) {
     int json = 0;
     const char *resource = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            cli_print_usage(stdout, c->prog);
-            return CLI_EX_OK;
-        }
-        if (cli_opt_flag(argv, &i, "--json")) {
-            json = 1;
-            continue;
-        }
-        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "status: unknown option '%s'", a);
-        if (resource) return cli_usage_error(c, "status: unexpected argument '%s'", a);
-        resource = a;
-    }
+    int stop = cli_query_args(c, argc, argv, "status", &json, &resource);
+    if (stop >= 0) return stop;
     if (!resource || !*resource) return cli_usage_error(c, "status: missing RESOURCE");
 
     redlock_t *rl = NULL;

@@ -1,7 +1,9 @@
 /* test_cli.c -- the redlock command-line tool, driven as a program against
  * the 5-master fixture cluster: mutual exclusion between concurrent
  * processes (also while 2 nodes die), every exit code, the command's
- * environment, lock loss, signal forwarding, status and ping.
+ * environment, lock loss, signal forwarding, status and ping, fencing
+ * tokens (REDLOCK_FENCE) and the safety options (--max-ttl, quarantine,
+ * clock-jump settings).
  *
  * Every process a test starts is put in its own process group, gets
  * SIGKILL if the test worker dies (PR_SET_PDEATHSIG), and is killed with its
@@ -727,10 +729,164 @@ Test(cli, help_and_version) {
                                         "--drift-factor", "--drift-min",  "--retry-delay",     "--retry-jitter",
                                         "--ttl",        "--wait",        "--on-lost",         "--json",
                                         "-v",           "64",            "69",                "75",
-                                        "78",           "79",            "126",               "127"};
+                                        "78",           "79",            "126",               "127",
+                                        "--fencing",    "REDLOCK_FENCE", "--max-ttl",         "--no-quarantine",
+                                        "--clock-jump", "--clock-check"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         cr_assert(strstr(r.out, words[i]), "--help does not mention %s", words[i]);
     RUN(&r, NULL, "--version");
     cr_assert_eq(r.code, 0);
     cr_assert(strstr(r.out, REDLOCK_VERSION), "%s", r.out);
+}
+
+/* ------------------------------------------------------------ fencing, safety options */
+
+/* Parses s (up to a newline) as a decimal uint64; fails the test otherwise. */
+static uint64_t parse_fence(const char *s) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    cr_assert(end != s && (*end == '\n' || *end == '\0') && errno == 0 && s[0] >= '0' && s[0] <= '9',
+              "REDLOCK_FENCE is not a decimal number: '%s'", s);
+    return (uint64_t)v;
+}
+
+Test(cli, fencing_exports_a_strictly_increasing_fence) {
+    const char *res = "cli:fence";
+    char key[64];
+    snprintf(key, sizeof key, "%s:redlock:fence", res);
+    /* the tool inherits a stale REDLOCK_FENCE: ours replaces it. The count
+     * comes from the environment the command was started with
+     * (/proc/$$/environ), since a shell keeps only one of two duplicates. */
+    char script[1024];
+    snprintf(script, sizeof script,
+             "REDLOCK_FENCE=99999999999999999999 exec '%s' exec --fencing %s -- "
+             "sh -c 'printf \"%%s\\n\" \"$REDLOCK_FENCE\"; tr \"\\0\" \"\\n\" < /proc/$$/environ | "
+             "grep -c ^REDLOCK_FENCE= >&2'",
+             REDLOCK_CLI, res);
+    uint64_t prev = 0;
+    for (int round = 0; round < 4; round++) {
+        run_t r;
+        run_argv(&r, g_nodes, (char *[]){"/bin/sh", "-c", script, NULL});
+        cr_assert_eq(r.code, 0, "round %d: stderr: %s", round, r.err);
+        uint64_t f = parse_fence(r.out);
+        cr_assert_gt(f, prev, "round %d: fence %llu is not above the previous one, %llu", round,
+                     (unsigned long long)f, (unsigned long long)prev);
+        cr_assert_str_eq(r.err, "1\n", "exactly one REDLOCK_FENCE in the environment: %s", r.err);
+        /* the fence the child saw is the counter a quorum of nodes keeps */
+        char want[32];
+        snprintf(want, sizeof want, "%llu", (unsigned long long)f);
+        cr_assert_geq(tc_count_value(&C, key, want), 3, "fence %s is not the counter on a quorum", want);
+        prev = f;
+    }
+    /* -v names the fence (it is no secret) but still not the token */
+    run_t r;
+    RUN(&r, g_nodes, "-v", "exec", "--fencing", (char *)res, "--", "sh", "-c", "echo \"$REDLOCK_FENCE $REDLOCK_TOKEN\"");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char fence_s[32] = "", token[64] = "";
+    cr_assert_eq(sscanf(r.out, "%31s %63s", fence_s, token), 2, "stdout: %s", r.out);
+    cr_assert_gt(parse_fence(fence_s), prev);
+    char want[48];
+    snprintf(want, sizeof want, "fence %s", fence_s);
+    cr_assert(strstr(r.err, want), "-v shows '%s': %s", want, r.err);
+    cr_assert(is_hex40(token, strlen(token)), "token '%s'", token);
+    cr_assert_null(strstr(r.err, token), "the token must not be printed: %s", r.err);
+}
+
+Test(cli, without_fencing_an_inherited_fence_is_removed) {
+    char script[1024];
+    snprintf(script, sizeof script,
+             "REDLOCK_FENCE=12345 REDLOCK_TOKEN=stale REDLOCK_RESOURCE=stale exec '%s' exec cli:nofence -- "
+             "sh -c 'echo \"${REDLOCK_FENCE-unset} $REDLOCK_RESOURCE ${#REDLOCK_TOKEN}\"'",
+             REDLOCK_CLI);
+    run_t r;
+    run_argv(&r, g_nodes, (char *[]){"/bin/sh", "-c", script, NULL});
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, "unset cli:nofence 40\n", "the child must not see the stale values");
+    /* and no fence counter is kept for a lock without --fencing */
+    for (int i = 0; i < C.n; i++) cr_assert_null(tc_get(&C, i, "cli:nofence:redlock:fence"), "node %d", i);
+}
+
+Test(cli, max_ttl_caps_the_ttl) {
+    run_t r;
+    char marker[256];
+    path_of(marker, sizeof marker, "ran");
+    RUN(&r, g_nodes, "--max-ttl", "5s", "exec", "--ttl", "10s", "cli:maxttl", "--", "sh", "-c", "echo yes > \"$1\"",
+        "sh", marker);
+    cr_assert_eq(r.code, 64, "stderr: %s", r.err);
+    cr_assert(strstr(r.err, "--ttl 10000 ms exceeds --max-ttl 5000 ms"), "stderr names both values: %s", r.err);
+    cr_assert_str_eq(slurp("ran"), "", "the command must not run");
+    cr_assert_eq(r.out_len, 0);
+    for (int i = 0; i < C.n; i++) cr_assert_null(tc_get(&C, i, "cli:maxttl"), "nothing locked on node %d", i);
+
+    /* without --ttl the default (10 s) shrinks to --max-ttl; the option may
+     * also follow the command name. Nodes up for less than max-ttl would be
+     * quarantined: --no-quarantine keeps this test independent of restarts.
+     * (Under valgrind the op timeout is 2 s, so the TTL must be longer.) */
+    char *max = g_slow ? "5s" : "2s";
+    RUN(&r, g_nodes, "exec", "--max-ttl", max, "--no-quarantine", "cli:maxttl", "--", "sh", "-c",
+        "sleep 0.1; echo started");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_str_eq(r.out, "started\n");
+    run_t s;
+    pid_t pid = START("maxttl.log", "--max-ttl", max, "--no-quarantine", "exec", "cli:maxttl", "--", "sh", "-c",
+                      "echo locked; sleep 1");
+    wait_line("maxttl.log", scaled(5000), "maxttl.log");
+    long long pttl = tc_pttl(&C, 0, "cli:maxttl");
+    cr_assert(pttl > 0 && pttl <= (g_slow ? 5000 : 2000), "PTTL %lld with --max-ttl %s and no --ttl", pttl, max);
+    cr_assert_eq(wait_code(pid, scaled(10000)), 0, "%s", slurp("maxttl.log"));
+    RUN(&s, g_nodes, "--max-ttl=3000", "--no-quarantine", "exec", "--ttl", "3s", "cli:maxttl", "--", "true");
+    cr_assert_eq(s.code, 0, "a TTL equal to --max-ttl is fine: %s", s.err);
+}
+
+Test(cli, max_ttl_turns_on_the_restart_quarantine) {
+    /* No fixture node has been up for a day: with --max-ttl 24h every node
+     * counts as recently restarted and gets no vote, unless --no-quarantine.
+     * (1440m: the duration parser knows ms, s and m.) */
+    char marker[256];
+    path_of(marker, sizeof marker, "ran");
+    run_t r;
+    RUN(&r, g_nodes, "-v", "--max-ttl", "1440m", "exec", "cli:quar", "--", "sh", "-c", "echo yes > \"$1\"", "sh",
+        marker);
+    cr_assert_eq(r.code, 69, "stderr: %s", r.err);
+    cr_assert(strstr(r.err, "quarantined"), "-v says why: %s", r.err);
+    cr_assert_str_eq(slurp("ran"), "", "the command must not run without the lock");
+    RUN(&r, g_nodes, "--max-ttl", "1440m", "--no-quarantine", "exec", "cli:quar", "--", "true");
+    cr_assert_eq(r.code, 0, "--no-quarantine: %s", r.err);
+}
+
+Test(cli, safety_option_values_are_checked) {
+    static const struct {
+        const char *opt, *val;
+        int code;
+        const char *names[2];
+    } cases[] = {
+        {"--clock-jump", "soon", 64, {"--clock-jump", "'soon'"}},
+        {"--clock-jump", "-1ms", 64, {"--clock-jump", "'-1ms'"}},
+        {"--clock-check", "1.5ms", 64, {"--clock-check", "'1.5ms'"}},
+        {"--max-ttl", "10q", 64, {"--max-ttl", "'10q'"}},
+        {"--clock-jump", "", 64, {"--clock-jump", "empty"}},
+        /* parsed, but outside what the library accepts: a configuration error */
+        {"--clock-jump", "61m", 78, {"clock_jump_ms=3660000", "0..3600000"}},
+        {"--clock-check", "2m", 0, {"", ""}},
+        {"--clock-jump", "0", 0, {"", ""}},
+        {"--clock-check", "0", 0, {"", ""}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_t r;
+        char *ttl = g_slow ? "10s" : "1s";
+        RUN(&r, g_nodes, (char *)cases[i].opt, (char *)cases[i].val, "--max-ttl", ttl, "--no-quarantine", "exec",
+            "--ttl", ttl, "cli:opts", "--", "true");
+        cr_assert_eq(r.code, cases[i].code, "case %zu (%s %s): exit %d, stderr: %s", i, cases[i].opt, cases[i].val,
+                     r.code, r.err);
+        for (int k = 0; k < 2; k++)
+            cr_assert(strstr(r.err, cases[i].names[k]), "case %zu: stderr does not name %s: %s", i, cases[i].names[k],
+                      r.err);
+        if (cases[i].code) cr_assert_eq(r.out_len, 0, "case %zu", i);
+    }
+    /* a value-less option at the end */
+    run_t r;
+    RUN(&r, g_nodes, "ping", "--clock-check");
+    cr_assert_eq(r.code, 64, "stderr: %s", r.err);
+    cr_assert(strstr(r.err, "--clock-check needs a value"), "stderr: %s", r.err);
 }
