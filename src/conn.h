@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "clockjump.h"
 #include "reply.h"
 #include "tls.h"
 #include "uri.h"
@@ -20,7 +21,7 @@ struct rl_script;
 enum { RL_CONN_DOWN = 0, RL_CONN_CONNECTING, RL_CONN_READY };
 
 /* What a queued request is for. */
-enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO };
+enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME };
 
 typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
@@ -54,6 +55,12 @@ typedef struct rl_conn {
     uint64_t retry_at_us;      /* while down: earliest reconnect */
     uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
     uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
+    rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
+    uint64_t time_due_us;      /* acquires send a TIME sample from then on */
+    int time_refused;          /* the node refused TIME (ACL): no more samples */
+    uint64_t jump_until_us;    /* its clock jumped: no acquire vote before this */
+    uint64_t jumped_us;        /* when the jump was seen, on our clock */
+    int64_t jump_us;           /* how far its clock moved beyond the elapsed time */
     uint32_t backoff_ms;
     int last_err;              /* REDLOCK_ERR_* of the last failure */
     char last_detail[128];     /* its words (no secrets) */

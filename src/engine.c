@@ -115,12 +115,62 @@ static void learn_uptime(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, ui
                 (unsigned long long)((c->quarantine_until_us - now) / 1000));
 }
 
-/* Writes "quarantined (restarted N ms ago)" into buf when c may not vote
- * in an acquire now; returns 1 then, else 0. */
+/* 1 when acquires should sample c's clock (detection is on and the node
+ * has not refused TIME). */
+static int clock_watched(const rl_engine_t *e, const rl_conn_t *c) {
+    return e->cfg.jump_quarantine_ms && !c->time_refused;
+}
+
+/* Queues TIME on c, a sample of its clock, and schedules the next one.
+ * Samples may overlap: replies come in order, and rl_clock_jump_us's
+ * bounds hold for overlapping round trips. Returns 0/-1. */
+static int queue_time(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
+    static const char cmd[] = "*1\r\n$4\r\nTIME\r\n";
+    if (rl_conn_send(c, cmd, sizeof cmd - 1) < 0 || !rl_conn_push(c, RL_REQ_TIME, NULL, now, UINT64_MAX)) return -1;
+    c->time_due_us = now + (uint64_t)e->cfg.clock_check_ms * 1000u;
+    return 0;
+}
+
+/* Takes a TIME reply (request queued at sent, answered now) as c's new
+ * clock sample and compares it with the previous one: a jump beyond
+ * clock_jump_ms quarantines c for jump_quarantine_ms, since the locks it
+ * granted may have expired early (forward) or its TIME-based fencing
+ * counters may repeat (backward). A node that refuses TIME is no longer
+ * sampled. */
+static void learn_time(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t sent, uint64_t now) {
+    rl_clock_sample_t b = {.sent_us = sent, .recv_us = now, .valid = 1};
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
+        rep->element[1]->type != REDIS_REPLY_STRING ||
+        rl_clock_parse_time(rep->element[0]->str, rep->element[1]->str, &b.node_us) < 0) {
+        c->time_refused = 1;
+        rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s: TIME refused (%.80s): its clock is not watched",
+                c->uri.display, rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        return;
+    }
+    int64_t jump = rl_clock_jump_us(&c->tsample, &b, (uint64_t)e->cfg.clock_jump_ms * 1000u);
+    c->tsample = b;
+    if (!jump) return;
+    c->jump_us = jump;
+    c->jumped_us = now;
+    c->jump_until_us = now + (uint64_t)e->cfg.jump_quarantine_ms * 1000u;
+    rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s: clock jumped %+lld ms against ours: no acquire vote for %u ms",
+            c->uri.display, (long long)(jump / 1000), e->cfg.jump_quarantine_ms);
+}
+
+/* Writes why c may not vote in an acquire now ("quarantined (restarted N
+ * ms ago)" or "quarantined (clock jumped +N ms, M ms ago)") into buf;
+ * returns 1 then, else 0. */
 static int quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
-    if (c->quarantine_until_us <= now) return 0;
-    snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
-    return 1;
+    if (c->quarantine_until_us > now) {
+        snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
+        return 1;
+    }
+    if (c->jump_until_us > now) {
+        snprintf(buf, n, "quarantined (clock jumped %+lld ms, %llu ms ago)", (long long)(c->jump_us / 1000),
+                 (unsigned long long)((now - c->jumped_us) / 1000));
+        return 1;
+    }
+    return 0;
 }
 
 /* Opens c if its backoff has passed: connect, handshake, script loads.
@@ -132,6 +182,8 @@ static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
     c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */
     if (rc == 0 && e->cfg.quarantine_ms && queue_info(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
+    /* a sample now: compared with the last one of an earlier connection, a jump while away counts */
+    if (rc == 0 && clock_watched(e, c) && queue_time(e, c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc) {
         char why[128];
         snprintf(why, sizeof why, "%s", c->last_detail);
@@ -161,6 +213,11 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
     char why[96];
     if (owner && r->grants && quarantined(c, now, why, sizeof why)) { /* its grant would not count */
         vote(e, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why);
+        return;
+    }
+    /* A clock sample goes just ahead of the grant, so a jump is judged before the grant counts. */
+    if (owner && r->grants && clock_watched(e, c) && now >= c->time_due_us && queue_time(e, c, now) < 0) {
+        node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
     uint64_t budget = (uint64_t)e->cfg.op_timeout_ms * 1000u;
@@ -207,13 +264,15 @@ static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     if (old.round) old.round->slot[c->idx] = (c->qhead + c->qlen - 1) % c->qcap;
 }
 
-/* Handles a handshake or SCRIPT LOAD reply. An AUTH or SELECT error takes
- * the node down with the node's own words. */
+/* Handles a handshake, SCRIPT LOAD, INFO or TIME reply. An AUTH or SELECT
+ * error takes the node down with the node's own words. */
 static void internal_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, uint64_t now) {
     uint8_t kind = rl_conn_head(c)->kind;
+    uint64_t sent = rl_conn_head(c)->sent_us;
     rl_conn_pop(c);
+    if (kind == RL_REQ_TIME) learn_time(e, c, rep, sent, now);
     if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(e, c, rep, now);
-    if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO) return;
+    if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME) return;
     char why[128];
     if (kind == RL_REQ_LOAD) {
         rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);

@@ -30,6 +30,9 @@ typedef struct rl_engine_config {
     const char *tls_server_name; /* verification / SNI override, or NULL */
     int tls_verify;
     uint32_t quarantine_ms;      /* a node restarted less than this ago gets no acquire vote; 0: off */
+    uint32_t jump_quarantine_ms; /* a node whose clock jumped gets no acquire vote for this long; 0: off */
+    uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
+    uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
 } rl_engine_config_t;
 
 /* Makes an engine for n nodes, taking ownership of the uris' strings

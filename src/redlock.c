@@ -48,6 +48,9 @@ static int start_engine(redlock_t *rl) {
         .tls_server_name = rl->opt.tls_server_name,
         .tls_verify = rl->opt.tls_verify_peer,
         .quarantine_ms = rl->opt.quarantine ? rl->opt.max_ttl_ms : 0,
+        .jump_quarantine_ms = rl->opt.clock_jump_ms ? rl->opt.max_ttl_ms : 0,
+        .clock_jump_ms = rl->opt.clock_jump_ms,
+        .clock_check_ms = rl->opt.clock_check_ms,
     };
     return rl_engine_new(&rl->eng, uris, rl->opt.n_nodes, &cfg);
 }
@@ -174,7 +177,7 @@ int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n) {
         return snprintf(msg, n, "ttl_ms=%u is out of range: it must be 1..%d", ttl_ms, INT32_MAX),
                REDLOCK_ERR_INVALID;
     if (rl->opt.max_ttl_ms && ttl_ms > rl->opt.max_ttl_ms)
-        return snprintf(msg, n, "ttl_ms=%u exceeds max_ttl_ms=%u (the restart quarantine relies on it)", ttl_ms,
+        return snprintf(msg, n, "ttl_ms=%u exceeds max_ttl_ms=%u (the quarantines rely on it)", ttl_ms,
                         rl->opt.max_ttl_ms),
                REDLOCK_ERR_INVALID;
     if ((uint64_t)ttl_ms <= drift_ms + rl->opt.op_timeout_ms)

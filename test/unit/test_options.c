@@ -167,6 +167,9 @@ Test(options, init_sets_documented_defaults) {
     cr_assert_null(o.log_arg);
     cr_assert_eq(o.log_level, REDLOCK_LOG_WARN);
     cr_assert_eq(o.reentrant, 1);
+    cr_assert_eq(o.quarantine, 1);
+    cr_assert_eq(o.clock_jump_ms, 100);
+    cr_assert_eq(o.clock_check_ms, 1000);
 }
 
 /* ---- redlock_new: NULL arguments ---------------------------------------- */
@@ -374,6 +377,8 @@ BAD_OPTION(reconnect_min_zero, o.reconnect_min_ms = 0, "reconnect_min_ms=0")
 BAD_OPTION(reconnect_max_below_min, o.reconnect_max_ms = 49, "reconnect_max_ms=49")
 BAD_OPTION(max_inflight_zero, o.max_inflight = 0, "max_inflight=0")
 BAD_OPTION(log_level_too_high, o.log_level = 7, "log_level=7")
+BAD_OPTION(clock_jump_too_high, o.clock_jump_ms = 3600001, "clock_jump_ms=3600001")
+BAD_OPTION(clock_check_too_high, o.clock_check_ms = 4000000, "clock_check_ms=4000000")
 BAD_OPTION(log_level_negative, o.log_level = -1, "log_level=-1")
 
 Test(options, boundary_values_are_accepted) {
@@ -398,6 +403,9 @@ Test(options, boundary_values_are_accepted) {
     ACCEPT(o.max_inflight = 1);
     ACCEPT(o.log_level = REDLOCK_LOG_ERROR);
     ACCEPT(o.log_level = REDLOCK_LOG_DEBUG);
+    ACCEPT(o.clock_jump_ms = 0);
+    ACCEPT(o.clock_check_ms = 0);
+    ACCEPT((o.clock_jump_ms = 3600000, o.clock_check_ms = 3600000));
 #undef ACCEPT
 }
 
