@@ -4,6 +4,7 @@
  *   bench_redlock -u URI,URI,... -w WORKLOAD [-n CYCLES] [-d SECONDS] [-t THREADS]
  *                 [--warmup CYCLES] [--ttl MS] [--op-timeout MS] [--hold-us US]
  *                 [--retry-delay MS] [--retry-jitter MS] [--impl NAME]
+ *                 [--fencing] [--max-ttl MS] [--clock-check MS]
  *   bench_redlock --version
  *
  * Workloads (every one prints one RESULT line, see common.h):
@@ -45,6 +46,7 @@ typedef struct config {
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     double max_cycles, secs, warmup, threads, ttl, op_timeout, hold_us, retry_delay, retry_jitter;
+    double fencing, max_ttl, clock_check; /* the safety features whose cost the suite reports */
 } config_t;
 
 static config_t cfg = {
@@ -57,6 +59,7 @@ static config_t cfg = {
     .op_timeout = 1000,
     .retry_delay = 2,
     .retry_jitter = 1,
+    .clock_check = 1000,
 };
 
 static redlock_t *rl;
@@ -73,6 +76,9 @@ static redlock_t *make_redlock(uint32_t retry_count) {
     opt.retry_count = retry_count;
     opt.retry_delay_ms = (uint32_t)cfg.retry_delay;
     opt.retry_jitter_ms = (uint32_t)cfg.retry_jitter;
+    opt.fencing = cfg.fencing != 0;
+    opt.max_ttl_ms = (uint32_t)cfg.max_ttl; /* > 0: restart quarantine and clock-jump checks */
+    opt.clock_check_ms = (uint32_t)cfg.clock_check;
     char err[256];
     redlock_t *r = NULL;
     int rc = redlock_new_ex(&r, &opt, err, sizeof err);
@@ -412,7 +418,7 @@ static void usage(const char *prog) {
             "usage: %s -u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
             "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
             "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
-            "          [--impl NAME]\n"
+            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS]\n"
             "       %s --version\n",
             prog, prog);
     exit(2);
@@ -438,6 +444,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--hold-us")) cfg.hold_us = bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--retry-delay")) cfg.retry_delay = bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--retry-jitter")) cfg.retry_jitter = bench_arg_num(a, v), i++;
+        else if (!strcmp(a, "--fencing")) cfg.fencing = 1;
+        else if (!strcmp(a, "--max-ttl")) cfg.max_ttl = bench_arg_num(a, v), i++;
+        else if (!strcmp(a, "--clock-check")) cfg.clock_check = bench_arg_num(a, v), i++;
         else usage(argv[0]);
     }
     if (!uri_list || !cfg.workload || !cfg.impl) usage(argv[0]);

@@ -224,6 +224,7 @@ node_bench() { # node_bench TAG LABEL ARGS...
 
 start_cluster 5 c5
 C5=$CDIR
+C5_STARTED=$SECONDS
 U5=$(uris "$C5")
 log "cluster of 5 up: $U5"
 
@@ -310,6 +311,33 @@ for t in $THREADS_LIST; do
 done
 run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one key)" 120 \
   "$LIB" -u "$U5" -w contended -t "$CONTENDED_THREADS" -d "$D_CONT" --ttl "$TTL"
+
+# ------------------------------------------------------------ safety costs
+
+# What the mechanisms beyond Redlock cost, against plain runs interleaved
+# with them: fencing tokens (a second round), the restart quarantine with
+# clock-jump checks at the default rate (INFO on connect, TIME once a second
+# per node), and clock checks on every acquire (one TIME per node per
+# acquire, pipelined ahead of the SET). max_ttl_ms = TTL: the cluster must be
+# up for longer than that, or its nodes would be in their restart quarantine.
+wait_s=$(((TTL / 1000 + 1) - (SECONDS - C5_STARTED)))
+if ((wait_s > 0)); then
+  log "waiting ${wait_s}s: the nodes must be up longer than max_ttl_ms ($TTL ms) for the quarantine runs"
+  sleep "$wait_s"
+fi
+SAFE_REPS=$((QUICK ? 1 : REPS))
+for ((rep = 1; rep <= SAFE_REPS; rep++)); do
+  run_bench lib.plain "libredlock serial, plain (rep $rep/$SAFE_REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL"
+  run_bench lib.fenced "libredlock serial, fencing (rep $rep/$SAFE_REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL" --fencing
+  run_bench lib.guarded "libredlock serial, quarantine + clock checks 1/s (rep $rep/$SAFE_REPS)" 120 \
+    "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL" --max-ttl "$TTL"
+  run_bench lib.clock0 "libredlock serial, clock check on every acquire (rep $rep/$SAFE_REPS)" 120 \
+    "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
+done
+run_bench lib.conc32.plain "libredlock 32 threads, plain" 120 "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL"
+run_bench lib.conc32.fenced "libredlock 32 threads, fencing" 120 "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --fencing
+run_bench lib.conc32.clock0 "libredlock 32 threads, clock check on every acquire" 120 \
+  "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
 
 # ---------------------------------------------------------------- degraded
 
@@ -422,6 +450,24 @@ NV() { ((NODE_OK)) && val "$@" || echo ""; }
     row "memory, 16 threads: VmRSS after $MEM16_CYCLES cycles (KiB)" "" "$(val lib.memory16 rss_after_kb)" ""
   fi
 } >"$TABLE"
+
+# The cost of the safety features, each against the plain runs interleaved with it.
+SAFETY=$TMP/safety.md
+srow() { # srow LABEL PLAIN WITH [DECIMALS]
+  printf '| %s | %s | %s | %s |\n' "$1" "$(num "$2" "${4:-1}")" "$(num "$3" "${4:-1}")" "$(times "$3" "$2")"
+}
+{
+  echo "| workload (libredlock, N=5) | plain | with the feature | ratio |"
+  echo "|---|---:|---:|---:|"
+  srow "fencing tokens: serial acquire p50 (µs)" "$(val lib.plain acq_p50_us)" "$(val lib.fenced acq_p50_us)"
+  srow "fencing tokens: serial cycles/s" "$(val lib.plain cps)" "$(val lib.fenced cps)" 0
+  srow "fencing tokens: 32 threads, cycles/s" "$(val lib.conc32.plain cps)" "$(val lib.conc32.fenced cps)" 0
+  srow "restart quarantine + clock checks once a second: serial acquire p50 (µs)" "$(val lib.plain acq_p50_us)" "$(val lib.guarded acq_p50_us)"
+  srow "restart quarantine + clock checks once a second: serial cycles/s" "$(val lib.plain cps)" "$(val lib.guarded cps)" 0
+  srow "clock check on every acquire: serial acquire p50 (µs)" "$(val lib.plain acq_p50_us)" "$(val lib.clock0 acq_p50_us)"
+  srow "clock check on every acquire: serial cycles/s" "$(val lib.plain cps)" "$(val lib.clock0 cps)" 0
+  srow "clock check on every acquire: 32 threads, cycles/s" "$(val lib.conc32.plain cps)" "$(val lib.conc32.clock0 cps)" 0
+} >"$SAFETY"
 
 # Run-to-run spread of the repeated runs (the medians above hide it).
 SPREAD=$TMP/spread.md
@@ -626,6 +672,14 @@ fi
   echo "through the public API; **node-redlock** = bench/node/bench.js (async callers in one node process, ioredis defaults)."
   echo "Allocations are counted by a malloc interposer in the benchmark binaries (every caller in the process, hiredis included)."
   echo
+  echo "## Cost of the safety features (issue 6)"
+  echo
+  cat "$SAFETY"
+  echo
+  echo "Plain and feature runs are interleaved ($SAFE_REPS× serial, medians; the 32-thread runs once each). Fencing runs a second"
+  echo "round (the write-back of the token); the quarantine reads INFO once per connection; clock checks send one TIME per node,"
+  echo "pipelined ahead of an acquire's SET, at most once a second by default (clock_check_ms) or on every acquire (clock_check_ms = 0)."
+  echo
   echo "## Targets (issue 4)"
   echo
   cat "$TARGETS"
@@ -655,6 +709,8 @@ echo
 echo "libredlock benchmarks ($MODE mode, $DATE; measurements ${RUN_SECS} s)"
 echo
 cat "$TABLE"
+echo
+cat "$SAFETY"
 echo
 cat "$TARGETS"
 echo
