@@ -1,6 +1,9 @@
 /* engine.c -- leader/follower poll loop over one pipelined connection per
  * node (see engine.h). Every function here runs with e->mu held, except
- * the poll() call itself, which the leader makes with the mutex released. */
+ * the poll() call itself, which the leader makes with the mutex released,
+ * and the wake-ups of sleeping followers, which are posted after it is
+ * released (unlock_and_wake): a woken follower whose round is done leaves
+ * without taking the mutex, so it never wakes only to block on it. */
 #define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
 #include "engine.h"
 
@@ -8,6 +11,7 @@
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +27,10 @@ struct rl_engine {
     size_t n;
     int leader;           /* 1 while a thread drives the poll loop */
     int wake_rd, wake_wr; /* self-pipe that interrupts the leader's poll */
-    int wake_pending;
-    rl_round_t *waiters;  /* followers' rounds, oldest first */
+    int wake_pending;     /* a byte is in (or on its way to) the wake pipe */
+    int wake_write;       /* the thread releasing e->mu must write that byte */
+    rl_round_t *waiters, *wtail; /* sleeping followers' rounds, oldest first */
+    rl_round_t *woken;    /* rounds unlinked from waiters, to post once e->mu is released */
     rl_engine_config_t cfg;
     struct pollfd *pfd;   /* leader's scratch: n + 1 entries */
     unsigned *pgen;
@@ -32,8 +38,69 @@ struct rl_engine {
 
 /* ---------------------------------------------------------------- rounds */
 
+/* Why a sleeping follower was woken. */
+enum { RL_WAKE_NONE = 0, RL_WAKE_DONE, RL_WAKE_LEAD };
+
+/* Appends r to the waiters list (the tail is the newest). */
+static void link_waiter(rl_engine_t *e, rl_round_t *r) {
+    r->wake = RL_WAKE_NONE;
+    r->wnext = NULL;
+    r->wprev = e->wtail;
+    if (e->wtail)
+        e->wtail->wnext = r;
+    else
+        e->waiters = r;
+    e->wtail = r;
+    r->linked = 1;
+}
+
+/* Removes r from the waiters list if it is there. */
+static void unlink_waiter(rl_engine_t *e, rl_round_t *r) {
+    if (!r->linked) return;
+    if (r->wprev)
+        r->wprev->wnext = r->wnext;
+    else
+        e->waiters = r->wnext;
+    if (r->wnext)
+        r->wnext->wprev = r->wprev;
+    else
+        e->wtail = r->wprev;
+    r->wnext = r->wprev = NULL;
+    r->linked = 0;
+}
+
+/* Unlinks the sleeping follower r and queues its wake-up (reason why);
+ * the post happens in unlock_and_wake, after e->mu is released. */
+static void queue_wake(rl_engine_t *e, rl_round_t *r, int why) {
+    unlink_waiter(e, r);
+    r->wake = why;
+    r->wnext = e->woken;
+    e->woken = r;
+}
+
+/* Releases e->mu, then posts every queued wake-up and writes the wake
+ * pipe if asked to. A posted round may be gone as soon as its post is
+ * made, so the next pointer is read first and the round not touched after. */
+static void unlock_and_wake(rl_engine_t *e) {
+    rl_round_t *w = e->woken;
+    int write_pipe = e->wake_write;
+    e->woken = NULL;
+    e->wake_write = 0;
+    pthread_mutex_unlock(&e->mu);
+    if (write_pipe) {
+        ssize_t n = write(e->wake_wr, "x", 1);
+        (void)n;
+    }
+    while (w) {
+        rl_round_t *next = w->wnext;
+        sem_post(&w->sem);
+        w = next;
+    }
+}
+
 /* Marks r done, detaches its requests still owed a reply (their replies
- * will be dropped) and wakes its thread if that is a follower. */
+ * will be dropped) and, if its thread sleeps as a follower, queues its
+ * wake-up. */
 static void finish_round(rl_engine_t *e, rl_round_t *r) {
     r->done = 1;
     for (size_t i = 0; i < r->n; i++) {
@@ -42,7 +109,7 @@ static void finish_round(rl_engine_t *e, rl_round_t *r) {
         rl_req_t *q = &c->q[r->slot[i]];
         if (q->round == r) q->round = NULL;
     }
-    pthread_cond_signal(&r->cv);
+    if (r->linked) queue_wake(e, r, RL_WAKE_DONE);
 }
 
 /* Records a vote and finishes the round if that decided it. */
@@ -392,7 +459,7 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         unsigned gens[REDLOCK_MAX_NODES];
         for (nfds_t k = 0; k + 1 < np; k++) gens[k] = e->conns[e->pgen[k]].gen;
         int timeout = next_timeout_ms(e, now);
-        pthread_mutex_unlock(&e->mu);
+        unlock_and_wake(e);
         int nready = poll(e->pfd, np, timeout);
         pthread_mutex_lock(&e->mu);
         now = e->cfg.clock();
@@ -412,33 +479,25 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
     e->leader = 0;
 }
 
-/* Wakes the leader's poll so it sees newly queued output. */
+/* Asks for the leader's poll to be woken, so it sees newly queued output;
+ * the pipe is written once e->mu is released (unlock_and_wake). */
 static void wake_leader(rl_engine_t *e) {
     if (!e->leader || e->wake_pending) return;
     e->wake_pending = 1;
-    ssize_t w = write(e->wake_wr, "x", 1);
-    (void)w;
+    e->wake_write = 1;
 }
 
-/* Removes r from the waiters list if it is there. */
-static void unlink_waiter(rl_engine_t *e, rl_round_t *r) {
-    for (rl_round_t **p = &e->waiters; *p; p = &(*p)->wnext)
-        if (*p == r) {
-            *p = r->wnext;
-            return;
-        }
-}
-
-/* Appends r to the waiters list. */
-static void link_waiter(rl_engine_t *e, rl_round_t *r) {
-    rl_round_t **p = &e->waiters;
-    while (*p) p = &(*p)->wnext;
-    r->wnext = NULL;
-    *p = r;
+/* Sleeps until the leader posts r->sem; returns with e->mu released and
+ * r->wake saying why (DONE: r is decided; LEAD: the leader role is free). */
+static void sleep_round(rl_engine_t *e, rl_round_t *r) {
+    link_waiter(e, r);
+    unlock_and_wake(e);
+    while (sem_wait(&r->sem) != 0 && errno == EINTR) {
+    }
 }
 
 void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
-    pthread_cond_init(&r->cv, NULL);
+    sem_init(&r->sem, 0, 0);
     pthread_mutex_lock(&e->mu);
     uint64_t now = e->cfg.clock();
     r->t0_us = now;
@@ -451,15 +510,22 @@ void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
             flush_all(e, now);
     } else if (e->leader) {
         wake_leader(e);
-        link_waiter(e, r);
-        while (!r->done && e->leader) pthread_cond_wait(&r->cv, &e->mu);
-        unlink_waiter(e, r);
+        for (;;) {
+            sleep_round(e, r);
+            if (r->wake == RL_WAKE_DONE) { /* decided: leave without the mutex */
+                sem_destroy(&r->sem);
+                return;
+            }
+            pthread_mutex_lock(&e->mu); /* handed the leader role */
+            if (r->done || !e->leader) break;
+            /* a caller that arrived meanwhile took the role: sleep again */
+        }
     }
     if (!r->done) lead(e, r);
     /* Whoever leaves with no leader left hands the role to the oldest waiter. */
-    if (!e->leader && e->waiters) pthread_cond_signal(&e->waiters->cv);
-    pthread_mutex_unlock(&e->mu);
-    pthread_cond_destroy(&r->cv);
+    if (!e->leader && e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
+    unlock_and_wake(e);
+    sem_destroy(&r->sem);
 }
 
 /* --------------------------------------------------------------- set-up */

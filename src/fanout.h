@@ -7,6 +7,7 @@
 #ifndef RL_FANOUT_H
 #define RL_FANOUT_H
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,8 +50,13 @@ typedef struct rl_round {
     size_t yes, no, failed, pending, auth_failed;
     int done;
     uint64_t t0_us;                   /* when the round was sent */
-    pthread_cond_t cv;
-    struct rl_round *wnext;           /* engine's list of waiting followers */
+    /* a follower's sleep: the engine unlinks the round from its waiters,
+     * sets `wake`, and posts `sem` once it has released its mutex; the
+     * poster never touches the round after the post */
+    sem_t sem;
+    int wake;                         /* RL_WAKE_DONE or RL_WAKE_LEAD (engine.c) */
+    int linked;                       /* on the engine's waiters list */
+    struct rl_round *wnext, *wprev;   /* engine's list of waiting followers / rounds to post */
 } rl_round_t;
 
 /* Prepares r for n nodes (all pending) with the given stop rule; nodes may
