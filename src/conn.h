@@ -49,6 +49,8 @@ typedef struct rl_conn {
     rl_buf_t fb;               /* EVAL fallbacks of queued EVALSHAs, in queue order */
     rl_req_t *q;               /* ring of qcap requests owed a reply */
     uint32_t qcap, qhead, qlen;
+    uint64_t due_us;           /* at most the earliest deadline of a queued request that
+                                * has a round (UINT64_MAX: none); may be early, never late */
     uint64_t connect_deadline_us;
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
@@ -86,7 +88,8 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us);
 /* Closes the socket and drops pending output, queue and reader state. */
 void rl_conn_close(rl_conn_t *c);
 
-/* Queues a request; returns its slot, or NULL when the queue is full. */
+/* Queues a request; returns its slot, or NULL when the queue is full.
+ * A request with a round lowers c->due_us to its deadline if earlier. */
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us);
 
 /* The oldest request owed a reply, or NULL. */

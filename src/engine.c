@@ -345,7 +345,13 @@ static void node_readable(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
 
 /* Times out requests past their deadline (their slot stays, so the late
  * reply is dropped), and takes down nodes whose connect took too long or
- * that stayed silent for node_down_ms while owing replies. */
+ * that stayed silent for node_down_ms while owing replies. A node's queue
+ * is scanned only once its due_us (a lower bound of its requests'
+ * deadlines, kept by rl_conn_push) has passed; the scan then sets due_us to
+ * the exact earliest deadline left, so the scans are about one per
+ * op_timeout_ms per node instead of one per loop turn. Deadlines are not
+ * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
+ * their original deadline), which a lower bound does not need. */
 static void expire(rl_engine_t *e, uint64_t now) {
     for (size_t i = 0; i < e->n; i++) {
         rl_conn_t *c = &e->conns[i];
@@ -357,14 +363,22 @@ static void expire(rl_engine_t *e, uint64_t now) {
                       now);
             continue;
         }
-        for (uint32_t k = 0; k < c->qlen; k++) {
-            rl_req_t *q = rl_conn_at(c, k);
-            if (!q->round || now < q->deadline_us) continue;
-            rl_round_t *r = q->round;
-            q->round = NULL;
-            char why[64];
-            snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
-            vote(e, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
+        if (now >= c->due_us) { /* some request may be late: scan, and learn the next due time */
+            uint64_t due = UINT64_MAX;
+            for (uint32_t k = 0; k < c->qlen; k++) {
+                rl_req_t *q = rl_conn_at(c, k);
+                if (!q->round) continue;
+                if (now < q->deadline_us) {
+                    if (q->deadline_us < due) due = q->deadline_us;
+                    continue;
+                }
+                rl_round_t *r = q->round;
+                q->round = NULL;
+                char why[64];
+                snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
+                vote(e, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
+            }
+            c->due_us = due;
         }
         rl_req_t *h = rl_conn_head(c);
         uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
@@ -383,10 +397,7 @@ static int next_timeout_ms(rl_engine_t *e, uint64_t now) {
         rl_conn_t *c = &e->conns[i];
         if (c->state == RL_CONN_DOWN) continue;
         if (c->state == RL_CONN_CONNECTING && c->connect_deadline_us < next) next = c->connect_deadline_us;
-        for (uint32_t k = 0; k < c->qlen; k++) {
-            rl_req_t *q = rl_conn_at(c, k);
-            if (q->round && q->deadline_us < next) next = q->deadline_us;
-        }
+        if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
         rl_req_t *h = rl_conn_head(c);
         if (h) {
             uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
