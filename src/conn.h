@@ -26,7 +26,7 @@ typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
     const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
     uint64_t sent_us, deadline_us;
-    uint32_t fb_len;                 /* bytes of its EVAL fallback at the front of conn.fb */
+    uint32_t fb_len;                 /* bytes of its EVALSHA's arguments at the front of conn.fb */
     uint8_t kind;
 } rl_req_t;
 
@@ -46,7 +46,8 @@ typedef struct rl_conn {
     struct redisReader *reader;
     rl_arena_t arena;          /* where the reader builds replies; reset after each */
     rl_buf_t out;              /* encoded requests not yet written */
-    rl_buf_t fb;               /* EVAL fallbacks of queued EVALSHAs, in queue order */
+    rl_buf_t fb;               /* queued EVALSHAs' "*argc" headers and arguments after the
+                                * sha1, in queue order: what an EVAL fallback is built from */
     rl_req_t *q;               /* ring of qcap requests owed a reply */
     uint32_t qcap, qhead, qlen;
     uint64_t due_us;           /* at most the earliest deadline of a queued request that

@@ -209,6 +209,18 @@ static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     return 0;
 }
 
+/* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
+ * of its "*<argc>\r\n" header and *args to the offset of the arguments
+ * after the sha1. Returns 1, or 0 when cmd is not shaped so. */
+static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args) {
+    static const char mid[] = "$7\r\nEVALSHA\r\n$40\r\n";
+    const char *nl = memchr(cmd, '\n', len < 16 ? len : 16);
+    if (!nl) return 0;
+    *head = (size_t)(nl - cmd) + 1;
+    *args = *head + (sizeof mid - 1) + 40 + 2;
+    return *args <= len && !memcmp(cmd + *head, mid, sizeof mid - 1);
+}
+
 /* Queues round r's command on node i, or records why it cannot go. Once r
  * is decided (a send_all round still goes everywhere) the request is sent
  * with no owner: its reply is read and dropped. */
@@ -243,9 +255,12 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
     q->script = r->script;
     if (owner) r->slot[i] = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, r->cmd, r->cmd_len);
-    if (rc == 0 && r->fallback) { /* kept with the request: it outlives the round */
-        rc = rl_buf_append(&c->fb, r->fallback, r->fallback_len);
-        if (rc == 0) q->fb_len = (uint32_t)r->fallback_len;
+    size_t head, args;
+    if (rc == 0 && r->script && evalsha_split(r->cmd, r->cmd_len, &head, &args)) {
+        /* what the EVAL fallback is built from, kept with the request: it outlives the round */
+        rc = rl_buf_append(&c->fb, r->cmd, head);
+        if (rc == 0) rc = rl_buf_append(&c->fb, r->cmd + args, r->cmd_len - args);
+        if (rc == 0) q->fb_len = (uint32_t)(head + r->cmd_len - args);
     }
     if (rc < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
@@ -253,9 +268,11 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
 /* ---------------------------------------------------------------- replies */
 
 /* NOSCRIPT for an EVALSHA (the node restarted or ran SCRIPT FLUSH): send
- * the request's own EVAL form in its place with the same deadline and
- * owner. It is sent even when the caller has moved on, so a release or
- * extend still runs on every node. */
+ * the request's EVAL form in its place with the same deadline and owner.
+ * The EVAL form is built only now, from the EVALSHA's header and arguments
+ * that submit() kept in c->fb (owned by the connection, not the round) and
+ * the script's text, so it is sent even when the caller has moved on and
+ * its round is gone: a release or extend still runs on every node. */
 static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     rl_req_t old = *rl_conn_head(c);
     if (!old.fb_len) {
@@ -263,7 +280,16 @@ static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
         if (old.round) vote(e, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
         return;
     }
-    int rc = rl_conn_send(c, c->fb.data + c->fb.off, old.fb_len); /* copy before pop frees it */
+    const char *fb = c->fb.data + c->fb.off; /* "*<argc>\r\n" then the arguments after the sha1 */
+    const char *nl = memchr(fb, '\n', old.fb_len);
+    size_t head = nl ? (size_t)(nl - fb) + 1 : 0;
+    char mid[48];
+    int m = snprintf(mid, sizeof mid, "$4\r\nEVAL\r\n$%zu\r\n", old.script->len);
+    int rc = rl_conn_send(c, fb, head); /* copied before pop frees fb's bytes */
+    if (rc == 0) rc = rl_conn_send(c, mid, (size_t)m);
+    if (rc == 0) rc = rl_conn_send(c, old.script->text, old.script->len);
+    if (rc == 0) rc = rl_conn_send(c, "\r\n", 2);
+    if (rc == 0) rc = rl_conn_send(c, fb + head, old.fb_len - head);
     rl_conn_pop(c);
     rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_USER, old.round, old.sent_us, old.deadline_us) : NULL;
     if (!q) {

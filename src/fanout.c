@@ -6,8 +6,8 @@
 #include <string.h>
 
 void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes) {
-    r->cmd = r->fallback = NULL;
-    r->cmd_len = r->fallback_len = 0;
+    r->cmd = NULL;
+    r->cmd_len = 0;
     r->script = NULL;
     r->classify = NULL;
     r->on_reply = NULL;

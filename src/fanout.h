@@ -33,9 +33,9 @@ typedef struct rl_round {
     /* set by the caller before rl_engine_run */
     const char *cmd;                /* encoded request for every node */
     size_t cmd_len;
-    const char *fallback;           /* EVAL form when cmd is EVALSHA, else NULL */
-    size_t fallback_len;
-    const struct rl_script *script; /* the EVALSHA'd script, else NULL */
+    const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
+                                     * NOSCRIPT the engine sends the EVAL form, rebuilt
+                                     * from cmd's arguments and the script's text */
     rl_classify_fn classify;
     int stop;
     int send_all;                   /* send to every node even once decided (release) */
