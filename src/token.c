@@ -1,12 +1,10 @@
 /* token.c -- lock tokens: 20 random bytes sent as 40 lowercase hex chars.
  *
  * randombytes_buf() is a getrandom() system call per token on Linux. Each
- * thread instead keeps a 4 KiB buffer of random bytes and takes tokens
- * from it, refilling it when empty with libsodium's ChaCha20 stream keyed
- * by a fresh 32-byte seed from randombytes_buf (randombytes_buf_deterministic:
- * as unpredictable as the seed, one system call per 204 tokens). Each
- * token's bytes are wiped from the buffer as they are taken, so a later
- * memory disclosure cannot reveal tokens already handed out. A fork() would give the child a copy
+ * thread instead keeps a 4 KiB buffer of libsodium random bytes and takes
+ * tokens from it, refilling it when empty; each token's bytes are wiped
+ * from the buffer as they are taken, so a later memory disclosure cannot
+ * reveal tokens already handed out. A fork() would give the child a copy
  * of the forking thread's buffer, and so the same future tokens as the
  * parent: a pthread_atfork child handler empties that (the child's only)
  * thread's buffer. */
@@ -48,12 +46,7 @@ int rl_token_init(void) {
 /* Fills out with a new token; out must hold 41 bytes. */
 void rl_token_new(char out[41]) {
     if (RL_TOKEN_POOL - rl_pool_pos < RL_TOKEN_BYTES) {
-        /* libsodium's getrandom() backend reads at most 256 bytes per call;
-         * one 32-byte seed expanded by ChaCha20 refills with one call */
-        unsigned char seed[randombytes_SEEDBYTES];
-        randombytes_buf(seed, sizeof seed);
-        randombytes_buf_deterministic(rl_pool, sizeof rl_pool, seed);
-        sodium_memzero(seed, sizeof seed);
+        randombytes_buf(rl_pool, sizeof rl_pool);
         rl_pool_pos = 0;
     }
     unsigned char *raw = rl_pool + rl_pool_pos;
