@@ -23,6 +23,7 @@ int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap) {
     c->fd = -1;
     c->idx = idx;
     c->qcap = qcap;
+    c->due_us = UINT64_MAX;
     if (!(c->q = calloc(qcap, sizeof *c->q))) return -1;
     c->uri = *uri;
     memset(uri, 0, sizeof *uri);
@@ -260,6 +261,7 @@ void rl_conn_close(rl_conn_t *c) {
     rl_buf_reset(&c->out);
     rl_buf_reset(&c->fb);
     c->qhead = c->qlen = 0;
+    c->due_us = UINT64_MAX;
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
         c->reader = NULL;
@@ -278,6 +280,7 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     r->kind = kind;
     r->sent_us = now_us;
     r->deadline_us = deadline_us;
+    if (round && deadline_us < c->due_us) c->due_us = deadline_us;
     return r;
 }
 

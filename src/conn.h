@@ -27,7 +27,7 @@ typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
     const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
     uint64_t sent_us, deadline_us;
-    uint32_t fb_len;                 /* bytes of its EVAL fallback at the front of conn.fb */
+    uint32_t fb_len;                 /* bytes of its EVALSHA's arguments at the front of conn.fb */
     uint8_t kind;
 } rl_req_t;
 
@@ -47,9 +47,12 @@ typedef struct rl_conn {
     struct redisReader *reader;
     rl_arena_t arena;          /* where the reader builds replies; reset after each */
     rl_buf_t out;              /* encoded requests not yet written */
-    rl_buf_t fb;               /* EVAL fallbacks of queued EVALSHAs, in queue order */
+    rl_buf_t fb;               /* queued EVALSHAs' "*argc" headers and arguments after the
+                                * sha1, in queue order: what an EVAL fallback is built from */
     rl_req_t *q;               /* ring of qcap requests owed a reply */
     uint32_t qcap, qhead, qlen;
+    uint64_t due_us;           /* at most the earliest deadline of a queued request that
+                                * has a round (UINT64_MAX: none); may be early, never late */
     uint64_t connect_deadline_us;
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
@@ -93,7 +96,8 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us);
 /* Closes the socket and drops pending output, queue and reader state. */
 void rl_conn_close(rl_conn_t *c);
 
-/* Queues a request; returns its slot, or NULL when the queue is full. */
+/* Queues a request; returns its slot, or NULL when the queue is full.
+ * A request with a round lowers c->due_us to its deadline if earlier. */
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us);
 
 /* The oldest request owed a reply, or NULL. */

@@ -1,6 +1,9 @@
 /* engine.c -- leader/follower poll loop over one pipelined connection per
  * node (see engine.h). Every function here runs with e->mu held, except
- * the poll() call itself, which the leader makes with the mutex released. */
+ * the poll() call itself, which the leader makes with the mutex released,
+ * and the wake-ups of sleeping followers, which are posted after it is
+ * released (unlock_and_wake): a woken follower whose round is done leaves
+ * without taking the mutex, so it never wakes only to block on it. */
 #define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
 #include "engine.h"
 
@@ -8,6 +11,7 @@
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +27,10 @@ struct rl_engine {
     size_t n;
     int leader;           /* 1 while a thread drives the poll loop */
     int wake_rd, wake_wr; /* self-pipe that interrupts the leader's poll */
-    int wake_pending;
-    rl_round_t *waiters;  /* followers' rounds, oldest first */
+    int wake_pending;     /* a byte is in (or on its way to) the wake pipe */
+    int wake_write;       /* the thread releasing e->mu must write that byte */
+    rl_round_t *waiters, *wtail; /* sleeping followers' rounds, oldest first */
+    rl_round_t *woken;    /* rounds unlinked from waiters, to post once e->mu is released */
     rl_engine_config_t cfg;
     struct pollfd *pfd;   /* leader's scratch: n + 1 entries */
     unsigned *pgen;
@@ -32,8 +38,69 @@ struct rl_engine {
 
 /* ---------------------------------------------------------------- rounds */
 
+/* Why a sleeping follower was woken. */
+enum { RL_WAKE_NONE = 0, RL_WAKE_DONE, RL_WAKE_LEAD };
+
+/* Appends r to the waiters list (the tail is the newest). */
+static void link_waiter(rl_engine_t *e, rl_round_t *r) {
+    r->wake = RL_WAKE_NONE;
+    r->wnext = NULL;
+    r->wprev = e->wtail;
+    if (e->wtail)
+        e->wtail->wnext = r;
+    else
+        e->waiters = r;
+    e->wtail = r;
+    r->linked = 1;
+}
+
+/* Removes r from the waiters list if it is there. */
+static void unlink_waiter(rl_engine_t *e, rl_round_t *r) {
+    if (!r->linked) return;
+    if (r->wprev)
+        r->wprev->wnext = r->wnext;
+    else
+        e->waiters = r->wnext;
+    if (r->wnext)
+        r->wnext->wprev = r->wprev;
+    else
+        e->wtail = r->wprev;
+    r->wnext = r->wprev = NULL;
+    r->linked = 0;
+}
+
+/* Unlinks the sleeping follower r and queues its wake-up (reason why);
+ * the post happens in unlock_and_wake, after e->mu is released. */
+static void queue_wake(rl_engine_t *e, rl_round_t *r, int why) {
+    unlink_waiter(e, r);
+    r->wake = why;
+    r->wnext = e->woken;
+    e->woken = r;
+}
+
+/* Releases e->mu, then posts every queued wake-up and writes the wake
+ * pipe if asked to. A posted round may be gone as soon as its post is
+ * made, so the next pointer is read first and the round not touched after. */
+static void unlock_and_wake(rl_engine_t *e) {
+    rl_round_t *w = e->woken;
+    int write_pipe = e->wake_write;
+    e->woken = NULL;
+    e->wake_write = 0;
+    pthread_mutex_unlock(&e->mu);
+    if (write_pipe) {
+        ssize_t n = write(e->wake_wr, "x", 1);
+        (void)n;
+    }
+    while (w) {
+        rl_round_t *next = w->wnext;
+        sem_post(&w->sem);
+        w = next;
+    }
+}
+
 /* Marks r done, detaches its requests still owed a reply (their replies
- * will be dropped) and wakes its thread if that is a follower. */
+ * will be dropped) and, if its thread sleeps as a follower, queues its
+ * wake-up. */
 static void finish_round(rl_engine_t *e, rl_round_t *r) {
     r->done = 1;
     for (size_t i = 0; i < r->n; i++) {
@@ -42,7 +109,7 @@ static void finish_round(rl_engine_t *e, rl_round_t *r) {
         rl_req_t *q = &c->q[r->slot[i]];
         if (q->round == r) q->round = NULL;
     }
-    pthread_cond_signal(&r->cv);
+    if (r->linked) queue_wake(e, r, RL_WAKE_DONE);
 }
 
 /* Records a vote and finishes the round if that decided it. */
@@ -194,6 +261,18 @@ static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     return 0;
 }
 
+/* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
+ * of its "*<argc>\r\n" header and *args to the offset of the arguments
+ * after the sha1. Returns 1, or 0 when cmd is not shaped so. */
+static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args) {
+    static const char mid[] = "$7\r\nEVALSHA\r\n$40\r\n";
+    const char *nl = memchr(cmd, '\n', len < 16 ? len : 16);
+    if (!nl) return 0;
+    *head = (size_t)(nl - cmd) + 1;
+    *args = *head + (sizeof mid - 1) + 40 + 2;
+    return *args <= len && !memcmp(cmd + *head, mid, sizeof mid - 1);
+}
+
 /* Queues round r's command on node i, or records why it cannot go. Once r
  * is decided (a send_all round still goes everywhere) the request is sent
  * with no owner: its reply is read and dropped. */
@@ -233,9 +312,12 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
     q->script = r->script;
     if (owner) r->slot[i] = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, r->cmd, r->cmd_len);
-    if (rc == 0 && r->fallback) { /* kept with the request: it outlives the round */
-        rc = rl_buf_append(&c->fb, r->fallback, r->fallback_len);
-        if (rc == 0) q->fb_len = (uint32_t)r->fallback_len;
+    size_t head, args;
+    if (rc == 0 && r->script && evalsha_split(r->cmd, r->cmd_len, &head, &args)) {
+        /* what the EVAL fallback is built from, kept with the request: it outlives the round */
+        rc = rl_buf_append(&c->fb, r->cmd, head);
+        if (rc == 0) rc = rl_buf_append(&c->fb, r->cmd + args, r->cmd_len - args);
+        if (rc == 0) q->fb_len = (uint32_t)(head + r->cmd_len - args);
     }
     if (rc < 0) node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
@@ -243,9 +325,11 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
 /* ---------------------------------------------------------------- replies */
 
 /* NOSCRIPT for an EVALSHA (the node restarted or ran SCRIPT FLUSH): send
- * the request's own EVAL form in its place with the same deadline and
- * owner. It is sent even when the caller has moved on, so a release or
- * extend still runs on every node. */
+ * the request's EVAL form in its place with the same deadline and owner.
+ * The EVAL form is built only now, from the EVALSHA's header and arguments
+ * that submit() kept in c->fb (owned by the connection, not the round) and
+ * the script's text, so it is sent even when the caller has moved on and
+ * its round is gone: a release or extend still runs on every node. */
 static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     rl_req_t old = *rl_conn_head(c);
     if (!old.fb_len) {
@@ -253,7 +337,16 @@ static void script_fallback(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
         if (old.round) vote(e, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
         return;
     }
-    int rc = rl_conn_send(c, c->fb.data + c->fb.off, old.fb_len); /* copy before pop frees it */
+    const char *fb = c->fb.data + c->fb.off; /* "*<argc>\r\n" then the arguments after the sha1 */
+    const char *nl = memchr(fb, '\n', old.fb_len);
+    size_t head = nl ? (size_t)(nl - fb) + 1 : 0;
+    char mid[48];
+    int m = snprintf(mid, sizeof mid, "$4\r\nEVAL\r\n$%zu\r\n", old.script->len);
+    int rc = rl_conn_send(c, fb, head); /* copied before pop frees fb's bytes */
+    if (rc == 0) rc = rl_conn_send(c, mid, (size_t)m);
+    if (rc == 0) rc = rl_conn_send(c, old.script->text, old.script->len);
+    if (rc == 0) rc = rl_conn_send(c, "\r\n", 2);
+    if (rc == 0) rc = rl_conn_send(c, fb + head, old.fb_len - head);
     rl_conn_pop(c);
     rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_USER, old.round, old.sent_us, old.deadline_us) : NULL;
     if (!q) {
@@ -337,7 +430,13 @@ static void node_readable(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
 
 /* Times out requests past their deadline (their slot stays, so the late
  * reply is dropped), and takes down nodes whose connect took too long or
- * that stayed silent for node_down_ms while owing replies. */
+ * that stayed silent for node_down_ms while owing replies. A node's queue
+ * is scanned only once its due_us (a lower bound of its requests'
+ * deadlines, kept by rl_conn_push) has passed; the scan then sets due_us to
+ * the exact earliest deadline left, so the scans are about one per
+ * op_timeout_ms per node instead of one per loop turn. Deadlines are not
+ * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
+ * their original deadline), which a lower bound does not need. */
 static void expire(rl_engine_t *e, uint64_t now) {
     for (size_t i = 0; i < e->n; i++) {
         rl_conn_t *c = &e->conns[i];
@@ -349,14 +448,22 @@ static void expire(rl_engine_t *e, uint64_t now) {
                       now);
             continue;
         }
-        for (uint32_t k = 0; k < c->qlen; k++) {
-            rl_req_t *q = rl_conn_at(c, k);
-            if (!q->round || now < q->deadline_us) continue;
-            rl_round_t *r = q->round;
-            q->round = NULL;
-            char why[64];
-            snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
-            vote(e, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
+        if (now >= c->due_us) { /* some request may be late: scan, and learn the next due time */
+            uint64_t due = UINT64_MAX;
+            for (uint32_t k = 0; k < c->qlen; k++) {
+                rl_req_t *q = rl_conn_at(c, k);
+                if (!q->round) continue;
+                if (now < q->deadline_us) {
+                    if (q->deadline_us < due) due = q->deadline_us;
+                    continue;
+                }
+                rl_round_t *r = q->round;
+                q->round = NULL;
+                char why[64];
+                snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
+                vote(e, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
+            }
+            c->due_us = due;
         }
         rl_req_t *h = rl_conn_head(c);
         uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
@@ -375,10 +482,7 @@ static int next_timeout_ms(rl_engine_t *e, uint64_t now) {
         rl_conn_t *c = &e->conns[i];
         if (c->state == RL_CONN_DOWN) continue;
         if (c->state == RL_CONN_CONNECTING && c->connect_deadline_us < next) next = c->connect_deadline_us;
-        for (uint32_t k = 0; k < c->qlen; k++) {
-            rl_req_t *q = rl_conn_at(c, k);
-            if (q->round && q->deadline_us < next) next = q->deadline_us;
-        }
+        if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
         rl_req_t *h = rl_conn_head(c);
         if (h) {
             uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
@@ -451,7 +555,7 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         unsigned gens[REDLOCK_MAX_NODES];
         for (nfds_t k = 0; k + 1 < np; k++) gens[k] = e->conns[e->pgen[k]].gen;
         int timeout = next_timeout_ms(e, now);
-        pthread_mutex_unlock(&e->mu);
+        unlock_and_wake(e);
         int nready = poll(e->pfd, np, timeout);
         pthread_mutex_lock(&e->mu);
         now = e->cfg.clock();
@@ -471,33 +575,25 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
     e->leader = 0;
 }
 
-/* Wakes the leader's poll so it sees newly queued output. */
+/* Asks for the leader's poll to be woken, so it sees newly queued output;
+ * the pipe is written once e->mu is released (unlock_and_wake). */
 static void wake_leader(rl_engine_t *e) {
     if (!e->leader || e->wake_pending) return;
     e->wake_pending = 1;
-    ssize_t w = write(e->wake_wr, "x", 1);
-    (void)w;
+    e->wake_write = 1;
 }
 
-/* Removes r from the waiters list if it is there. */
-static void unlink_waiter(rl_engine_t *e, rl_round_t *r) {
-    for (rl_round_t **p = &e->waiters; *p; p = &(*p)->wnext)
-        if (*p == r) {
-            *p = r->wnext;
-            return;
-        }
-}
-
-/* Appends r to the waiters list. */
-static void link_waiter(rl_engine_t *e, rl_round_t *r) {
-    rl_round_t **p = &e->waiters;
-    while (*p) p = &(*p)->wnext;
-    r->wnext = NULL;
-    *p = r;
+/* Sleeps until the leader posts r->sem; returns with e->mu released and
+ * r->wake saying why (DONE: r is decided; LEAD: the leader role is free). */
+static void sleep_round(rl_engine_t *e, rl_round_t *r) {
+    link_waiter(e, r);
+    unlock_and_wake(e);
+    while (sem_wait(&r->sem) != 0 && errno == EINTR) {
+    }
 }
 
 void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
-    pthread_cond_init(&r->cv, NULL);
+    sem_init(&r->sem, 0, 0);
     pthread_mutex_lock(&e->mu);
     uint64_t now = e->cfg.clock();
     r->t0_us = now;
@@ -510,15 +606,22 @@ void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
             flush_all(e, now);
     } else if (e->leader) {
         wake_leader(e);
-        link_waiter(e, r);
-        while (!r->done && e->leader) pthread_cond_wait(&r->cv, &e->mu);
-        unlink_waiter(e, r);
+        for (;;) {
+            sleep_round(e, r);
+            if (r->wake == RL_WAKE_DONE) { /* decided: leave without the mutex */
+                sem_destroy(&r->sem);
+                return;
+            }
+            pthread_mutex_lock(&e->mu); /* handed the leader role */
+            if (r->done || !e->leader) break;
+            /* a caller that arrived meanwhile took the role: sleep again */
+        }
     }
     if (!r->done) lead(e, r);
     /* Whoever leaves with no leader left hands the role to the oldest waiter. */
-    if (!e->leader && e->waiters) pthread_cond_signal(&e->waiters->cv);
-    pthread_mutex_unlock(&e->mu);
-    pthread_cond_destroy(&r->cv);
+    if (!e->leader && e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
+    unlock_and_wake(e);
+    sem_destroy(&r->sem);
 }
 
 /* --------------------------------------------------------------- set-up */

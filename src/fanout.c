@@ -6,8 +6,8 @@
 #include <string.h>
 
 void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes) {
-    r->cmd = r->fallback = NULL;
-    r->cmd_len = r->fallback_len = 0;
+    r->cmd = NULL;
+    r->cmd_len = 0;
     r->script = NULL;
     r->classify = NULL;
     r->on_reply = NULL;
@@ -24,7 +24,9 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->pending = n;
     r->done = 0;
     r->t0_us = 0;
-    r->wnext = NULL;
+    r->wnext = r->wprev = NULL;
+    r->linked = 0;
+    r->wake = 0;
     for (size_t i = 0; nodes && i < n; i++) {
         nodes[i].vote = REDLOCK_VOTE_NONE;
         nodes[i].err = REDLOCK_OK;

@@ -7,6 +7,7 @@
 #ifndef RL_FANOUT_H
 #define RL_FANOUT_H
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,9 +33,9 @@ typedef struct rl_round {
     /* set by the caller before rl_engine_run */
     const char *cmd;                /* encoded request for every node */
     size_t cmd_len;
-    const char *fallback;           /* EVAL form when cmd is EVALSHA, else NULL */
-    size_t fallback_len;
-    const struct rl_script *script; /* the EVALSHA'd script, else NULL */
+    const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
+                                     * NOSCRIPT the engine sends the EVAL form, rebuilt
+                                     * from cmd's arguments and the script's text */
     rl_classify_fn classify;
     int stop;
     int send_all;                   /* send to every node even once decided (release) */
@@ -49,8 +50,13 @@ typedef struct rl_round {
     size_t yes, no, failed, pending, auth_failed;
     int done;
     uint64_t t0_us;                   /* when the round was sent */
-    pthread_cond_t cv;
-    struct rl_round *wnext;           /* engine's list of waiting followers */
+    /* a follower's sleep: the engine unlinks the round from its waiters,
+     * sets `wake`, and posts `sem` once it has released its mutex; the
+     * poster never touches the round after the post */
+    sem_t sem;
+    int wake;                         /* RL_WAKE_DONE or RL_WAKE_LEAD (engine.c) */
+    int linked;                       /* on the engine's waiters list */
+    struct rl_round *wnext, *wprev;   /* engine's list of waiting followers / rounds to post */
 } rl_round_t;
 
 /* Prepares r for n nodes (all pending) with the given stop rule; nodes may

@@ -5,20 +5,17 @@
 #include "resp.h"
 #include "rl.h"
 
-/* Runs the encoded command (and fallback) on every node with no early stop. */
-static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_cmd_t *fb, const rl_script_t *script,
-                        rl_reply_fn fn, void *arg, redlock_report_t *rep) {
+/* Runs the encoded command (EVALSHA of script when script is set) on
+ * every node with no early stop; returns how many answered without error. */
+static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *script, rl_reply_fn fn, void *arg,
+                        redlock_report_t *rep) {
     rl_round_t r;
     rl_report_begin(rl, rep);
     rl_round_init(&r, rl->opt.n_nodes, RL_STOP_ALL, rep ? rep->nodes : NULL);
     r.send_all = 1;
     r.cmd = cmd->data;
     r.cmd_len = cmd->len;
-    if (fb) {
-        r.fallback = fb->data;
-        r.fallback_len = fb->len;
-        r.script = script;
-    }
+    r.script = script;
     r.classify = rl_classify_any;
     r.on_reply = fn;
     r.reply_arg = arg;
@@ -32,7 +29,7 @@ size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, 
                 redlock_report_t *rep) {
     rl_cmd_t cmd;
     if (rl_cmd_build(&cmd, argc, argv, lens) < 0) return 0;
-    size_t ok = run_query(rl, &cmd, NULL, NULL, fn, arg, rep);
+    size_t ok = run_query(rl, &cmd, NULL, fn, arg, rep);
     rl_cmd_free(&cmd);
     return ok;
 }
@@ -49,15 +46,9 @@ size_t rl_query_script(redlock_t *rl, const char *name, int nkeys, int argc, con
     av[1] = s->sha1, lv[1] = 40;
     av[2] = nk, lv[2] = (size_t)len;
     for (int i = 0; i < argc; i++) av[3 + i] = argv[i], lv[3 + i] = lens[i];
-    rl_cmd_t cmd, fb;
+    rl_cmd_t cmd;
     if (rl_cmd_build(&cmd, argc + 3, av, lv) < 0) return 0;
-    av[0] = "EVAL", lv[0] = 4;
-    av[1] = s->text, lv[1] = s->len;
-    size_t ok = 0;
-    if (rl_cmd_build(&fb, argc + 3, av, lv) == 0) {
-        ok = run_query(rl, &cmd, &fb, s, fn, arg, rep);
-        rl_cmd_free(&fb);
-    }
+    size_t ok = run_query(rl, &cmd, s, fn, arg, rep);
     rl_cmd_free(&cmd);
     return ok;
 }

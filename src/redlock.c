@@ -218,7 +218,7 @@ int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms
 
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify) {
-    rl_cmd_t cmd, fb;
+    rl_cmd_t cmd;
     if (rl_cmd_build(&cmd, argc, argv, lens) < 0) {
         for (size_t i = 0; i < r->n; i++) rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
         r->t0_us = rl->clock();
@@ -227,19 +227,9 @@ void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, siz
     r->cmd = cmd.data;
     r->cmd_len = cmd.len;
     r->classify = classify;
-    fb.data = NULL;
-    if (script) { /* EVALSHA sha n keys... args... -> EVAL text n keys... args... */
-        argv[0] = "EVAL", lens[0] = 4;
-        argv[1] = script->text, lens[1] = script->len;
-        if (rl_cmd_build(&fb, argc, argv, lens) == 0) {
-            r->fallback = fb.data;
-            r->fallback_len = fb.len;
-            r->script = script;
-        }
-    }
+    r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
     rl_engine_run(rl->eng, r);
     rl_cmd_free(&cmd);
-    if (fb.data) rl_cmd_free(&fb);
 }
 
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,

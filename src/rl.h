@@ -106,9 +106,9 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
  * acquire.c's attempt. */
 int rl_attempt_fenced(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
                       redlock_lock_t **out, redlock_report_t *rep);
-/* redlock.c: runs one round of argv (EVALSHA-shaped when script is set:
- * argv[0], argv[1] are then replaced to build the EVAL fallback). Returns
- * when the round is decided. */
+/* redlock.c: runs one round of argv (EVALSHA <script's sha1> ... when
+ * script is set; the engine falls back to EVAL on NOSCRIPT). Returns when
+ * the round is decided. */
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify);
 /* redlock.c: runs a plain command round (no script). */

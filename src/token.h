@@ -6,10 +6,12 @@
 #define RL_TOKEN_BYTES 20
 
 /* Writes 40 lowercase hex characters and a NUL into out (41 bytes) from
- * 20 bytes of randombytes_buf. sodium_init() must have run (rl_token_init). */
+ * 20 bytes of libsodium randomness, taken from a per-thread buffer that is
+ * refilled with randombytes_buf (see token.c). rl_token_init must have run. */
 void rl_token_new(char out[41]);
 
-/* Runs sodium_init() once; returns 0, or -1 if libsodium cannot start. */
+/* Runs sodium_init() and registers the fork handler that empties the
+ * token buffer in a child, once; returns 0, or -1 if that failed. */
 int rl_token_init(void);
 
 /* Returns a uniformly random integer in [lo, hi] (lo <= hi). */

@@ -144,8 +144,8 @@ Test(round, init_for_1_to_9_nodes) {
             cr_assert_eq(r.pending, n);
             cr_assert(r.yes == 0 && r.no == 0 && r.failed == 0 && r.auth_failed == 0, "n %zu: counts not zero", n);
             cr_assert_eq(r.done, 0);
-            cr_assert(r.cmd == NULL && r.fallback == NULL && r.script == NULL && r.classify == NULL);
-            cr_assert(r.cmd_len == 0 && r.fallback_len == 0);
+            cr_assert(r.cmd == NULL && r.script == NULL && r.classify == NULL);
+            cr_assert(r.cmd_len == 0);
             cr_assert_eq(r.nodes, rep);
             cr_assert_null(r.wnext);
             for (size_t i = 0; i < n; i++) {

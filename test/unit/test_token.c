@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "redlock.h"
 #include "token.h"
@@ -65,6 +67,31 @@ Test(token, hundred_thousand_are_distinct) {
     qsort(t, N, sizeof t[0], cmp_token);
     for (size_t i = 1; i < N; i++) cr_assert_neq(memcmp(t[i - 1], t[i], 41), 0, "duplicate token %s", t[i]);
     free(t);
+}
+
+Test(token, fork_child_does_not_repeat_parent_tokens) {
+    /* Tokens come from a per-thread buffer: a forked child must not take
+     * the same bytes as its parent from its copy of that buffer. */
+    char warm[41];
+    rl_token_new(warm); /* the buffer is filled and partly used */
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        char t[41];
+        rl_token_new(t);
+        _exit(write(fds[1], t, 41) == 41 ? 0 : 1);
+    }
+    char parent[41], child[41];
+    rl_token_new(parent);
+    cr_assert_eq(read(fds[0], child, 41), 41);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(fds[0]);
+    close(fds[1]);
+    cr_assert_neq(memcmp(parent, child, 41), 0, "child repeated the parent's token %s", parent);
 }
 
 Test(token, random_between_stays_in_range) {
