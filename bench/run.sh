@@ -320,7 +320,7 @@ run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one k
 # per node), and clock checks on every acquire (one TIME per node per
 # acquire, pipelined ahead of the SET). max_ttl_ms = TTL: the cluster must be
 # up for longer than that, or its nodes would be in their restart quarantine.
-wait_s=$(((TTL / 1000 + 1) - (SECONDS - C5_STARTED)))
+wait_s=$(((TTL / 1000 + 3) - (SECONDS - C5_STARTED)))
 if ((wait_s > 0)); then
   log "waiting ${wait_s}s: the nodes must be up longer than max_ttl_ms ($TTL ms) for the quarantine runs"
   sleep "$wait_s"
