@@ -3,10 +3,12 @@
  * SIMULATED: Debian's redis-server cannot run under libfaketime, so a node's
  * clock jump is simulated by test/support/timeproxy, which sits between the
  * library and one real node and adds an offset to that node's TIME replies
- * only. The node's real clock (and its key expiry) does not move; what is
- * tested is that the library notices the step, refuses the node's vote in
- * acquires for max_ttl_ms, says so in the report, and releases the grant it
- * got there. */
+ * only. The node's real clock does not move; where a test needs the effect of
+ * a forward step on the node's keys (they expire early), it also rewrites
+ * their TTLs (PEXPIRE to PTTL - step), as DESIGN.md section 4 prescribes.
+ * What is tested is that the library notices the step, refuses the node's
+ * vote in acquires for max_ttl_ms, says so in the report, and releases the
+ * grant it got there. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +33,16 @@ static void teardown(void) {
 
 TestSuite(clockjump, .init = setup, .fini = teardown, .timeout = 60);
 
-/* A client over the proxied node 0 and then real nodes 1..n-1. */
-static redlock_t *client(size_t n, uint32_t max_ttl_ms, uint32_t jump_ms, uint32_t check_ms) {
-    char proxied[64];
-    snprintf(proxied, sizeof proxied, "redis://127.0.0.1:%d", tp_port(P));
-    const char *uris[TC_MAX_NODES] = {proxied};
-    for (size_t i = 1; i < n; i++) uris[i] = C.uri[i];
+/* A client over nodes 0..n-1, node i reached through proxy px[i] where
+ * that is set. */
+static redlock_t *client_via(size_t n, tp_proxy_t *const *px, uint32_t max_ttl_ms, uint32_t jump_ms,
+                             uint32_t check_ms) {
+    char proxied[TC_MAX_NODES][64];
+    const char *uris[TC_MAX_NODES];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(proxied[i], sizeof proxied[i], "redis://127.0.0.1:%d", px[i] ? tp_port(px[i]) : 0);
+        uris[i] = px[i] ? proxied[i] : C.uri[i];
+    }
     redlock_options_t o;
     rt_options(&o);
     o.nodes = uris;
@@ -52,6 +58,12 @@ static redlock_t *client(size_t n, uint32_t max_ttl_ms, uint32_t jump_ms, uint32
     int rc = redlock_new_ex(&rl, &o, err, sizeof err);
     cr_assert_eq(rc, REDLOCK_OK, "redlock_new: %s", err);
     return rl;
+}
+
+/* A client over the proxied node 0 and then real nodes 1..n-1. */
+static redlock_t *client(size_t n, uint32_t max_ttl_ms, uint32_t jump_ms, uint32_t check_ms) {
+    tp_proxy_t *px[TC_MAX_NODES] = {P};
+    return client_via(n, px, max_ttl_ms, jump_ms, check_ms);
 }
 
 /* Acquires and releases res; returns the acquire's code, report in *rep. */
@@ -173,4 +185,63 @@ Test(clockjump, samples_are_rate_limited_by_clock_check_ms) {
     cr_assert_eq(cycle(rl, "cj:e", &rep), REDLOCK_ERR_NO_QUORUM, "%s", rep.message);
     cr_assert_eq(rep.nodes[0].err, REDLOCK_ERR_QUARANTINED, "%s", rep.nodes[0].detail);
     redlock_free(rl);
+}
+
+/* Simulates a forward clock step of step_ms on node i for key: the proxy
+ * shifts the node's TIME, and the key's TTL is cut by the step, which is
+ * what the node's own expiry would do (PEXPIRE to PTTL - step; a result at
+ * or below zero deletes the key). */
+static void step_forward(tp_proxy_t *px, int i, const char *key, long step_ms) {
+    tp_set_offset_ms(px, step_ms);
+    long long pttl = tc_pttl(&C, i, key);
+    cr_assert_gt(pttl, 0, "node %d: no lock key to age (PTTL %lld)", i, pttl);
+    cr_assert_eq(tc_redis_cmd(&C, i, "PEXPIRE %s %lld", key, pttl - step_ms), 0);
+}
+
+Test(clockjump, majority_stepping_forward_would_let_a_second_holder_in) {
+    /* A holds a lock on 3 nodes; the clocks of nodes 0 and 1 step 10 s forward,
+     * so A's keys there expire at once. A second client without detection takes
+     * the lock: two holders. One with detection (and a sample of each node from
+     * before the step) refuses both nodes and is not let in. */
+    tp_proxy_t *p1 = tp_start(C.port[1]);
+    cr_assert_not_null(p1);
+    tp_proxy_t *px[3] = {P, p1, NULL};
+    redlock_t *a = client_via(3, px, 5000, 100, 0), *naive = client_via(3, px, 5000, 0, 0),
+              *guarded = client_via(3, px, 5000, 100, 0);
+    redlock_report_t rep;
+    cr_assert_eq(cycle(guarded, "cj:warm", &rep), REDLOCK_OK, "%s", rep.message); /* its baseline samples */
+    for (int i = 0; i < 500 && (tp_time_count(P) < 2 || tp_time_count(p1) < 2); i++) rt_sleep_ms(10);
+    cr_assert(tp_time_count(P) >= 2 && tp_time_count(p1) >= 2, "the proxied nodes never answered TIME");
+    redlock_lock_t *la = NULL, *lb = NULL;
+    cr_assert_eq(redlock_acquire_ex(a, "cj:f", 4000, 0, &la, &rep), REDLOCK_OK, "%s", rep.message);
+    for (int i = 0; i < 100 && tc_count_value(&C, "cj:f", redlock_lock_token(la)) < 3; i++) rt_sleep_ms(20);
+    cr_assert_eq(tc_count_value(&C, "cj:f", redlock_lock_token(la)), 3, "A's lock is not on all 3 nodes");
+    step_forward(P, 0, "cj:f", 10000);
+    step_forward(p1, 1, "cj:f", 10000);
+
+    int rc = redlock_acquire_ex(guarded, "cj:f", 4000, 0, &lb, &rep);
+    cr_assert_neq(rc, REDLOCK_OK, "a second holder was let in by nodes whose clocks stepped");
+    /* the round may be decided before both stepped nodes are heard from */
+    cr_assert(rep.nodes[0].err == REDLOCK_ERR_QUARANTINED || rep.nodes[1].err == REDLOCK_ERR_QUARANTINED,
+              "node 0: %s; node 1: %s", rep.nodes[0].detail, rep.nodes[1].detail);
+    cr_assert(rep.nodes[0].vote != REDLOCK_VOTE_YES && rep.nodes[1].vote != REDLOCK_VOTE_YES);
+    /* the grants it got there are released (the release may still be on its way) */
+    int left = 2;
+    for (int i = 0; i < 100 && left; i++, rt_sleep_ms(10)) {
+        char *v0 = tc_get(&C, 0, "cj:f"), *v1 = tc_get(&C, 1, "cj:f");
+        left = (v0 != NULL) + (v1 != NULL);
+        free(v0);
+        free(v1);
+    }
+    cr_assert_eq(left, 0, "a refused grant was left on a stepped node");
+
+    rc = redlock_acquire_ex(naive, "cj:f", 4000, 0, &lb, &rep);
+    cr_assert_eq(rc, REDLOCK_OK, "without detection the stepped nodes should grant: %s", rep.message);
+    cr_assert_gt(redlock_lock_validity_ms(la), 0, "A still believes it holds the lock: two holders");
+    cr_assert_eq(redlock_release(naive, lb), REDLOCK_OK);
+    redlock_release(a, la); /* NOT_HELD on the stepped nodes is expected */
+    redlock_free(a);
+    redlock_free(naive);
+    redlock_free(guarded);
+    tp_stop(p1);
 }
