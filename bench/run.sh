@@ -46,6 +46,7 @@ if ((QUICK)); then
   D_SERIAL=0.6    # seconds per serial run
   D_CPU=0.5       # seconds per CPU run
   D_CONC=0.6      # seconds per concurrency level
+  CONC_REPS=1     # repetitions of the concurrency levels
   D_CONT=0.8      # contended run
   D_DEG=0.8       # each degraded run
   D_SCALE=1       # each scaling run
@@ -65,7 +66,8 @@ else
   REPS=5
   D_SERIAL=3
   D_CPU=2.5
-  D_CONC=5
+  D_CONC=4
+  CONC_REPS=3
   D_CONT=5
   D_DEG=5
   D_SCALE=1.5
@@ -305,9 +307,13 @@ done <"$C5/nodes"
 
 # -------------------------------------------------------------- concurrency
 
-for t in $THREADS_LIST; do
-  run_bench "lib.conc$t" "libredlock $t threads" 120 "$LIB" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
-  node_bench "node.conc$t" "node-redlock $t callers" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
+# Each level runs CONC_REPS times, libredlock and node-redlock interleaved
+# (median shown): one 5 s run of many threads swings by 15 % here.
+for ((rep = 1; rep <= CONC_REPS; rep++)); do
+  for t in $THREADS_LIST; do
+    run_bench "lib.conc$t" "libredlock $t threads (rep $rep/$CONC_REPS)" 120 "$LIB" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
+    node_bench "node.conc$t" "node-redlock $t callers (rep $rep/$CONC_REPS)" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
+  done
 done
 run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one key)" 120 \
   "$LIB" -u "$U5" -w contended -t "$CONTENDED_THREADS" -d "$D_CONT" --ttl "$TTL"
@@ -487,6 +493,7 @@ spread() { # spread TAG KEY: "min / median / max (n runs)"
     echo "| scaling, N=$n | $(spread "floor.n$n" acq_p50_us) | $(spread "lib.n$n" acq_p50_us) |"
   done
   echo "| client CPU µs/cycle (cpu runs) | $(spread floor.cpu cpu_us_per_cycle) | $(spread lib.cpu cpu_us_per_cycle) |"
+  echo "| 32 threads / callers, cycles/s (first column: node-redlock) | $(spread node.conc32 cps) | $(spread lib.conc32 cps) |"
 } >"$SPREAD"
 
 # Targets: verdict LABEL MEASURED OP LIMIT -> a table row with PASS/MISS.
@@ -659,7 +666,7 @@ fi
   echo "- **Versions**: redis-server $REDIS_V, hiredis $HIREDIS_V, libredlock $LIB_VERSION (CMake Release build), node $NODE_V, node-redlock/ioredis: $NODE_VERSIONS"
   echo "- **Cluster**: 5 independent local redis-server masters (deploy/cluster.sh, TCP loopback); $SCALE_CLUSTER for the scaling runs."
   echo "- **Method**: serial runs of ${D_SERIAL} s, interleaved floor / libredlock / node-redlock, repeated $REPS× (median shown);"
-  echo "  concurrency levels ${D_CONC} s each; degraded runs ${D_DEG} s; scaling runs ${D_SCALE} s × $SCALE_REPS (interleaved); TTL ${TTL} ms, distinct keys,"
+  echo "  concurrency levels ${D_CONC} s each, repeated ${CONC_REPS}× interleaved with node-redlock (median); degraded runs ${D_DEG} s; scaling runs ${D_SCALE} s × $SCALE_REPS (interleaved); TTL ${TTL} ms, distinct keys,"
   echo "  libredlock with op_timeout_ms = 1000 and no retries (the contended run retries every 2 ± 1 ms)."
   echo "  Latencies are from the caller's side (µs); CPU is user + system time of the client process per acquire+release cycle."
   echo
