@@ -340,10 +340,14 @@ for ((rep = 1; rep <= SAFE_REPS; rep++)); do
   run_bench lib.clock0 "libredlock serial, clock check on every acquire (rep $rep/$SAFE_REPS)" 120 \
     "$LIB" -u "$U5" -w serial -d "$D_SERIAL" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
 done
-run_bench lib.conc32.plain "libredlock 32 threads, plain" 120 "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL"
-run_bench lib.conc32.fenced "libredlock 32 threads, fencing" 120 "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --fencing
-run_bench lib.conc32.clock0 "libredlock 32 threads, clock check on every acquire" 120 \
-  "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
+for ((rep = 1; rep <= CONC_REPS; rep++)); do
+  run_bench lib.conc32.plain "libredlock 32 threads, plain (rep $rep/$CONC_REPS)" 120 \
+    "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL"
+  run_bench lib.conc32.fenced "libredlock 32 threads, fencing (rep $rep/$CONC_REPS)" 120 \
+    "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --fencing
+  run_bench lib.conc32.clock0 "libredlock 32 threads, clock check on every acquire (rep $rep/$CONC_REPS)" 120 \
+    "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
+done
 
 # ---------------------------------------------------------------- degraded
 
@@ -683,7 +687,7 @@ fi
   echo
   cat "$SAFETY"
   echo
-  echo "Plain and feature runs are interleaved ($SAFE_REPS× serial, medians; the 32-thread runs once each). Fencing runs a second"
+  echo "Plain and feature runs are interleaved (serial $SAFE_REPS×, 32 threads $CONC_REPS×; medians). Fencing runs a second"
   echo "round (the write-back of the token); the quarantine reads INFO once per connection; clock checks send one TIME per node,"
   echo "pipelined ahead of an acquire's SET, at most once a second by default (clock_check_ms) or on every acquire (clock_check_ms = 0)."
   echo
