@@ -152,16 +152,17 @@ static int queue_load(rl_conn_t *c, const rl_script_t *s, uint64_t now) {
     return q ? 0 : -1;
 }
 
+/* Queues the engine's own request of the given kind (no round, no
+ * deadline) with its encoded bytes. Returns 0/-1. */
+static int queue_internal(rl_conn_t *c, uint8_t kind, const char *cmd, size_t len, uint64_t now) {
+    return rl_conn_send(c, cmd, len) == 0 && rl_conn_push(c, kind, NULL, now, UINT64_MAX) ? 0 : -1;
+}
+
 /* Queues INFO server on c: its uptime tells whether the node restarted
  * recently (restart quarantine). Returns 0/-1. */
 static int queue_info(rl_conn_t *c, uint64_t now) {
-    const char *argv[2] = {"INFO", "server"};
-    size_t lens[2] = {4, 6};
-    rl_cmd_t cmd;
-    int rc = rl_cmd_build(&cmd, 2, argv, lens);
-    if (rc == 0) rc = rl_conn_send(c, cmd.data, cmd.len);
-    rl_cmd_free(&cmd);
-    return rc == 0 && rl_conn_push(c, RL_REQ_INFO, NULL, now, UINT64_MAX) ? 0 : -1;
+    static const char cmd[] = "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n";
+    return queue_internal(c, RL_REQ_INFO, cmd, sizeof cmd - 1, now);
 }
 
 /* Learns from an INFO server reply when the node started; a node started
@@ -193,7 +194,7 @@ static int clock_watched(const rl_engine_t *e, const rl_conn_t *c) {
  * bounds hold for overlapping round trips. Returns 0/-1. */
 static int queue_time(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     static const char cmd[] = "*1\r\n$4\r\nTIME\r\n";
-    if (rl_conn_send(c, cmd, sizeof cmd - 1) < 0 || !rl_conn_push(c, RL_REQ_TIME, NULL, now, UINT64_MAX)) return -1;
+    if (queue_internal(c, RL_REQ_TIME, cmd, sizeof cmd - 1, now) < 0) return -1;
     c->time_due_us = now + (uint64_t)e->cfg.clock_check_ms * 1000u;
     return 0;
 }
@@ -289,15 +290,17 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
             return;
         }
     }
-    char why[96];
-    if (owner && r->grants && quarantined(c, now, why, sizeof why)) { /* its grant would not count */
-        vote(e, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why);
-        return;
-    }
-    /* A clock sample goes just ahead of the grant, so a jump is judged before the grant counts. */
-    if (owner && r->grants && clock_watched(e, c) && now >= c->time_due_us && queue_time(e, c, now) < 0) {
-        node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-        return;
+    if (owner && r->grants) {
+        char why[96];
+        if (quarantined(c, now, why, sizeof why)) { /* its grant would not count */
+            vote(e, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why);
+            return;
+        }
+        /* a clock sample goes just ahead of the grant, so a jump is judged before the grant counts */
+        if (clock_watched(e, c) && now >= c->time_due_us && queue_time(e, c, now) < 0) {
+            node_down(e, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+            return;
+        }
     }
     uint64_t budget = (uint64_t)e->cfg.op_timeout_ms * 1000u;
     if (c->state == RL_CONN_CONNECTING) budget += (uint64_t)e->cfg.connect_timeout_ms * 1000u;
