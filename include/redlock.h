@@ -114,7 +114,11 @@ typedef struct redlock_node_report {
     redlock_vote_t vote;
     int err;            /* REDLOCK_OK for YES/NO, else the REDLOCK_ERR_* that explains it */
     int64_t rtt_us;     /* round trip of this node's answer, -1 if none */
-    char detail[128];   /* the node's error text, or a short explanation */
+    char detail[256];   /* the node's error text, or a short explanation; for a node that
+                           cannot be reached, every address tried and why
+                           ("localhost: [::1]:6379 connection refused; 127.0.0.1:6379 timed out") */
+    char address[72];   /* the address the node's connection uses ("127.0.0.1:6379",
+                           "[::1]:6379" or a socket path), "" when it has none */
 } redlock_node_report_t;
 
 /* What one call did, node by node. Filled by the _ex calls when non-NULL. */

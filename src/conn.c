@@ -18,7 +18,7 @@
 #include "redlock.h"
 #include "resp.h"
 
-int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap) {
+int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
     c->idx = idx;
@@ -27,11 +27,13 @@ int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap) {
     if (!(c->q = calloc(qcap, sizeof *c->q))) return -1;
     c->uri = *uri;
     memset(uri, 0, sizeof *uri);
+    rl_dial_init(c, notify_fd);
     return 0;
 }
 
 void rl_conn_destroy(rl_conn_t *c) {
     if (!c) return;
+    rl_dial_free(c);
     rl_conn_close(c);
     if (c->reader) redisReaderFree(c->reader);
     c->reader = NULL;
@@ -51,45 +53,6 @@ static int conn_fail(rl_conn_t *c, int err, const char *what, int errnum) {
     else
         snprintf(c->last_detail, sizeof c->last_detail, "%s", what);
     return err;
-}
-
-/* Makes fd non-blocking and close-on-exec; returns 0 or -1. */
-static int set_nonblock(int fd) {
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -1;
-    return fcntl(fd, F_SETFD, FD_CLOEXEC);
-}
-
-/* Resolves the TCP address. Numeric hosts resolve without I/O; a name
- * lookup may block (getaddrinfo has no deadline) -- use addresses in
- * production configs. Returns 0 and fills ss/len, or an error code. */
-static int resolve(rl_conn_t *c, struct sockaddr_storage *ss, socklen_t *len) {
-    struct addrinfo hints = {0}, *res = NULL;
-    char port[8];
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_family = AF_UNSPEC;
-    snprintf(port, sizeof port, "%d", c->uri.port);
-    int rc = getaddrinfo(c->uri.host, port, &hints, &res);
-    if (rc != 0 || !res) {
-        snprintf(c->last_detail, sizeof c->last_detail, "cannot resolve '%s': %s", c->uri.host, gai_strerror(rc));
-        c->last_err = REDLOCK_ERR_IO;
-        return REDLOCK_ERR_IO;
-    }
-    memcpy(ss, res->ai_addr, res->ai_addrlen);
-    *len = res->ai_addrlen;
-    freeaddrinfo(res);
-    return 0;
-}
-
-/* Fills ss with the address to connect to; returns 0 or an error code. */
-static int conn_address(rl_conn_t *c, struct sockaddr_storage *ss, socklen_t *len) {
-    memset(ss, 0, sizeof *ss);
-    if (c->uri.kind == RL_URI_TCP) return resolve(c, ss, len);
-    struct sockaddr_un *sun = (struct sockaddr_un *)ss;
-    sun->sun_family = AF_UNIX;
-    snprintf(sun->sun_path, sizeof sun->sun_path, "%s", c->uri.path);
-    *len = sizeof *sun;
-    return 0;
 }
 
 /* Queues one handshake command (AUTH or SELECT) ahead of any user request. */
@@ -120,42 +83,17 @@ static int queue_handshake(rl_conn_t *c, uint64_t now_us) {
 }
 
 int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
-    struct sockaddr_storage ss;
-    socklen_t len = 0;
-    int rc = conn_address(c, &ss, &len);
-    if (rc) return rc;
-    /* close-on-exec from the start: a fork in another thread must not
-     * inherit a node's socket (the command-line tool runs commands) */
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return conn_fail(c, REDLOCK_ERR_IO, "socket", errno);
-    if (set_nonblock(fd) < 0) {
-        close(fd);
-        return conn_fail(c, REDLOCK_ERR_IO, "fcntl", errno);
-    }
-    if (ss.ss_family != AF_UNIX) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
-    if (!c->reader && !(c->reader = rl_reader_new(&c->arena))) {
-        close(fd);
+    if (!c->reader && !(c->reader = rl_reader_new(&c->arena)))
         return conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory", 0);
-    }
-    c->fd = fd;
-    c->state = RL_CONN_CONNECTING;
     c->tcp_up = 0;
     c->rx_bytes = 0;
     c->connect_deadline_us = now_us + (uint64_t)connect_timeout_ms * 1000u;
     c->last_rx_us = now_us;
-    if (connect(fd, (struct sockaddr *)&ss, len) == 0) {
-        int r = rl_conn_finish_connect(c); /* TCP is up: READY, or the TLS handshake starts */
-        if (r < 0) {
-            rl_conn_close(c);
-            return r;
-        }
-    } else if (errno != EINPROGRESS && errno != EAGAIN) {
-        int e = errno;
+    int rc = rl_dial_start(c, now_us);
+    if (rc) {
         rl_conn_close(c);
-        return conn_fail(c, REDLOCK_ERR_IO, "connect", e);
+        c->last_err = rc;
+        return rc;
     }
     return queue_handshake(c, now_us);
 }
@@ -180,7 +118,11 @@ int rl_conn_finish_connect(rl_conn_t *c) {
         int err = 0;
         socklen_t len = sizeof err;
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-        if (err) return conn_fail(c, REDLOCK_ERR_IO, "connect", err);
+        if (err) {
+            char t[64];
+            rl_errno_text(err, t, sizeof t);
+            return conn_fail(c, REDLOCK_ERR_IO, t, 0);
+        }
         c->tcp_up = 1;
         if (!c->tls_ctx) {
             c->state = RL_CONN_READY;
@@ -250,14 +192,19 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
     }
 }
 
-void rl_conn_close(rl_conn_t *c) {
+void rl_conn_drop_socket(rl_conn_t *c) {
     rl_tls_close(c->ssl);
     c->ssl = NULL;
     c->tcp_up = 0;
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;
-    c->state = RL_CONN_DOWN;
     c->gen++;
+}
+
+void rl_conn_close(rl_conn_t *c) {
+    rl_conn_drop_socket(c);
+    c->state = RL_CONN_DOWN;
+    c->addr[0] = '\0';
     rl_buf_reset(&c->out);
     rl_buf_reset(&c->fb);
     c->qhead = c->qlen = 0;

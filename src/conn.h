@@ -11,6 +11,8 @@
 #include "buf.h"
 #include "clockjump.h"
 #include "reply.h"
+#include "redlock.h"
+#include "resolve.h"
 #include "tls.h"
 #include "uri.h"
 
@@ -18,7 +20,14 @@ struct redisReader;
 struct rl_round;
 struct rl_script;
 
-enum { RL_CONN_DOWN = 0, RL_CONN_CONNECTING, RL_CONN_READY };
+/* DOWN: no socket. RESOLVING: waiting for a lookup of the node's name
+ * (no socket yet; requests queue). CONNECTING: TCP connect or TLS
+ * handshake to one of its addresses. READY: requests flow. */
+enum { RL_CONN_DOWN = 0, RL_CONN_RESOLVING, RL_CONN_CONNECTING, RL_CONN_READY };
+
+/* Detail text kept per node (and per node in reports). */
+#define RL_DETAIL_LEN 256
+_Static_assert(RL_ADDR_STRLEN == sizeof ((redlock_node_report_t *)0)->address, "report address size");
 
 /* What a queued request is for. */
 enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME };
@@ -66,20 +75,70 @@ typedef struct rl_conn {
     int64_t jump_us;           /* how far its clock moved beyond the elapsed time */
     uint32_t backoff_ms;
     int last_err;              /* REDLOCK_ERR_* of the last failure */
-    char last_detail[128];     /* its words (no secrets) */
+    char last_detail[RL_DETAIL_LEN]; /* its words (no secrets) */
+    /* addresses and lookups (dial.c) */
+    rl_addrs_t addrs;          /* where the node is: an IP literal, a socket path, or what its
+                                * name resolved to last (n == 0: not known yet) */
+    int literal;               /* addrs never change: no lookup, ever */
+    int notify_fd;             /* written by a lookup thread when it ends (the driver's wake fd) */
+    struct rl_lookup *lookup;  /* lookup in flight, or NULL */
+    uint64_t lookup_started_us;
+    uint64_t resolved_us;      /* when addrs were learnt (0: never) */
+    int stale;                 /* the node failed since then: look the name up again */
+    char lookup_err[96];       /* why the last lookup failed, "" when it did not */
+    uint32_t lookups;          /* lookups started so far */
+    uint32_t ai;               /* index of the address this connect is trying */
+    uint64_t addr_deadline_us; /* that address's share of the connect deadline ends */
+    char tried[RL_DETAIL_LEN]; /* this connect's failed addresses and why */
+    int tried_timeout;         /* the last of them timed out */
+    char addr[RL_ADDR_STRLEN]; /* the address tried or connected to, "" when none */
 } rl_conn_t;
 
 /* Sets up c for uri (taking ownership of its strings) with a queue of
- * qcap slots. Returns 0, or -1 when out of memory. */
-int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap);
+ * qcap slots; lookups of its name write a byte to notify_fd when they
+ * end. Returns 0, or -1 when out of memory. */
+int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd);
 
 /* Closes and frees everything c owns. Safe on a zeroed c. */
 void rl_conn_destroy(rl_conn_t *c);
 
-/* Starts a non-blocking connect and queues AUTH / SELECT as the URI asks.
- * Returns 0 (state CONNECTING or READY), or a REDLOCK_ERR_* with
- * c->last_detail set when the connect failed at once. */
+/* Starts connecting within connect_timeout_ms and queues AUTH / SELECT as
+ * the URI asks. Returns 0 (state RESOLVING, CONNECTING or READY), or a
+ * REDLOCK_ERR_* with c->last_detail set when every address failed at once
+ * or the name cannot be resolved. */
 int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
+
+/* Closes the socket (and TLS session) only: the queue and the pending
+ * output stay, for the next address of the same connect. */
+void rl_conn_drop_socket(rl_conn_t *c);
+
+/* ---- dial.c: addresses, lookups, one connect over several addresses ---- */
+
+/* Sets c's addresses when its host is an IP literal or a socket path. */
+void rl_dial_init(rl_conn_t *c, int notify_fd);
+
+/* Lets go of c's lookup in flight, if any (at teardown). */
+void rl_dial_free(rl_conn_t *c);
+
+/* Begins the connect of an opened c: from its known addresses, or by
+ * starting a lookup (state RESOLVING) when there are none yet; a stale
+ * name is looked up again in the background. Returns 0, or an error code
+ * with c->last_detail naming every address tried and why. */
+int rl_dial_start(rl_conn_t *c, uint64_t now_us);
+
+/* Picks up c's lookup once it has ended (no-op otherwise): caches the
+ * addresses and, if c was RESOLVING, starts connecting. Returns 0, or an
+ * error code with c->last_detail set when c must go down. */
+int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now_us);
+
+/* The address being tried failed (why: "connection refused", "timed
+ * out"...): records it and moves on to the next. Returns 0 while an
+ * attempt goes on, or an error code (REDLOCK_ERR_TIMEOUT when the last
+ * failure was a timeout) with c->last_detail listing every address. */
+int rl_dial_next(rl_conn_t *c, uint64_t now_us, const char *why, int timed_out);
+
+/* strerror(errnum) starting in lower case ("connection refused"). */
+void rl_errno_text(int errnum, char *buf, size_t n);
 
 /* Advances a CONNECTING connection after poll said its socket is ready:
  * returns 0 when it is READY, 1 while the TLS handshake goes on (c->want

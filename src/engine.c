@@ -115,6 +115,8 @@ static void finish_round(rl_engine_t *e, rl_round_t *r) {
 /* Records a vote and finishes the round if that decided it. */
 static void vote(rl_engine_t *e, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
                  const char *detail) {
+    if (r->nodes && r->vote[i] == REDLOCK_VOTE_NONE) /* the address this node's answer came over */
+        memcpy(r->nodes[i].address, e->conns[i].addr, sizeof r->nodes[i].address);
     if (rl_round_vote(r, i, v, err, rtt, detail)) finish_round(e, r);
 }
 
@@ -132,6 +134,7 @@ static void node_down(rl_engine_t *e, rl_conn_t *c, int err, const char *detail,
         q->round = NULL;
     }
     rl_conn_close(c);
+    c->stale = 1; /* a name is looked up again before a later reconnect */
     if (c->backoff_ms < e->cfg.reconnect_min_ms) c->backoff_ms = e->cfg.reconnect_min_ms;
     c->retry_at_us = now + (uint64_t)c->backoff_ms * 1000u;
     rl_logf(&e->cfg.log, REDLOCK_LOG_WARN, "node %s down (%s); next try in %u ms", c->uri.display,
@@ -253,7 +256,7 @@ static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     /* a sample now: compared with the last one of an earlier connection, a jump while away counts */
     if (rc == 0 && clock_watched(e, c) && queue_time(e, c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc) {
-        char why[128];
+        char why[RL_DETAIL_LEN];
         snprintf(why, sizeof why, "%s", c->last_detail);
         node_down(e, c, rc, why, now);
         return rc;
@@ -284,7 +287,7 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
         int was_waiting = now < c->retry_at_us;
         int rc = node_open(e, c, now);
         if (rc) {
-            char why[160];
+            char why[RL_DETAIL_LEN + 8];
             snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
             if (owner) vote(e, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why);
             return;
@@ -303,7 +306,8 @@ static void submit(rl_engine_t *e, rl_round_t *r, size_t i, uint64_t now) {
         }
     }
     uint64_t budget = (uint64_t)e->cfg.op_timeout_ms * 1000u;
-    if (c->state == RL_CONN_CONNECTING) budget += (uint64_t)e->cfg.connect_timeout_ms * 1000u;
+    if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING)
+        budget += (uint64_t)e->cfg.connect_timeout_ms * 1000u;
     rl_req_t *q = rl_conn_push(c, RL_REQ_USER, owner, now, now + budget);
     if (!q) {
         char why[96];
@@ -400,7 +404,7 @@ static void handle_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, ui
     if (!r) return;
     if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
     int err = REDLOCK_OK;
-    char detail[128] = "";
+    char detail[RL_DETAIL_LEN] = "";
     redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);
     if (v == REDLOCK_VOTE_YES && r->grants && quarantined(c, now, detail, sizeof detail)) {
         v = REDLOCK_VOTE_DOWN; /* a grant from a node that may have lost its data: the clean-up releases it */
@@ -413,7 +417,7 @@ static void handle_reply(rl_engine_t *e, rl_conn_t *c, const redisReply *rep, ui
  * handled after the replies that arrived before it. */
 static void node_readable(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     int rc = rl_conn_read(c, now);
-    char why[128];
+    char why[RL_DETAIL_LEN];
     snprintf(why, sizeof why, "%s", c->last_detail);
     while (c->state != RL_CONN_DOWN) {
         void *rep = NULL;
@@ -444,11 +448,19 @@ static void expire(rl_engine_t *e, uint64_t now) {
     for (size_t i = 0; i < e->n; i++) {
         rl_conn_t *c = &e->conns[i];
         if (c->state == RL_CONN_DOWN) continue;
-        if (c->state == RL_CONN_CONNECTING && now >= c->connect_deadline_us) {
-            node_down(e, c, REDLOCK_ERR_TIMEOUT,
-                      c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)"
-                             : "connect timed out",
-                      now);
+        if (c->state == RL_CONN_RESOLVING && now >= c->connect_deadline_us) {
+            char why[RL_DETAIL_LEN];
+            snprintf(why, sizeof why, "lookup of %s timed out (no answer within %u ms)", c->uri.host,
+                     e->cfg.connect_timeout_ms);
+            node_down(e, c, REDLOCK_ERR_TIMEOUT, why, now);
+            continue;
+        }
+        if (c->state == RL_CONN_CONNECTING && now >= c->addr_deadline_us) {
+            int rc = rl_dial_next(c, now,
+                                  c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)"
+                                         : "timed out",
+                                  1);
+            if (rc) node_down(e, c, rc, c->last_detail, now);
             continue;
         }
         if (now >= c->due_us) { /* some request may be late: scan, and learn the next due time */
@@ -484,7 +496,8 @@ static int next_timeout_ms(rl_engine_t *e, uint64_t now) {
     for (size_t i = 0; i < e->n; i++) {
         rl_conn_t *c = &e->conns[i];
         if (c->state == RL_CONN_DOWN) continue;
-        if (c->state == RL_CONN_CONNECTING && c->connect_deadline_us < next) next = c->connect_deadline_us;
+        if (c->state == RL_CONN_RESOLVING && c->connect_deadline_us < next) next = c->connect_deadline_us;
+        if (c->state == RL_CONN_CONNECTING && c->addr_deadline_us < next) next = c->addr_deadline_us;
         if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
         rl_req_t *h = rl_conn_head(c);
         if (h) {
@@ -532,17 +545,26 @@ static void node_events(rl_engine_t *e, rl_conn_t *c, short rev, uint64_t now) {
     if (c->state == RL_CONN_CONNECTING) {
         if (!c->tcp_up && !(rev & (POLLOUT | POLLERR | POLLHUP))) return; /* connect still in progress */
         int rc = rl_conn_finish_connect(c);
-        if (rc < 0) {
-            char why[128];
-            snprintf(why, sizeof why, "%s", c->last_detail);
-            node_down(e, c, rc, why, now);
+        if (rc < 0 && (rc = rl_dial_next(c, now, c->last_detail, 0)) != 0) { /* every address failed */
+            node_down(e, c, rc, c->last_detail, now);
             return;
         }
-        if (rc > 0) return; /* TLS handshake goes on */
-        c->last_rx_us = now;
-        return; /* the next turn writes what waited for the connection */
+        /* READY: the next turn writes what waited for the connection; else a
+         * TLS handshake or the next address goes on */
+        if (c->state == RL_CONN_READY) c->last_rx_us = now;
+        return;
     }
     if (rev & (POLLIN | POLLERR | POLLHUP)) node_readable(e, c, now);
+}
+
+/* Picks up the lookups that have ended: a RESOLVING node starts
+ * connecting, or goes down with the resolver's reason. */
+static void lookups_ended(rl_engine_t *e, uint64_t now) {
+    for (size_t i = 0; i < e->n; i++) {
+        rl_conn_t *c = &e->conns[i];
+        int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
+        if (rc) node_down(e, c, rc, c->last_detail, now);
+    }
 }
 
 /* Drives I/O for every waiting round until r is decided. Each turn does
@@ -567,6 +589,7 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
             while (read(e->wake_rd, drain, sizeof drain) > 0) {
             }
             e->wake_pending = 0;
+            lookups_ended(e, now); /* lookup threads write the pipe too */
         }
         for (nfds_t k = 0; nready > 0 && k + 1 < np; k++) {
             rl_conn_t *c = &e->conns[e->pgen[k]];
@@ -644,7 +667,7 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_engine_c
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
     for (size_t i = 0; i < n; i++, e->n++)
-        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight) < 0) {
+        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight, e->wake_wr) < 0) {
             goto fail;
         } else if (e->conns[i].uri.tls) {
             e->conns[i].tls_ctx = cfg->tls_ctx;

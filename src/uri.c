@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "uri.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,12 @@ static int parse_userinfo(const char *p, const char *end, rl_uri_t *u) {
     return 0;
 }
 
+/* 1 when s is an IPv6 address literal. */
+static int is_ipv6(const char *s) {
+    struct in6_addr a;
+    return inet_pton(AF_INET6, s, &a) == 1;
+}
+
 /* Parses "host[:port][/db]" or "[v6]:port/db" at p. Returns NULL on
  * success or a static reason string. */
 static const char *parse_hostport(const char *p, rl_uri_t *u) {
@@ -79,9 +86,11 @@ static const char *parse_hostport(const char *p, rl_uri_t *u) {
         rest = hend;
     }
     if (hend == p) return "missing host";
+    if (hend - p > 253) return "host longer than 253 bytes";
     for (const char *q = p; q < hend; q++)
         if (!isalnum((unsigned char)*q) && !strchr(".-_:%", *q)) return "bad character in host";
     if (!(u->host = dupn(p, (size_t)(hend - p)))) return "out of memory";
+    if (rest != hend && !strchr(u->host, '%') && !is_ipv6(u->host)) return "not an IPv6 address in '[...]'";
     u->port = 6379;
     if (*rest == ':') {
         const char *pe = rest + 1 + strcspn(rest + 1, "/?#");

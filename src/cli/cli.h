@@ -112,7 +112,11 @@ void cli_json_str(FILE *f, const char *s); /* NULL -> null */
 void cli_prefix(char *out, const char *v, size_t n);
 /* Prints one line per node of rep (vote, round trip, detail), indented. */
 void cli_print_report(FILE *f, const redlock_report_t *rep);
-/* Widest node name in rep (at least min). */
+/* A node's name for tables: "redis://host:port -> 127.0.0.1:port" once
+ * it is connected (the address its connection uses), else the URI. */
+#define CLI_LABEL_LEN 4200
+void cli_node_label(const redlock_node_report_t *nr, char *buf, size_t n);
+/* Widest node label in rep (at least min). */
 int cli_node_width(const redlock_report_t *rep, int min);
 
 /* ---- commands ---- */

@@ -80,10 +80,20 @@ void cli_prefix(char *out, const char *v, size_t n) {
     out[k] = '\0';
 }
 
+void cli_node_label(const redlock_node_report_t *nr, char *buf, size_t n) {
+    const char *node = nr->node ? nr->node : "?";
+    if (nr->address[0])
+        snprintf(buf, n, "%s -> %s", node, nr->address);
+    else
+        snprintf(buf, n, "%s", node);
+}
+
 int cli_node_width(const redlock_report_t *rep, int min) {
     int w = min;
     for (size_t i = 0; i < rep->n_nodes; i++) {
-        int len = rep->nodes[i].node ? (int)strlen(rep->nodes[i].node) : 1;
+        char label[CLI_LABEL_LEN];
+        cli_node_label(&rep->nodes[i], label, sizeof label);
+        int len = (int)strlen(label);
         if (len > w) w = len;
     }
     return w;
@@ -93,7 +103,9 @@ void cli_print_report(FILE *f, const redlock_report_t *rep) {
     int w = cli_node_width(rep, 4);
     for (size_t i = 0; i < rep->n_nodes; i++) {
         const redlock_node_report_t *nr = &rep->nodes[i];
-        fprintf(f, "  %2zu  %-*s  %-7s", i, w, nr->node ? nr->node : "?", redlock_vote_name(nr->vote));
+        char label[CLI_LABEL_LEN];
+        cli_node_label(nr, label, sizeof label);
+        fprintf(f, "  %2zu  %-*s  %-7s", i, w, label, redlock_vote_name(nr->vote));
         if (nr->rtt_us >= 0) fprintf(f, "  %8lld us", (long long)nr->rtt_us);
         else fprintf(f, "  %11s", "-");
         if (nr->detail[0]) fprintf(f, "  %s", nr->detail);

@@ -113,7 +113,9 @@ static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
     for (size_t i = 0; i < pong->n_nodes; i++) {
         const node_ping_t *np = &ctx->nodes[i];
         const redlock_node_report_t *nr = &pong->nodes[i];
-        printf("  %2zu  %-*s  ", i, w, nr->node ? nr->node : "?");
+        char label[CLI_LABEL_LEN];
+        cli_node_label(nr, label, sizeof label);
+        printf("  %2zu  %-*s  ", i, w, label);
         if (nr->vote != REDLOCK_VOTE_YES) {
             printf("%9s  unreachable: %s\n", "-", nr->detail[0] ? nr->detail : redlock_vote_name(nr->vote));
             continue;
@@ -147,6 +149,9 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
         int up = nr->vote == REDLOCK_VOTE_YES;
         printf("%s{\"index\":%zu,\"node\":", i ? "," : "", i);
         cli_json_str(stdout, nr->node);
+        printf(",\"address\":");
+        if (nr->address[0]) cli_json_str(stdout, nr->address);
+        else printf("null");
         printf(",\"reachable\":%s", up ? "true" : "false");
         if (up) printf(",\"rtt_us\":%lld", (long long)nr->rtt_us);
         else printf(",\"rtt_us\":null");
