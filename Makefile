@@ -81,7 +81,7 @@ clean:
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-deps bench-build
+.PHONY: bench bench-quick bench-hosts bench-deps bench-build
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -108,13 +108,18 @@ bench-deps: deps
 
 bench-build: bench-deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole
 
 bench: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh
 
 bench-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --quick
+
+# `make bench-hosts`: acquire latency with one node's name unresolvable
+# (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
+bench-hosts: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/hosts.sh
 
 # ------------------------------------------------------------- fuzzing
 # `make fuzz`: the libFuzzer targets of test/fuzz/ (node URIs, a node's

@@ -729,3 +729,8 @@ echo "$PASSES passed, $MISSES missed."
 echo
 echo "Report: $OUT_MD"
 echo "Plot:   $OUT_PNG"
+
+# Host names (issue 12): one node's name unresolvable, in a namespace of its own.
+echo
+BENCH_BUILD=$BUILD "$ROOT/bench/hosts.sh" $( ((QUICK)) && echo --quick ) ||
+  echo "bench/hosts.sh failed (it needs private mount and network namespaces)"

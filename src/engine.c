@@ -701,3 +701,10 @@ const char *rl_engine_node_name(const rl_engine_t *e, size_t i) {
 size_t rl_engine_size(const rl_engine_t *e) {
     return e->n;
 }
+
+uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i) {
+    pthread_mutex_lock(&e->mu);
+    uint32_t n = e->conns[i].lookups;
+    pthread_mutex_unlock(&e->mu);
+    return n;
+}

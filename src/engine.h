@@ -52,4 +52,8 @@ const char *rl_engine_node_name(const rl_engine_t *e, size_t i);
 
 size_t rl_engine_size(const rl_engine_t *e);
 
+/* Lookups of node i's host name started so far (0 for IP literals and
+ * socket paths, which never go through the resolver). */
+uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i);
+
 #endif

@@ -209,6 +209,13 @@ static const bad_case_t bad[] = {
     {"localhost:6379", NULL, "scheme"},
     {"6379", NULL, "scheme"},
     {"REDISS://h:0", NULL, "port"},
+    {"redis://h:65536", NULL, "port"},
+    {"redis://:6379", NULL, "missing host"},
+    {"redis://[::1", NULL, "unclosed"},
+    {"redis://[::1:6379", NULL, "unclosed"},
+    {"redis://[lock-a]:6379", NULL, "not an IPv6 address"},
+    {"rediss://[1.2.3.4]", NULL, "not an IPv6 address"},
+    {"redis://u:secret@[zz::1]:6379", "redis://u:***@[zz::1]:6379", "not an IPv6 address"},
 };
 
 static void check_bad(const bad_case_t *b) {
@@ -233,6 +240,37 @@ static void check_bad(const bad_case_t *b) {
 
 Test(uri, bad_uris_are_config_errors_naming_the_uri) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) check_bad(&bad[i]);
+}
+
+/* Host names are at most 253 bytes (RFC 1035's limit on a full name). */
+Test(uri, host_longer_than_253_bytes_is_refused) {
+    char host[260], s[300], err[512] = "";
+    rl_uri_t u;
+    memset(host, 'a', 253);
+    host[253] = '\0';
+    snprintf(s, sizeof s, "redis://%s:6379", host);
+    cr_assert_eq(rl_uri_parse(s, &u, err, sizeof err), REDLOCK_OK, "253 bytes is allowed: %s", err);
+    cr_assert_eq(strlen(u.host), 253u);
+    rl_uri_clear(&u);
+    snprintf(s, sizeof s, "redis://b%s:6379", host);
+    cr_assert_eq(rl_uri_parse(s, &u, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert_not_null(strstr(err, "longer than 253"), "%s", err);
+    cr_assert_not_null(strstr(err, "redis://baaaa"), "names the URI: %s", err);
+}
+
+/* IPv6 literals in brackets, with a port or TLS, parse to the bare address. */
+Test(uri, ipv6_literals_parse) {
+    rl_uri_t u;
+    char err[256] = "";
+    cr_assert_eq(rl_uri_parse("rediss://[fd00::5]", &u, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_assert_str_eq(u.host, "fd00::5");
+    cr_assert_eq(u.port, 6379);
+    cr_assert_eq(u.tls, 1);
+    cr_assert_str_eq(u.display, "rediss://[fd00::5]:6379");
+    rl_uri_clear(&u);
+    cr_assert_eq(rl_uri_parse("redis://[fe80::1%lo]:7000", &u, err, sizeof err), REDLOCK_OK, "zone ids pass: %s", err);
+    cr_assert_str_eq(u.host, "fe80::1%lo");
+    rl_uri_clear(&u);
 }
 
 Test(uri, tls_scheme_parses_like_redis_with_the_tls_flag) {
