@@ -122,20 +122,26 @@ static uint64_t cycle(redlock_t *rl, const char *res, redlock_report_t *rep) {
     return us;
 }
 
+/* 20 acquire + release cycles on the 5 nodes named host (after a first
+ * grant), each granted over 127.0.0.1. */
+static void cycles_by_name(const char *host, const char *res) {
+    char buf[5][128];
+    const char *uris[5];
+    name_uris(buf, uris, 5, host);
+    redlock_t *rl = new_rl(uris, 5);
+    redlock_report_t rep;
+    warm_up(rl);
+    for (int k = 0; k < 20; k++) cycle(rl, res, &rep);
+    cr_assert_geq(rep.yes, 3u);
+    redlock_free(rl);
+}
+
 TestSuite(hosts, .init = setup, .fini = teardown, .timeout = 120);
 
 /* Debian's /etc/hosts: localhost is ::1 (nothing listens there) first. */
 Test(hosts, debian_localhost_is_refused_on_ipv6_then_used_on_ipv4) {
     cr_assert_eq(first_family("localhost"), AF_INET6, "precondition: localhost must be ::1 first");
-    char buf[5][128];
-    const char *uris[5];
-    name_uris(buf, uris, 5, "localhost");
-    redlock_t *rl = new_rl(uris, 5);
-    redlock_report_t rep;
-    warm_up(rl);
-    for (int k = 0; k < 20; k++) cycle(rl, "hosts:debian", &rep);
-    cr_assert_geq(rep.yes, 3u);
-    redlock_free(rl);
+    cycles_by_name("localhost", "hosts:debian");
 }
 
 /* lockhost is [::1] (every packet dropped: the connect hangs) then
@@ -145,21 +151,15 @@ Test(hosts, unreachable_first_address_then_live_one) {
     set_hosts("::1\tlockhost\n127.0.0.1\tlockhost\n");
     cr_assert_eq(first_family("lockhost"), AF_INET6, "precondition: lockhost must be ::1 first");
     cr_assert_eq(system("ip6tables -I OUTPUT -d ::1 -p tcp -j DROP"), 0, "ip6tables");
-    char buf[5][128];
-    const char *uris[5];
-    name_uris(buf, uris, 5, "lockhost");
-    redlock_t *rl = new_rl(uris, 5);
-    redlock_report_t rep;
-    warm_up(rl);
-    for (int k = 0; k < 20; k++) cycle(rl, "hosts:fallback", &rep);
-    redlock_free(rl);
+    cycles_by_name("lockhost", "hosts:fallback");
 
     /* both addresses failing: the detail names each and why */
     set_hosts("::1\tdeadhost\n127.0.0.1\tdeadhost\n");
     char one[128];
     snprintf(one, sizeof one, "redis://deadhost:%d", 1); /* nothing listens on port 1 */
     const char *u1[1] = {one};
-    rl = new_rl(u1, 1);
+    redlock_t *rl = new_rl(u1, 1);
+    redlock_report_t rep;
     redlock_lock_t *l = NULL;
     cr_assert_neq(redlock_acquire_ex(rl, "hosts:dead", 5000, 0, &l, &rep), REDLOCK_OK);
     cr_assert_str_eq(rep.nodes[0].detail, "deadhost: [::1]:1 timed out; 127.0.0.1:1 connection refused",
