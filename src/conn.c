@@ -27,13 +27,12 @@ int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify
     if (!(c->q = calloc(qcap, sizeof *c->q))) return -1;
     c->uri = *uri;
     memset(uri, 0, sizeof *uri);
-    rl_dial_init(c, notify_fd);
+    c->notify_fd = notify_fd;
     return 0;
 }
 
 void rl_conn_destroy(rl_conn_t *c) {
     if (!c) return;
-    rl_dial_free(c);
     rl_conn_close(c);
     if (c->reader) redisReaderFree(c->reader);
     c->reader = NULL;
@@ -67,8 +66,7 @@ static int queue_internal(rl_conn_t *c, uint8_t kind, int argc, const char *cons
     return rc < 0 ? conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory queueing handshake", 0) : 0;
 }
 
-/* Queues AUTH [user] pass and SELECT db when the URI has them. */
-static int queue_handshake(rl_conn_t *c, uint64_t now_us) {
+int rl_conn_queue_handshake(rl_conn_t *c, uint64_t now_us) {
     if (c->uri.pass) {
         const char *a[3] = {"AUTH", c->uri.user ? c->uri.user : c->uri.pass, c->uri.pass};
         if (queue_internal(c, RL_REQ_AUTH, c->uri.user ? 3 : 2, a, now_us)) return c->last_err;
@@ -82,20 +80,19 @@ static int queue_handshake(rl_conn_t *c, uint64_t now_us) {
     return 0;
 }
 
-int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
+int rl_conn_prepare(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms) {
     if (!c->reader && !(c->reader = rl_reader_new(&c->arena)))
         return conn_fail(c, REDLOCK_ERR_NOMEM, "out of memory", 0);
     c->tcp_up = 0;
     c->rx_bytes = 0;
     c->connect_deadline_us = now_us + (uint64_t)connect_timeout_ms * 1000u;
     c->last_rx_us = now_us;
-    int rc = rl_dial_start(c, now_us);
-    if (rc) {
-        rl_conn_close(c);
-        c->last_err = rc;
-        return rc;
-    }
-    return queue_handshake(c, now_us);
+    return 0;
+}
+
+void rl_errno_text(int errnum, char *buf, size_t n) {
+    snprintf(buf, n, "%s", strerror(errnum));
+    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z') buf[0] = (char)(buf[0] - 'A' + 'a');
 }
 
 /* Advances the TLS handshake; returns 0 done, 1 in progress, or an error. */

@@ -95,50 +95,27 @@ typedef struct rl_conn {
 } rl_conn_t;
 
 /* Sets up c for uri (taking ownership of its strings) with a queue of
- * qcap slots; lookups of its name write a byte to notify_fd when they
- * end. Returns 0, or -1 when out of memory. */
+ * qcap slots; lookups of its name (dial.c) write a byte to notify_fd when
+ * they end. Returns 0, or -1 when out of memory. */
 int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd);
 
 /* Closes and frees everything c owns. Safe on a zeroed c. */
 void rl_conn_destroy(rl_conn_t *c);
 
-/* Starts connecting within connect_timeout_ms and queues AUTH / SELECT as
- * the URI asks. Returns 0 (state RESOLVING, CONNECTING or READY), or a
- * REDLOCK_ERR_* with c->last_detail set when every address failed at once
- * or the name cannot be resolved. */
-int rl_conn_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
+/* Gets c ready for a new connect within connect_timeout_ms (reader,
+ * deadlines). Returns 0 or REDLOCK_ERR_NOMEM. */
+int rl_conn_prepare(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
+
+/* Queues AUTH [user] pass and SELECT db when the URI has them, ahead of
+ * any request. Returns 0 or an error code with last_detail set. */
+int rl_conn_queue_handshake(rl_conn_t *c, uint64_t now_us);
+
+/* strerror(errnum) starting in lower case ("connection refused"). */
+void rl_errno_text(int errnum, char *buf, size_t n);
 
 /* Closes the socket (and TLS session) only: the queue and the pending
  * output stay, for the next address of the same connect. */
 void rl_conn_drop_socket(rl_conn_t *c);
-
-/* ---- dial.c: addresses, lookups, one connect over several addresses ---- */
-
-/* Sets c's addresses when its host is an IP literal or a socket path. */
-void rl_dial_init(rl_conn_t *c, int notify_fd);
-
-/* Lets go of c's lookup in flight, if any (at teardown). */
-void rl_dial_free(rl_conn_t *c);
-
-/* Begins the connect of an opened c: from its known addresses, or by
- * starting a lookup (state RESOLVING) when there are none yet; a stale
- * name is looked up again in the background. Returns 0, or an error code
- * with c->last_detail naming every address tried and why. */
-int rl_dial_start(rl_conn_t *c, uint64_t now_us);
-
-/* Picks up c's lookup once it has ended (no-op otherwise): caches the
- * addresses and, if c was RESOLVING, starts connecting. Returns 0, or an
- * error code with c->last_detail set when c must go down. */
-int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now_us);
-
-/* The address being tried failed (why: "connection refused", "timed
- * out"...): records it and moves on to the next. Returns 0 while an
- * attempt goes on, or an error code (REDLOCK_ERR_TIMEOUT when the last
- * failure was a timeout) with c->last_detail listing every address. */
-int rl_dial_next(rl_conn_t *c, uint64_t now_us, const char *why, int timed_out);
-
-/* strerror(errnum) starting in lower case ("connection refused"). */
-void rl_errno_text(int errnum, char *buf, size_t n);
 
 /* Advances a CONNECTING connection after poll said its socket is ready:
  * returns 0 when it is READY, 1 while the TLS handshake goes on (c->want

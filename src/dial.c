@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "conn.h"
+#include "dial.h"
 #include "redlock.h"
 
 /* A failed node's name is looked up again at most this often. */
@@ -29,13 +29,7 @@
  * (getaddrinfo waits out the resolver's timeouts: 10 s and more). */
 #define RL_LOOKUP_ABANDON_MS 5000
 
-void rl_errno_text(int errnum, char *buf, size_t n) {
-    snprintf(buf, n, "%s", strerror(errnum));
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && buf[1] >= 'a' && buf[1] <= 'z') buf[0] = (char)(buf[0] - 'A' + 'a');
-}
-
-void rl_dial_init(rl_conn_t *c, int notify_fd) {
-    c->notify_fd = notify_fd;
+void rl_dial_init(rl_conn_t *c) {
     if (c->uri.kind == RL_URI_UNIX) {
         struct sockaddr_un *sun = (struct sockaddr_un *)&c->addrs.ss[0];
         memset(sun, 0, sizeof *sun);
@@ -130,7 +124,8 @@ static int dial_from(rl_conn_t *c, uint64_t now) {
     return c->last_err;
 }
 
-int rl_dial_start(rl_conn_t *c, uint64_t now) {
+/* Begins the connect of a prepared c (see rl_dial_open). */
+static int dial_start(rl_conn_t *c, uint64_t now) {
     c->tried[0] = '\0';
     c->tried_timeout = 0;
     c->ai = 0;
@@ -181,4 +176,15 @@ int rl_dial_next(rl_conn_t *c, uint64_t now, const char *why, int timed_out) {
     rl_conn_drop_socket(c);
     c->ai++;
     return dial_from(c, now);
+}
+
+int rl_dial_open(rl_conn_t *c, uint64_t now, uint32_t connect_timeout_ms) {
+    int rc = rl_conn_prepare(c, now, connect_timeout_ms);
+    if (rc == 0) rc = dial_start(c, now);
+    if (rc) {
+        rl_conn_close(c);
+        c->last_err = rc;
+        return rc;
+    }
+    return rl_conn_queue_handshake(c, now);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "dial.h"
 #include "resp.h"
 #include "scripts.h"
 
@@ -248,7 +249,7 @@ static int quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
  * Returns 0 when c can take requests, else an error code (c stays down). */
 static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
-    int rc = rl_conn_open(c, now, e->cfg.connect_timeout_ms);
+    int rc = rl_dial_open(c, now, e->cfg.connect_timeout_ms);
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
     c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */
@@ -666,14 +667,16 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_engine_c
     if (!e->conns || !e->pfd || !e->pgen || pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) goto fail;
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
-    for (size_t i = 0; i < n; i++, e->n++)
-        if (rl_conn_init(&e->conns[i], &uris[i], (int)i, cfg->max_inflight, e->wake_wr) < 0) {
-            goto fail;
-        } else if (e->conns[i].uri.tls) {
-            e->conns[i].tls_ctx = cfg->tls_ctx;
-            e->conns[i].tls_name = cfg->tls_server_name;
-            e->conns[i].tls_verify = cfg->tls_verify;
+    for (size_t i = 0; i < n; i++, e->n++) {
+        rl_conn_t *c = &e->conns[i];
+        if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, e->wake_wr) < 0) goto fail;
+        rl_dial_init(c);
+        if (c->uri.tls) {
+            c->tls_ctx = cfg->tls_ctx;
+            c->tls_name = cfg->tls_server_name;
+            c->tls_verify = cfg->tls_verify;
         }
+    }
     *out = e;
     return REDLOCK_OK;
 fail:
@@ -684,7 +687,10 @@ fail:
 
 void rl_engine_free(rl_engine_t *e) {
     if (!e) return;
-    for (size_t i = 0; i < e->n; i++) rl_conn_destroy(&e->conns[i]);
+    for (size_t i = 0; i < e->n; i++) {
+        rl_dial_free(&e->conns[i]); /* before the wake pipe its lookups write closes */
+        rl_conn_destroy(&e->conns[i]);
+    }
     if (e->wake_rd >= 0) close(e->wake_rd);
     if (e->wake_wr >= 0) close(e->wake_wr);
     pthread_mutex_destroy(&e->mu);
