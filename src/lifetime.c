@@ -14,25 +14,35 @@ static int check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg
     return REDLOCK_OK;
 }
 
+int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
+                    uint64_t *t0, uint64_t *deadline) {
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%u", ttl_ms);
+    rl_round_t r;
+    rl_round_init(&r, rl->opt.n_nodes, RL_STOP_MAJORITY, rep ? rep->nodes : NULL);
+    rl_run_script(rl, &r, keys->n == 1 ? rl->s_extend : rl->s_extend_multi, keys, token, ttl);
+    uint64_t now = rl->clock();
+    rl_report_round(rep, &r, now);
+    if (r.yes < r.quorum) return rl_round_reason(&r, REDLOCK_ERR_NOT_HELD);
+    *t0 = r.t0_us;
+    *deadline = rl_deadline_us(r.t0_us, ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
+    if (rl_validity_us(*deadline, now) <= 0) return REDLOCK_ERR_EXPIRED;
+    if (rep) rep->validity_ms = rl_validity_ms(rl_validity_us(*deadline, now));
+    return REDLOCK_OK;
+}
+
 /* The extension itself, with lock->mu held. */
 static int extend_held(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {
     if (atomic_load(&lock->lost) || rl_validity_us(atomic_load(&lock->deadline_us), rl->clock()) <= 0)
         return rl_report_end(rl, rep, REDLOCK_ERR_NOT_HELD, NULL); /* never a silent re-acquire */
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%u", ttl_ms);
     rl_keys_t keys = rl_lock_keys(lock);
-    rl_round_t r;
-    rl_round_init(&r, rl->opt.n_nodes, RL_STOP_MAJORITY, rep ? rep->nodes : NULL);
-    rl_run_script(rl, &r, lock->n_res == 1 ? rl->s_extend : rl->s_extend_multi, &keys, lock->token, ttl);
-    uint64_t now = rl->clock();
-    rl_report_round(rep, &r, now);
-    if (r.yes < r.quorum) return rl_report_end(rl, rep, rl_round_reason(&r, REDLOCK_ERR_NOT_HELD), NULL);
-    uint64_t deadline = rl_deadline_us(r.t0_us, ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
-    if (rl_validity_us(deadline, now) <= 0) return rl_report_end(rl, rep, REDLOCK_ERR_EXPIRED, NULL);
-    atomic_store(&lock->deadline_us, deadline);
-    atomic_store(&lock->ttl_ms, ttl_ms);
-    if (rep) rep->validity_ms = rl_validity_ms(rl_validity_us(deadline, now));
-    return rl_report_end(rl, rep, REDLOCK_OK, NULL);
+    uint64_t t0, deadline;
+    int rc = rl_extend_round(rl, &keys, lock->token, ttl_ms, rep, &t0, &deadline);
+    if (rc == REDLOCK_OK) {
+        atomic_store(&lock->deadline_us, deadline);
+        atomic_store(&lock->ttl_ms, ttl_ms);
+    }
+    return rl_report_end(rl, rep, rc, NULL);
 }
 
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {
@@ -40,6 +50,7 @@ int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_repo
     pthread_mutex_lock(&lock->mu);
     int rc = extend_held(rl, lock, ttl_ms, rep);
     pthread_mutex_unlock(&lock->mu);
+    rl_stats_call(rl->stats, RL_STAT_EXTEND, rc);
     return rc;
 }
 
@@ -48,15 +59,19 @@ int redlock_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redl
     rl_report_begin(rl, rep);
     int rc = check_lock(rl, lock, msg, sizeof msg);
     if (rc == REDLOCK_OK) rc = rl_check_ttl(rl, ttl_ms, msg, sizeof msg);
-    if (rc) return rl_report_end(rl, rep, rc, msg);
-    return rl_extend(rl, lock, ttl_ms, rep);
+    if (rc) {
+        if (rl) rl_stats_call(rl->stats, RL_STAT_EXTEND, rc);
+        return rl_report_end(rl, rep, rc, msg);
+    }
+    return rl_extend(rl, lock, ttl_ms, rep); /* counts the call */
 }
 
 int redlock_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms) {
     return redlock_extend_ex(rl, lock, ttl_ms, NULL);
 }
 
-int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {
+/* redlock_release_ex without the counting. */
+static int release_lock(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {
     char msg[256];
     rl_report_begin(rl, rep);
     int rc = check_lock(rl, lock, msg, sizeof msg);
@@ -85,6 +100,12 @@ int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *re
     else
         rc = r.auth_failed > r.n - r.quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
     return rl_report_end(rl, rep, rc, NULL);
+}
+
+int redlock_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {
+    int rc = release_lock(rl, lock, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_RELEASE, rc);
+    return rc;
 }
 
 int redlock_release(redlock_t *rl, redlock_lock_t *lock) {

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "redlock.h"
 #include "scripts.h"
+#include "stats.h"
 
 struct rl_watchdog;
 
@@ -31,6 +32,7 @@ struct redlock {
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
+    rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
@@ -131,6 +133,13 @@ size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, 
 size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv,
                        const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep);
 
+/* lifetime.c: one round of the extend script for keys/token (DESIGN.md
+ * section 1's extend from a fresh t0): REDLOCK_OK when a quorum extended
+ * and validity remains, with *t0 and *deadline set and rep's validity;
+ * else NOT_HELD (enough nodes said no), EXPIRED or NO_QUORUM / AUTH. The
+ * caller ends the report. */
+int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
+                    uint64_t *t0, uint64_t *deadline);
 /* lifetime.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
