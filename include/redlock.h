@@ -173,6 +173,23 @@ void redlock_lock_free(redlock_lock_t *lock);
 int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
                           redlock_lock_t **out, redlock_report_t *report);
 
+/* Take over a lock another process (or an earlier instance of this one)
+ * acquired, from its resource and token (40 lowercase hex characters,
+ * e.g. redlock_lock_token() passed along): one round of the extend script
+ * on every node resets the key's TTL to ttl_ms where it still holds token,
+ * with extend's quorum and validity rules. On REDLOCK_OK *out is a new lock
+ * with fresh validity, usable like an acquired one (extend, release,
+ * auto-extension); the handing-over process should then free its own
+ * handle with redlock_lock_free, not release it. REDLOCK_ERR_NOT_HELD when
+ * enough nodes do not hold token that no quorum can; INVALID for a
+ * malformed token (the message gives its length or the bad position, never
+ * the token). A failed adoption changes nothing the holder relies on (no
+ * key is deleted). redlock_lock_fence() of an adopted lock is 0: the
+ * fencing counter is kept per resource, not per holder, so the token's
+ * fence cannot be read back; hand it over alongside the token. */
+int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms,
+                       redlock_lock_t **out, redlock_report_t *report);
+
 /* Remaining validity in ms; <= 0 once expired or lost. */
 int64_t redlock_lock_validity_ms(const redlock_lock_t *lock);
 /* 1 when the lock is neither lost nor expired and still has more than
