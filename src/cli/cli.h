@@ -1,7 +1,8 @@
 /* cli.h -- the redlock command-line tool: what its files share.
  *
- *   main.c    global options, dispatch, --help / --version, opening the redlock_t,
- *             the argument loop shared by status and ping
+ *   main.c    global options before the command, dispatch, --help / --version
+ *   common.c  opening the redlock_t, the argument loop shared by status and ping
+ *   usage.c   the --help text
  *   args.c    durations, numbers, option matching, the node list
  *   output.c  exit codes, JSON strings, token prefixes, per-node reports
  *   exec.c    `redlock exec`: lock, run a command under auto-extension, release
@@ -86,7 +87,7 @@ int cli_usage_error(const cli_t *c, const char *fmt, ...)
 #endif
     ;
 
-/* ---- main.c ---- */
+/* ---- common.c, usage.c ---- */
 
 /* Makes the redlock_t from the global options (nodes from --nodes or
  * REDLOCK_NODES). Returns 0, or an exit code after printing why. */
@@ -96,8 +97,8 @@ void cli_print_usage(FILE *f, const char *prog);
  * --json, the global options, and at most one positional argument stored in
  * *positional (none allowed when positional is NULL). Returns -1 when the
  * command should go on, else the exit status to return at once (CLI_EX_OK
- * after printing help, CLI_EX_USAGE after a usage error). In main.c, not
- * args.c: args.c is linked without main.c into the fuzz target. */
+ * after printing help, CLI_EX_USAGE after a usage error). In common.c, not
+ * args.c: args.c is linked alone into the fuzz target. */
 int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional);
 
 /* ---- output.c ---- */
