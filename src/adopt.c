@@ -1,7 +1,8 @@
 /* adopt.c -- redlock_lock_adopt: taking over a lock another process
  * acquired, from its token. The check and the re-extension are one round
  * of the extend script (lifetime.c's rl_extend_round), so an adoption
- * follows extend's rules exactly. */
+ * follows extend's rules exactly; and the other end of a hand-over,
+ * releasing a lock from its token alone. */
 #include <stdio.h>
 
 #include "rl.h"
@@ -38,4 +39,21 @@ int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, u
     int rc = adopt_checked(rl, resource, token, ttl_ms, out, report);
     if (rl) rl_stats_call(rl->stats, RL_STAT_ADOPT, rc);
     return rc;
+}
+
+int rl_release_token(redlock_t *rl, const char *resource, const char *token, redlock_report_t *rep) {
+    char msg[256];
+    size_t len;
+    rl_keys_t keys = {1, &resource, &len};
+    rl_report_begin(rl, rep);
+    int rc = rl_check_keys(&keys, msg, sizeof msg);
+    if (rc == REDLOCK_OK && rl_token_check(token, msg, sizeof msg) < 0) rc = REDLOCK_ERR_INVALID;
+    if (rc) {
+        rl_stats_call(rl->stats, RL_STAT_RELEASE, rc);
+        return rl_report_end(rl, rep, rc, msg);
+    }
+    if (rep) rep->attempts = 1;
+    rc = rl_release_keys(rl, &keys, token, rep);
+    rl_stats_call(rl->stats, RL_STAT_RELEASE, rc);
+    return rl_report_end(rl, rep, rc, NULL);
 }

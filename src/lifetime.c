@@ -70,6 +70,15 @@ int redlock_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms) {
     return redlock_extend_ex(rl, lock, ttl_ms, NULL);
 }
 
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep) {
+    rl_round_t r;
+    rl_release_round(rl, &r, keys, token, rep ? rep->nodes : NULL);
+    rl_report_round(rep, &r, rl->clock());
+    if (r.yes >= r.quorum) return REDLOCK_OK;
+    if (r.no >= r.quorum) return REDLOCK_ERR_NOT_HELD;
+    return r.auth_failed > r.n - r.quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
+}
+
 /* redlock_release_ex without the counting. */
 static int release_lock(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {
     char msg[256];
@@ -88,17 +97,9 @@ static int release_lock(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *r
         return rl_report_end(rl, rep, REDLOCK_OK, NULL);
     }
     if (lock->wd_attached) rl_watch_stop(lock);
-    rl_round_t r;
     rl_keys_t keys = rl_lock_keys(lock);
-    rl_release_round(rl, &r, &keys, lock->token, rep ? rep->nodes : NULL);
-    rl_report_round(rep, &r, rl->clock());
+    rc = rl_release_keys(rl, &keys, lock->token, rep);
     rl_lock_destroy(lock);
-    if (r.yes >= r.quorum)
-        rc = REDLOCK_OK;
-    else if (r.no >= r.quorum)
-        rc = REDLOCK_ERR_NOT_HELD;
-    else
-        rc = r.auth_failed > r.n - r.quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
     return rl_report_end(rl, rep, rc, NULL);
 }
 

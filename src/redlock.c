@@ -205,7 +205,7 @@ static int check_resource(const char *res, size_t *len, char *msg, size_t n) {
     return REDLOCK_OK;
 }
 
-int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
+int rl_check_keys(const rl_keys_t *keys, char *msg, size_t n) {
     if (keys->n == 0 || keys->n > REDLOCK_MAX_RESOURCES)
         return snprintf(msg, n, "%zu resources: a lock takes 1..%d", keys->n, REDLOCK_MAX_RESOURCES),
                REDLOCK_ERR_INVALID;
@@ -218,7 +218,12 @@ int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms
             if (keys->len[j] == len && !memcmp(keys->k[j], keys->k[i], len))
                 return snprintf(msg, n, "resource '%.60s' appears twice in the set", keys->k[i]), REDLOCK_ERR_INVALID;
     }
-    return rl_check_ttl(rl, ttl_ms, msg, n);
+    return REDLOCK_OK;
+}
+
+int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
+    int rc = rl_check_keys(keys, msg, n);
+    return rc ? rc : rl_check_ttl(rl, ttl_ms, msg, n);
 }
 
 /* ---------------------------------------------------------------- rounds */

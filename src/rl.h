@@ -89,6 +89,7 @@ int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);
 /* redlock.c: checks a call's resource set and TTL. Returns REDLOCK_OK or
  * REDLOCK_ERR_INVALID with the bad value named in msg. */
 int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t msglen);
+int rl_check_keys(const rl_keys_t *keys, char *msg, size_t msglen); /* the resources alone */
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
 
 /* redlock.c: report helpers (rep may be NULL). */
@@ -140,6 +141,15 @@ size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, c
  * caller ends the report. */
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
                     uint64_t *t0, uint64_t *deadline);
+/* lifetime.c: the release round for keys/token (DESIGN.md section 1's
+ * release) and its verdict: OK, NOT_HELD, AUTH or NO_QUORUM. The caller
+ * ends the report. */
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep);
+/* adopt.c: releases the lock on resource that token holds, with no lock
+ * handle (the `redlock release RESOURCE TOKEN` step): checks both
+ * (INVALID names what is wrong, never the token), runs the release round,
+ * counts the call as a release and ends the report. */
+int rl_release_token(redlock_t *rl, const char *resource, const char *token, redlock_report_t *rep);
 /* lifetime.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
