@@ -62,24 +62,13 @@ static void put_family(out_t *o, const char *name, const char *type, const char 
 
 /* ------------------------------------------------------------- families */
 
-/* Result codes as label values: "ok", then the X-macro names in lower case. */
-static const struct {
-    int code;
-    const char *name;
-} results[] = {
-    {REDLOCK_OK, "OK"},
-#define RL_RESULT_(name, value, msg) {REDLOCK_ERR_##name, #name},
-    REDLOCK_ERRNO_MAP(RL_RESULT_)
-#undef RL_RESULT_
-};
-
-/* One counter family of calls by result. */
+/* One counter family of calls by result: every code the library has. */
 static void put_calls(out_t *o, const char *name, const char *help, const uint64_t *by_code) {
     put_family(o, name, "counter", help);
-    for (size_t k = 0; k < sizeof results / sizeof results[0]; k++) {
-        put(o, "%s{result=\"", name);
-        for (const char *c = results[k].name; *c; c++) put(o, "%c", *c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-        put(o, "\"} %llu\n", (unsigned long long)by_code[-results[k].code]);
+    for (int rc = REDLOCK_OK; rc >= REDLOCK_ERR_LAST_; rc--) {
+        char result[32];
+        rl_result_name(rc, result, sizeof result);
+        put(o, "%s{result=\"%s\"} %llu\n", name, result, (unsigned long long)by_code[-rc]);
     }
 }
 

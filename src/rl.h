@@ -82,6 +82,11 @@ static inline rl_keys_t rl_lock_keys(const redlock_lock_t *l) {
     return (rl_keys_t){l->n_res, (const char *const *)l->res, l->res_len};
 }
 
+/* error.c: the result code's name in lower case ("ok", "taken",
+ * "no_quorum", ...; "unknown" for any other value) into buf (n bytes):
+ * metric labels and the tool's JSON. */
+void rl_result_name(int rc, char *buf, size_t n);
+
 /* options.c: checks opt; on a problem writes a message naming the bad value
  * into err and returns REDLOCK_ERR_CONFIG (or INVALID for a NULL opt). */
 int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);

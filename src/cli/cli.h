@@ -57,6 +57,11 @@ int cli_parse_duration(const char *s, int64_t *ms, char *err, size_t errlen);
 /* Parses a finite non-negative decimal number (e.g. the drift factor). */
 int cli_parse_double(const char *s, double *out, char *err, size_t errlen);
 
+/* The value of --ttl (a duration above 0) and of --wait (a duration, or
+ * 'forever': -1). Return 0, or CLI_EX_USAGE after printing why. */
+int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl);
+int cli_wait_value(const cli_t *c, const char *v, int64_t *wait);
+
 /* Option matching at argv[*i]: `--name VALUE` or `--name=VALUE`. Returns 1
  * and sets *val (advancing *i past a separate value), 0 if argv[*i] is not
  * this option, -1 (message printed) if the value is missing. */
@@ -93,6 +98,10 @@ int cli_usage_error(const cli_t *c, const char *fmt, ...)
  * REDLOCK_NODES). Returns 0, or an exit code after printing why. */
 int cli_open(cli_t *c, redlock_t **rl);
 void cli_print_usage(FILE *f, const char *prog);
+/* With --max-ttl, the default TTL shrinks to it and a TTL given above it
+ * is refused before any node is asked (the library would refuse it too).
+ * Returns 0, or CLI_EX_USAGE after printing why. */
+int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given);
 /* Parses the arguments of a query command (`status`, `ping`): -h/--help,
  * --json, the global options, and at most one positional argument stored in
  * *positional (none allowed when positional is NULL). Returns -1 when the
