@@ -4,6 +4,8 @@
 
 #include "cli.h"
 
+#define CLI_COMMANDS "exec, acquire, extend, release, status, ping or stats"
+
 int main(int argc, char **argv) {
     cli_t c;
     memset(&c, 0, sizeof c);
@@ -24,7 +26,7 @@ int main(int argc, char **argv) {
         }
         if (a[0] != '-' || a[1] == '\0') break; /* the command name */
         if (!strcmp(a, "--")) {
-            rc = cli_usage_error(&c, "expected a command (exec, status or ping) before '--'");
+            rc = cli_usage_error(&c, "expected a command (%s) before '--'", CLI_COMMANDS);
             goto out;
         }
         int r = cli_global_option(&c, argc, argv, &i);
@@ -35,17 +37,23 @@ int main(int argc, char **argv) {
         }
     }
     if (i >= argc) {
-        rc = cli_usage_error(&c, "missing command: exec, status or ping");
+        rc = cli_usage_error(&c, "missing command: %s", CLI_COMMANDS);
         goto out;
     }
     const char *cmd = argv[i];
-    if (!strcmp(cmd, "exec")) rc = cli_cmd_exec(&c, argc - i, argv + i);
-    else if (!strcmp(cmd, "status")) rc = cli_cmd_status(&c, argc - i, argv + i);
-    else if (!strcmp(cmd, "ping")) rc = cli_cmd_ping(&c, argc - i, argv + i);
+    static const struct {
+        const char *name;
+        int (*run)(cli_t *, int, char **);
+    } cmds[] = {{"exec", cli_cmd_exec},       {"status", cli_cmd_status},   {"ping", cli_cmd_ping},
+                {"acquire", cli_cmd_acquire}, {"extend", cli_cmd_extend},   {"release", cli_cmd_release},
+                {"stats", cli_cmd_stats}};
+    size_t k = 0;
+    while (k < sizeof cmds / sizeof cmds[0] && strcmp(cmd, cmds[k].name)) k++;
+    if (k < sizeof cmds / sizeof cmds[0]) rc = cmds[k].run(&c, argc - i, argv + i);
     else if (!strcmp(cmd, "help")) {
         cli_print_usage(stdout, c.prog);
         rc = CLI_EX_OK;
-    } else rc = cli_usage_error(&c, "unknown command '%s' (expected exec, status or ping)", cmd);
+    } else rc = cli_usage_error(&c, "unknown command '%s' (expected %s)", cmd, CLI_COMMANDS);
 out:
     cli_free_nodes(&c);
     return rc;

@@ -1,13 +1,44 @@
 /* usage.c -- the redlock tool's --help text. */
 #include "cli.h"
 
+/* The step commands: a lock held across several commands of a script. */
+static void print_steps(FILE *f) {
+    fputs(
+"Steps (a lock held across several commands of a script):\n"
+"  acquire   Lock RESOURCE and print its token (40 hex characters) on stdout;\n"
+"            the lock then lives until its TTL unless extended or released.\n"
+"    --ttl DUR         lock time-to-live (default 30s, or --max-ttl if less)\n"
+"    --wait DUR        as for exec\n"
+"    --fencing         also take a fencing token (shown by --json)\n"
+"    --json            print the whole report instead: token, validity_ms, fence,\n"
+"                      and each node's vote and round trip\n"
+"  extend    Reset RESOURCE's TTL where it still holds TOKEN, on a quorum\n"
+"            (adopting the lock from its token). --ttl DUR as for acquire.\n"
+"  release   Delete RESOURCE where it still holds TOKEN.\n"
+"    TOKEN, --token-env NAME, --token-stdin\n"
+"                      the token, from the command line, the environment\n"
+"                      variable NAME, or the first line of stdin. Prefer the\n"
+"                      last two: any local user can read a command line (ps).\n"
+"    --json            print the report (result, validity_ms, nodes) as JSON\n"
+"  Exit status of acquire, extend and release: 0 done; 1 refused (acquire: held\n"
+"  by another owner; extend, release: the token no longer holds the lock); 2 bad\n"
+"  input (usage, malformed token, bad node URI, no nodes); 3 no quorum (nodes\n"
+"  down, timed out, credentials refused) or another failure. A malformed token\n"
+"  is never printed back.\n"
+"\n", f);
+}
+
 /* Writes the whole reference (commands, options, exit status) to f. */
 void cli_print_usage(FILE *f, const char *prog) {
     fprintf(f,
 "Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--on-lost ACTION]\n"
 "                 [--fencing] RESOURCE -- COMMAND [ARG...]\n"
+"       %s [GLOBAL OPTIONS] acquire [--ttl DUR] [--wait DUR] [--fencing] [--json] RESOURCE\n"
+"       %s [GLOBAL OPTIONS] extend [--ttl DUR] [--json] RESOURCE TOKEN|--token-env NAME|--token-stdin\n"
+"       %s [GLOBAL OPTIONS] release [--json] RESOURCE TOKEN|--token-env NAME|--token-stdin\n"
 "       %s [GLOBAL OPTIONS] status [--json] RESOURCE\n"
 "       %s [GLOBAL OPTIONS] ping [--json]\n"
+"       %s [GLOBAL OPTIONS] stats [--count N] [--ttl DUR] [--prometheus] [RESOURCE]\n"
 "       %s --help | --version\n"
 "\n"
 "A lock held by a majority of N independent Redis masters (the Redlock\n"
@@ -38,8 +69,15 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  ping      Show each node's round trip, Redis version, uptime, role and\n"
 "            persistence settings (appendonly, appendfsync, AOF, last RDB save).\n"
 "    --json            status, ping: print one JSON object instead of a table\n"
+"  stats     Run a probe of N acquire + release cycles on RESOURCE (default\n"
+"            redlock:stats-probe) and print what the library counted: calls by\n"
+"            result, rounds, each node's votes, reconnects and mean round trip.\n"
+"    --count N         probe cycles (default 10; 0: none)\n"
+"    --ttl DUR         the probe locks' TTL (default 5s)\n"
+"    --prometheus      print the counters in the Prometheus text format\n"
 "\n",
-            prog, prog, prog, prog);
+            prog, prog, prog, prog, prog, prog, prog, prog);
+    print_steps(f);
     fputs(
 "Global options (also accepted after the command name):\n"
 "  --nodes URI[,URI...]   the Redis masters; may be repeated. Default: the\n"
@@ -69,7 +107,8 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  -V, --version          show the version and exit\n"
 "\n"
 "Durations are a number with an optional unit ms, s or m: 500ms, 1.5s, 2m. A\n"
-"bare number is milliseconds. Tokens are never shown beyond 8 characters and\n"
+"bare number is milliseconds. Tokens are never shown beyond 8 characters\n"
+"(except the token acquire prints, which is its purpose) and\n"
 "passwords are shown as ***.\n"
 "\n"
 "Exit status:\n"
@@ -84,13 +123,18 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  126     exec: COMMAND was found but cannot be executed\n"
 "  127     exec: COMMAND was not found\n"
 "  status exits 0 when a quorum of nodes answered, else 69; ping exits 0 when\n"
-"  a quorum answered (with a warning on stderr if some did not), else 69.\n"
+"  a quorum answered (with a warning on stderr if some did not), else 69;\n"
+"  stats exits 0 when every probe acquire was granted or refused as taken,\n"
+"  else 69. acquire, extend and release have their own table (Steps above).\n"
 "\n", f);
     fprintf(f,
 "Examples:\n"
 "  export REDLOCK_NODES=redis://10.0.0.1,redis://10.0.0.2,redis://10.0.0.3\n"
 "  %s exec nightly-backup -- /usr/local/bin/backup.sh   # 75: runs elsewhere\n"
 "  %s exec --wait 5m --ttl 30s db-migrate -- make migrate\n"
-"  %s status nightly-backup\n",
-            prog, prog, prog);
+"  %s status nightly-backup\n"
+"  tok=$(%s acquire --ttl 2m deploy) || exit 1   # then: steps, and\n"
+"  echo \"$tok\" | %s extend --token-stdin --ttl 2m deploy\n"
+"  echo \"$tok\" | %s release --token-stdin deploy\n",
+            prog, prog, prog, prog, prog, prog);
 }
