@@ -68,14 +68,22 @@ static void token_of(const redlock_lock_t *lk, char *tok) {
     memcpy(tok, redlock_lock_token(lk), REDLOCK_TOKEN_LEN + 1);
 }
 
-Test(adopt, handover_between_handles) {
-    g_rl = new_rl(0);
-    g_other = new_rl(0);
-    redlock_lock_t *orig, *lk = NULL;
-    char tok[REDLOCK_TOKEN_LEN + 1];
-    cr_assert_eq(redlock_try_acquire(g_rl, "adopt:a", scaled(2000), &orig), REDLOCK_OK);
+/* g_rl (fencing as asked) acquires res for ttl ms, copies the token into
+ * tok and lets go of its handle, not of the lock; g_other is made to adopt. */
+static void hand_over(int fencing, const char *res, uint32_t ttl, char *tok) {
+    redlock_lock_t *orig;
+    g_rl = new_rl(fencing);
+    g_other = new_rl(fencing);
+    cr_assert_eq(redlock_try_acquire(g_rl, res, ttl, &orig), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_fence(orig) > 0, fencing != 0);
     token_of(orig, tok);
-    redlock_lock_free(orig); /* the holder lets go of its handle, not of the lock */
+    redlock_lock_free(orig);
+}
+
+Test(adopt, handover_between_handles) {
+    redlock_lock_t *lk = NULL;
+    char tok[REDLOCK_TOKEN_LEN + 1];
+    hand_over(0, "adopt:a", scaled(2000), tok);
     int rc = redlock_lock_adopt(g_other, "adopt:a", tok, 30000, &lk, &R);
     cr_assert_eq(rc, REDLOCK_OK, "%s", R.message);
     cr_assert_eq(R.result, REDLOCK_OK);
@@ -98,13 +106,9 @@ Test(adopt, handover_between_handles) {
 }
 
 Test(adopt, adopted_lock_auto_extends) {
-    g_rl = new_rl(0);
-    g_other = new_rl(0);
-    redlock_lock_t *orig, *lk = NULL;
+    redlock_lock_t *lk = NULL;
     char tok[REDLOCK_TOKEN_LEN + 1];
-    cr_assert_eq(redlock_try_acquire(g_rl, "adopt:auto", scaled(1000), &orig), REDLOCK_OK);
-    token_of(orig, tok);
-    redlock_lock_free(orig);
+    hand_over(0, "adopt:auto", scaled(1000), tok);
     cr_assert_eq(redlock_lock_adopt(g_other, "adopt:auto", tok, scaled(900), &lk, NULL), REDLOCK_OK);
     redlock_autoextend_options_t ao;
     redlock_autoextend_options_init(&ao);
@@ -197,14 +201,9 @@ Test(adopt, bad_input_is_invalid) {
 }
 
 Test(adopt, fenced_lock_adopts_with_fence_zero) {
-    g_rl = new_rl(1);
-    g_other = new_rl(1);
-    redlock_lock_t *orig, *lk = NULL;
+    redlock_lock_t *lk = NULL;
     char tok[REDLOCK_TOKEN_LEN + 1];
-    cr_assert_eq(redlock_try_acquire(g_rl, "adopt:fenced", 10000, &orig), REDLOCK_OK);
-    cr_assert_gt(redlock_lock_fence(orig), 0);
-    token_of(orig, tok);
-    redlock_lock_free(orig);
+    hand_over(1, "adopt:fenced", 10000, tok);
     cr_assert_eq(redlock_lock_adopt(g_other, "adopt:fenced", tok, 10000, &lk, NULL), REDLOCK_OK);
     cr_assert_eq(redlock_lock_fence(lk), 0, "the counter is per resource: the holder's fence is not known");
     cr_assert_eq(redlock_release(g_other, lk), REDLOCK_OK);
