@@ -46,6 +46,7 @@ int rl_release_token(redlock_t *rl, const char *resource, const char *token, red
     size_t len;
     rl_keys_t keys = {1, &resource, &len};
     rl_report_begin(rl, rep);
+    if (!rl) return rl_report_end(NULL, rep, REDLOCK_ERR_INVALID, "redlock_t is NULL");
     int rc = rl_check_keys(&keys, msg, sizeof msg);
     if (rc == REDLOCK_OK && rl_token_check(token, msg, sizeof msg) < 0) rc = REDLOCK_ERR_INVALID;
     if (rc) {
