@@ -5,7 +5,8 @@ BUILD_TSAN  ?= build-tsan
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
-               redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2
+               redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2 \
+               python3-prometheus-client
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
 
@@ -81,7 +82,7 @@ clean:
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-hosts bench-deps bench-build
+.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -106,9 +107,16 @@ bench-deps: deps
 	    echo "warning: could not install$$nodepkgs; node-redlock will be n/a"; \
 	fi
 
-bench-build: bench-deps
+bench-build: bench-deps bench-compile
+
+bench-compile: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole
+
+# `make bench-stats`: only the cost of redlock_stats' counters (on / off,
+# interleaved; about a minute), printed, no report written.
+bench-stats: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --stats-only
 
 bench: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh

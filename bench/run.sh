@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh [--quick] -- libredlock's benchmark suite (issue 4), in one run on one
+# run.sh [--quick | --stats-only] -- libredlock's benchmark suite (issue 4), in one run on one
 # machine so that the ratios hold on a noisy shared box.
 #
 #   floor          bench/floor.c: hand-written hiredis fan-out (the cost the
@@ -18,6 +18,8 @@
 # Full mode writes bench/RESULTS.md and bench/latency.png; --quick (about
 # 40 s) writes RESULTS-quick.md and latency-quick.png into the build
 # directory, so a quick run never overwrites the full results.
+# --stats-only (about a minute) runs only the cost of the statistics
+# (redlock_stats' counters on and off, interleaved) and prints its table.
 #
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench` does all of it).
@@ -32,10 +34,12 @@ NODE_DIR=$ROOT/bench/node
 CLUSTER_SH=$ROOT/deploy/cluster.sh
 
 QUICK=0
+STATS_ONLY=0
 for a in "$@"; do
   case $a in
     --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --stats-only) STATS_ONLY=1 ;;
+    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -195,7 +199,9 @@ LIB_VERSION=$("$LIB" --version 2>/dev/null || echo "?")
 # node-redlock: install the pinned packages into bench/node/node_modules.
 NODE_OK=0
 NODE_VERSIONS="n/a"
-if command -v node >/dev/null && command -v npm >/dev/null; then
+if ((STATS_ONLY)); then
+  log "--stats-only: no node-redlock"
+elif command -v node >/dev/null && command -v npm >/dev/null; then
   if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ||
         $NODE_DIR/package.json -nt $NODE_DIR/node_modules/.package-lock.json ]]; then
     log "installing node-redlock (npm) into bench/node/node_modules"
@@ -229,6 +235,45 @@ C5=$CDIR
 C5_STARTED=$SECONDS
 U5=$(uris "$C5")
 log "cluster of 5 up: $U5"
+
+# ------------------------------------------------------- statistics cost
+
+# What redlock_stats' counters cost (issue 16: at most 2 % of a cycle's
+# CPU, no allocation): the cpu workload with the counters on (the default)
+# and off (--no-stats, opt.stats = 0), interleaved, repeated; medians.
+STATS_REPS=$((STATS_ONLY ? 7 : REPS))
+stats_cost_runs() {
+  local rep
+  for ((rep = 1; rep <= STATS_REPS; rep++)); do
+    run_bench lib.cpu.stats_off "libredlock cpu, statistics off (rep $rep/$STATS_REPS)" 120 \
+      "$LIB" -u "$U5" -w cpu -d "$D_CPU" --ttl "$TTL" --no-stats
+    run_bench lib.cpu.stats_on "libredlock cpu, statistics on (rep $rep/$STATS_REPS)" 120 \
+      "$LIB" -u "$U5" -w cpu -d "$D_CPU" --ttl "$TTL"
+  done
+}
+# stats_table: the rows of the comparison, in markdown.
+stats_table() {
+  local off on
+  off=$(val lib.cpu.stats_off cpu_us_per_cycle)
+  on=$(val lib.cpu.stats_on cpu_us_per_cycle)
+  echo "| libredlock, N=5, cpu workload (median of $STATS_REPS interleaved runs) | statistics off | statistics on | difference |"
+  echo "|---|---:|---:|---:|"
+  printf '| client CPU per acquire+release cycle (µs) | %s | %s | %s |\n' "$(num "$off" 2)" "$(num "$on" 2)" \
+    "$(awk -v a="$on" -v b="$off" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%+.2f %% (target: at most +2 %%)\n", (a / b - 1) * 100 }')"
+  printf '| heap allocations per cycle, whole process | %s | %s | |\n' \
+    "$(num "$(val lib.cpu.stats_off allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on allocs_per_cycle)" 3)"
+  printf '| heap allocations per cycle by libredlock | %s | %s | |\n' \
+    "$(num "$(val lib.cpu.stats_off own_allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on own_allocs_per_cycle)" 3)"
+  printf '| cycles/s | %s | %s | |\n' "$(num "$(val lib.cpu.stats_off cps)")" "$(num "$(val lib.cpu.stats_on cps)")"
+}
+if ((STATS_ONLY)); then
+  stats_cost_runs
+  echo
+  echo "libredlock benchmarks: cost of the statistics ($(date -u +%Y-%m-%d))"
+  echo
+  stats_table
+  exit 0
+fi
 
 # --------------------------------------------------------- serial and CPU
 
@@ -348,6 +393,8 @@ for ((rep = 1; rep <= CONC_REPS; rep++)); do
   run_bench lib.conc32.clock0 "libredlock 32 threads, clock check on every acquire (rep $rep/$CONC_REPS)" 120 \
     "$LIB" -u "$U5" -w concurrent -t 32 -d "$D_CONC" --ttl "$TTL" --max-ttl "$TTL" --clock-check 0
 done
+
+stats_cost_runs
 
 # ---------------------------------------------------------------- degraded
 
@@ -478,6 +525,9 @@ srow() { # srow LABEL PLAIN WITH [DECIMALS]
   srow "clock check on every acquire: serial cycles/s" "$(val lib.plain cps)" "$(val lib.clock0 cps)" 0
   srow "clock check on every acquire: 32 threads, cycles/s" "$(val lib.conc32.plain cps)" "$(val lib.conc32.clock0 cps)" 0
 } >"$SAFETY"
+
+STATS_MD=$TMP/stats.md
+stats_table >"$STATS_MD"
 
 # Run-to-run spread of the repeated runs (the medians above hide it).
 SPREAD=$TMP/spread.md
@@ -691,6 +741,13 @@ fi
   echo "round (the write-back of the token); the quarantine reads INFO once per connection; clock checks send one TIME per node,"
   echo "pipelined ahead of an acquire's SET, at most once a second by default (clock_check_ms) or on every acquire (clock_check_ms = 0)."
   echo
+  echo "## Cost of the statistics (issue 16)"
+  echo
+  cat "$STATS_MD"
+  echo
+  echo "On: the default (redlock_options_t.stats = 1); off: bench_redlock --no-stats (stats = 0). The counters are relaxed"
+  echo "atomics bumped per call, per node vote and per round; the cpu workload is one caller's acquire + release loop."
+  echo
   echo "## Targets (issue 4)"
   echo
   cat "$TARGETS"
@@ -722,6 +779,8 @@ echo
 cat "$TABLE"
 echo
 cat "$SAFETY"
+echo
+cat "$STATS_MD"
 echo
 cat "$TARGETS"
 echo

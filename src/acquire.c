@@ -103,7 +103,8 @@ static int begin(redlock_t *rl, redlock_lock_t **out, redlock_report_t *rep) {
     return REDLOCK_OK;
 }
 
-int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+/* redlock_acquire_ex without the counting. */
+static int acquire_one(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
                        redlock_report_t *rep) {
     int rc = begin(rl, out, rep);
     if (rc) return rc;
@@ -121,6 +122,13 @@ int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int
     return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
 }
 
+int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                       redlock_report_t *rep) {
+    int rc = acquire_one(rl, resource, ttl_ms, wait_ms, out, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
+    return rc;
+}
+
 int redlock_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out) {
     return redlock_acquire_ex(rl, resource, ttl_ms, -1, out, NULL);
 }
@@ -129,8 +137,9 @@ int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, re
     return redlock_acquire_ex(rl, resource, ttl_ms, 0, out, NULL);
 }
 
-int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
-                          redlock_lock_t **out, redlock_report_t *rep) {
+/* redlock_acquire_multi without the counting. */
+static int acquire_set(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
+                       redlock_lock_t **out, redlock_report_t *rep) {
     int rc = begin(rl, out, rep);
     if (rc) return rc;
     char msg[256];
@@ -139,4 +148,11 @@ int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n,
     rl_keys_t keys = {n, resources, lens};
     if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg))) return rl_report_end(rl, rep, rc, msg);
     return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
+}
+
+int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_lock_t **out, redlock_report_t *rep) {
+    int rc = acquire_set(rl, resources, n, ttl_ms, wait_ms, out, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
+    return rc;
 }

@@ -21,6 +21,7 @@
 #include "dial.h"
 #include "resp.h"
 #include "scripts.h"
+#include "stats.h"
 
 struct rl_engine {
     pthread_mutex_t mu;
@@ -116,8 +117,11 @@ static void finish_round(rl_engine_t *e, rl_round_t *r) {
 /* Records a vote and finishes the round if that decided it. */
 static void vote(rl_engine_t *e, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
                  const char *detail) {
-    if (r->nodes && r->vote[i] == REDLOCK_VOTE_NONE) /* the address this node's answer came over */
-        memcpy(r->nodes[i].address, e->conns[i].addr, sizeof r->nodes[i].address);
+    if (r->vote[i] == REDLOCK_VOTE_NONE) {
+        rl_stats_vote(e->cfg.stats, i, v, err, rtt);
+        if (r->nodes) /* the address this node's answer came over */
+            memcpy(r->nodes[i].address, e->conns[i].addr, sizeof r->nodes[i].address);
+    }
     if (rl_round_vote(r, i, v, err, rtt, detail)) finish_round(e, r);
 }
 
@@ -249,6 +253,7 @@ static int quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
  * Returns 0 when c can take requests, else an error code (c stays down). */
 static int node_open(rl_engine_t *e, rl_conn_t *c, uint64_t now) {
     if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
+    if (c->retry_at_us) rl_stats_reconnect(e->cfg.stats, (size_t)c->idx); /* it failed before */
     int rc = rl_dial_open(c, now, e->cfg.connect_timeout_ms);
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;

@@ -33,6 +33,7 @@ typedef struct rl_engine_config {
     uint32_t jump_quarantine_ms; /* a node whose clock jumped gets no acquire vote for this long; 0: off */
     uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
     uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
+    struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
 } rl_engine_config_t;
 
 /* Makes an engine for n nodes, taking ownership of the uris' strings

@@ -32,3 +32,19 @@ const char *redlock_vote_name(redlock_vote_t vote) {
 size_t redlock_quorum(size_t n_nodes) {
     return n_nodes / 2 + 1;
 }
+
+/* Writes name in lower case into buf (n > 0 bytes, truncated). */
+static void lower_into(const char *name, char *buf, size_t n) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) buf[i] = name[i] >= 'A' && name[i] <= 'Z' ? (char)(name[i] - 'A' + 'a') : name[i];
+    buf[i] = '\0';
+}
+
+void rl_result_name(int rc, char *buf, size_t n) {
+    const char *name = rc == REDLOCK_OK ? "OK" : "UNKNOWN";
+#define RL_ERR_NAME_(code, value, msg)                                                            \
+    if (rc == REDLOCK_ERR_##code) name = #code;
+    REDLOCK_ERRNO_MAP(RL_ERR_NAME_)
+#undef RL_ERR_NAME_
+    if (n) lower_into(name, buf, n);
+}

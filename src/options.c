@@ -26,6 +26,7 @@ void redlock_options_init(redlock_options_t *opt) {
     opt->quarantine = 1;
     opt->clock_jump_ms = 100;
     opt->clock_check_ms = 1000;
+    opt->stats = 1;
 }
 
 /* Writes "name=value must be ..." into err when v is outside [lo, hi].

@@ -20,7 +20,9 @@ static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *s
     r.on_reply = fn;
     r.reply_arg = arg;
     rl_engine_run(rl->eng, &r);
-    rl_report_round(rep, &r, rl->clock());
+    uint64_t end = rl->clock();
+    rl_stats_round(rl->stats, end - r.t0_us);
+    rl_report_round(rep, &r, end);
     if (rep) rep->attempts = 1;
     return r.yes;
 }

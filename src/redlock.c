@@ -51,6 +51,7 @@ static int start_engine(redlock_t *rl) {
         .jump_quarantine_ms = rl->opt.clock_jump_ms ? rl->opt.max_ttl_ms : 0,
         .clock_jump_ms = rl->opt.clock_jump_ms,
         .clock_check_ms = rl->opt.clock_check_ms,
+        .stats = rl->stats,
     };
     return rl_engine_new(&rl->eng, uris, rl->opt.n_nodes, &cfg);
 }
@@ -103,6 +104,11 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
         redlock_free(rl);
         return rc;
     }
+    if (opt->stats && !(rl->stats = rl_stats_new(opt->n_nodes))) {
+        redlock_free(rl);
+        snprintf(err, errlen, "out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
     if (copy_nodes(rl, opt) < 0 || start_engine(rl) != REDLOCK_OK) {
         redlock_free(rl);
         snprintf(err, errlen, "out of memory");
@@ -124,6 +130,7 @@ void redlock_free(redlock_t *rl) {
     rl_tls_ctx_free(rl->tls);
     for (size_t i = 0; rl->node_names && i < rl->opt.n_nodes; i++) free(rl->node_names[i]);
     free(rl->node_names);
+    free(rl->stats);
     pthread_mutex_destroy(&rl->held_mu);
     pthread_mutex_destroy(&rl->wd_start_mu);
     free(rl);
@@ -198,7 +205,7 @@ static int check_resource(const char *res, size_t *len, char *msg, size_t n) {
     return REDLOCK_OK;
 }
 
-int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
+int rl_check_keys(const rl_keys_t *keys, char *msg, size_t n) {
     if (keys->n == 0 || keys->n > REDLOCK_MAX_RESOURCES)
         return snprintf(msg, n, "%zu resources: a lock takes 1..%d", keys->n, REDLOCK_MAX_RESOURCES),
                REDLOCK_ERR_INVALID;
@@ -211,7 +218,12 @@ int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms
             if (keys->len[j] == len && !memcmp(keys->k[j], keys->k[i], len))
                 return snprintf(msg, n, "resource '%.60s' appears twice in the set", keys->k[i]), REDLOCK_ERR_INVALID;
     }
-    return rl_check_ttl(rl, ttl_ms, msg, n);
+    return REDLOCK_OK;
+}
+
+int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
+    int rc = rl_check_keys(keys, msg, n);
+    return rc ? rc : rl_check_ttl(rl, ttl_ms, msg, n);
 }
 
 /* ---------------------------------------------------------------- rounds */
@@ -229,6 +241,7 @@ void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, siz
     r->classify = classify;
     r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
     rl_engine_run(rl->eng, r);
+    rl_stats_round(rl->stats, rl->clock() - r->t0_us);
     rl_cmd_free(&cmd);
 }
 

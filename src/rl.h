@@ -13,6 +13,7 @@
 #include "log.h"
 #include "redlock.h"
 #include "scripts.h"
+#include "stats.h"
 
 struct rl_watchdog;
 
@@ -31,6 +32,7 @@ struct redlock {
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
+    rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
@@ -80,6 +82,11 @@ static inline rl_keys_t rl_lock_keys(const redlock_lock_t *l) {
     return (rl_keys_t){l->n_res, (const char *const *)l->res, l->res_len};
 }
 
+/* error.c: the result code's name in lower case ("ok", "taken",
+ * "no_quorum", ...; "unknown" for any other value) into buf (n bytes):
+ * metric labels and the tool's JSON. */
+void rl_result_name(int rc, char *buf, size_t n);
+
 /* options.c: checks opt; on a problem writes a message naming the bad value
  * into err and returns REDLOCK_ERR_CONFIG (or INVALID for a NULL opt). */
 int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);
@@ -87,6 +94,7 @@ int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);
 /* redlock.c: checks a call's resource set and TTL. Returns REDLOCK_OK or
  * REDLOCK_ERR_INVALID with the bad value named in msg. */
 int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t msglen);
+int rl_check_keys(const rl_keys_t *keys, char *msg, size_t msglen); /* the resources alone */
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
 
 /* redlock.c: report helpers (rep may be NULL). */
@@ -131,6 +139,22 @@ size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, 
 size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv,
                        const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep);
 
+/* lifetime.c: one round of the extend script for keys/token (DESIGN.md
+ * section 1's extend from a fresh t0): REDLOCK_OK when a quorum extended
+ * and validity remains, with *t0 and *deadline set and rep's validity;
+ * else NOT_HELD (enough nodes said no), EXPIRED or NO_QUORUM / AUTH. The
+ * caller ends the report. */
+int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
+                    uint64_t *t0, uint64_t *deadline);
+/* lifetime.c: the release round for keys/token (DESIGN.md section 1's
+ * release) and its verdict: OK, NOT_HELD, AUTH or NO_QUORUM. The caller
+ * ends the report. */
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep);
+/* adopt.c: releases the lock on resource that token holds, with no lock
+ * handle (the `redlock release RESOURCE TOKEN` step): checks both
+ * (INVALID names what is wrong, never the token), runs the release round,
+ * counts the call as a release and ends the report. */
+int rl_release_token(redlock_t *rl, const char *resource, const char *token, redlock_report_t *rep);
 /* lifetime.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);

@@ -11,6 +11,7 @@
 #include "token.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -63,4 +64,22 @@ unsigned rl_random_between(unsigned lo, unsigned hi) {
      * whole 32-bit range is just a random word. */
     if (span == UINT32_MAX) return lo + (unsigned)randombytes_random();
     return lo + (unsigned)randombytes_uniform(span + 1u);
+}
+
+int rl_token_check(const char *token, char *msg, size_t n) {
+    if (!token) return snprintf(msg, n, "token is NULL"), -1;
+    size_t len = strnlen(token, 2 * RL_TOKEN_BYTES + 1);
+    for (size_t i = 0; i < len && i < 2 * RL_TOKEN_BYTES; i++) {
+        char c = token[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return snprintf(msg, n, "token: character %zu is not a lowercase hex digit (a token is %d of them)",
+                            i + 1, 2 * RL_TOKEN_BYTES),
+                   -1;
+    }
+    if (len != 2 * RL_TOKEN_BYTES)
+        return snprintf(msg, n, "token has %s%zu characters: a token is exactly %d lowercase hex digits",
+                        len > 2 * RL_TOKEN_BYTES ? "more than " : "", len > 2 * RL_TOKEN_BYTES ? len - 1 : len,
+                        2 * RL_TOKEN_BYTES),
+               -1;
+    return 0;
 }

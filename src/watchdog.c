@@ -43,6 +43,7 @@ static redlock_lock_t *next_due(const rl_watchdog_t *wd) {
 static void declare_lost(rl_watchdog_t *wd, redlock_lock_t *l, int reason) {
     unlink_watch(wd, l);
     atomic_store(&l->lost, 1);
+    rl_stats_lost(wd->rl->stats);
     rl_logf(&wd->rl->log, REDLOCK_LOG_WARN, "lock on '%.60s' lost: %s", l->res[0], redlock_strerror(reason));
     redlock_lost_fn fn = l->on_lost;
     void *arg = l->lost_arg;

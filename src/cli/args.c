@@ -105,6 +105,24 @@ int cli_parse_double(const char *s, double *out, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ options */
 
+int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl) {
+    char err[200];
+    if (cli_parse_duration(v, ttl, err, sizeof err) < 0) return cli_usage_error(c, "invalid value for --ttl: %s", err);
+    if (*ttl == 0) return cli_usage_error(c, "invalid value for --ttl: '%s' must be more than 0", v);
+    return 0;
+}
+
+int cli_wait_value(const cli_t *c, const char *v, int64_t *wait) {
+    char err[200];
+    if (!strcmp(v, "forever")) {
+        *wait = -1;
+        return 0;
+    }
+    if (cli_parse_duration(v, wait, err, sizeof err) < 0)
+        return cli_usage_error(c, "invalid value for --wait: %s (a duration, or 'forever')", err);
+    return 0;
+}
+
 int cli_opt_flag(char **argv, const int *i, const char *name) {
     return !strcmp(argv[*i], name);
 }

@@ -1,12 +1,16 @@
 /* cli.h -- the redlock command-line tool: what its files share.
  *
- *   main.c    global options, dispatch, --help / --version, opening the redlock_t,
- *             the argument loop shared by status and ping
+ *   main.c    global options before the command, dispatch, --help / --version
+ *   common.c  opening the redlock_t, the argument loop shared by status and ping
+ *   usage.c   the --help text
  *   args.c    durations, numbers, option matching, the node list
  *   output.c  exit codes, JSON strings, token prefixes, per-node reports
  *   exec.c    `redlock exec`: lock, run a command under auto-extension, release
  *   status.c  `redlock status`: who holds a resource, node by node
  *   ping.c    `redlock ping`: node health and persistence settings
+ *   steps.c   `redlock acquire`, `extend`, `release`: a lock held across a script's steps
+ *   tokenarg.c  the token of extend and release: argument, environment or stdin
+ *   statscmd.c  `redlock stats`: a probe, then the counters as a table or Prometheus text
  */
 #ifndef REDLOCK_CLI_H
 #define REDLOCK_CLI_H
@@ -28,6 +32,15 @@ enum {
     CLI_EX_LOST = 79,        /* the lock was lost while the command ran */
     CLI_EX_NOEXEC = 126,     /* the command exists but cannot be executed */
     CLI_EX_NOTFOUND = 127    /* the command was not found */
+};
+
+/* Exit codes of the step commands (acquire, extend, release): a small
+ * table a deploy script can test with `case $?`. */
+enum {
+    CLI_STEP_OK = 0,
+    CLI_STEP_REFUSED = 1,   /* acquire: held by another owner; extend, release: token not held */
+    CLI_STEP_BAD_INPUT = 2, /* usage, malformed token, bad option value or node URI, no nodes */
+    CLI_STEP_NO_QUORUM = 3  /* no quorum answered (down, timed out, credentials), or another failure */
 };
 
 /* Longest duration accepted, in ms (the library's TTL limit, ~24.8 days). */
@@ -55,6 +68,11 @@ typedef struct cli {
 int cli_parse_duration(const char *s, int64_t *ms, char *err, size_t errlen);
 /* Parses a finite non-negative decimal number (e.g. the drift factor). */
 int cli_parse_double(const char *s, double *out, char *err, size_t errlen);
+
+/* The value of --ttl (a duration above 0) and of --wait (a duration, or
+ * 'forever': -1). Return 0, or CLI_EX_USAGE after printing why. */
+int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl);
+int cli_wait_value(const cli_t *c, const char *v, int64_t *wait);
 
 /* Option matching at argv[*i]: `--name VALUE` or `--name=VALUE`. Returns 1
  * and sets *val (advancing *i past a separate value), 0 if argv[*i] is not
@@ -86,24 +104,34 @@ int cli_usage_error(const cli_t *c, const char *fmt, ...)
 #endif
     ;
 
-/* ---- main.c ---- */
+/* ---- common.c, usage.c ---- */
 
 /* Makes the redlock_t from the global options (nodes from --nodes or
  * REDLOCK_NODES). Returns 0, or an exit code after printing why. */
 int cli_open(cli_t *c, redlock_t **rl);
 void cli_print_usage(FILE *f, const char *prog);
+/* With --max-ttl, the default TTL shrinks to it and a TTL given above it
+ * is refused before any node is asked (the library would refuse it too).
+ * Returns 0, or CLI_EX_USAGE after printing why. */
+int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given);
 /* Parses the arguments of a query command (`status`, `ping`): -h/--help,
  * --json, the global options, and at most one positional argument stored in
  * *positional (none allowed when positional is NULL). Returns -1 when the
  * command should go on, else the exit status to return at once (CLI_EX_OK
- * after printing help, CLI_EX_USAGE after a usage error). In main.c, not
- * args.c: args.c is linked without main.c into the fuzz target. */
+ * after printing help, CLI_EX_USAGE after a usage error). In common.c, not
+ * args.c: args.c is linked alone into the fuzz target. */
 int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional);
 
 /* ---- output.c ---- */
 
 /* The exit code for a library result (REDLOCK_OK -> 0). */
 int cli_exit_code(int rc);
+/* The step commands' exit code for a library result, and for an exit
+ * code of the exec table (usage 64 and configuration 78 are bad input). */
+int cli_step_code(int rc);
+int cli_step_exit(int ex);
+/* Writes "nodes":[...] of rep as JSON (index, node, vote, rtt_us, error). */
+void cli_json_nodes(FILE *f, const redlock_report_t *rep);
 /* Writes s (n bytes) as a JSON string, quotes included. */
 void cli_json_strn(FILE *f, const char *s, size_t n);
 void cli_json_str(FILE *f, const char *s); /* NULL -> null */
@@ -119,9 +147,27 @@ void cli_node_label(const redlock_node_report_t *nr, char *buf, size_t n);
 /* Widest node label in rep (at least min). */
 int cli_node_width(const redlock_report_t *rep, int min);
 
+/* ---- tokenarg.c ---- */
+
+/* Where a step command's token comes from: exactly one of a TOKEN
+ * argument, --token-env NAME or --token-stdin. */
+typedef struct cli_token_src {
+    const char *arg, *env;
+    int from_stdin;
+} cli_token_src_t;
+
+/* Reads the token from src into out (REDLOCK_TOKEN_LEN + 1 bytes) and
+ * checks it is 40 lowercase hex characters. Returns 0, or CLI_EX_USAGE
+ * after printing why (never any of the token). */
+int cli_read_token(const cli_t *c, const char *cmd, const cli_token_src_t *src, char *out);
+
 /* ---- commands ---- */
 int cli_cmd_exec(cli_t *c, int argc, char **argv);
 int cli_cmd_status(cli_t *c, int argc, char **argv);
 int cli_cmd_ping(cli_t *c, int argc, char **argv);
+int cli_cmd_acquire(cli_t *c, int argc, char **argv); /* steps.c */
+int cli_cmd_extend(cli_t *c, int argc, char **argv);
+int cli_cmd_release(cli_t *c, int argc, char **argv);
+int cli_cmd_stats(cli_t *c, int argc, char **argv);   /* statscmd.c */
 
 #endif

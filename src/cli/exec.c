@@ -333,7 +333,6 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     int64_t ttl = DEFAULT_TTL_MS, wait = 0;
     int lost_sig = SIGTERM, cmd_at = -1, ttl_given = 0, fencing = 0;
     const char *resource = NULL;
-    char err[200];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int r;
@@ -346,10 +345,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
             return CLI_EX_OK;
         }
         if ((r = cli_opt_value(c, argc, argv, &i, "--ttl", &v)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            if (cli_parse_duration(v, &ttl, err, sizeof err) < 0)
-                return cli_usage_error(c, "invalid value for --ttl: %s", err);
-            if (ttl == 0) return cli_usage_error(c, "invalid value for --ttl: '%s' must be more than 0", v);
+            if (r < 0 || cli_ttl_value(c, v, &ttl)) return CLI_EX_USAGE;
             ttl_given = 1;
             continue;
         }
@@ -358,10 +354,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
             continue;
         }
         if ((r = cli_opt_value(c, argc, argv, &i, "--wait", &v)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            if (!strcmp(v, "forever")) wait = -1;
-            else if (cli_parse_duration(v, &wait, err, sizeof err) < 0)
-                return cli_usage_error(c, "invalid value for --wait: %s (a duration, or 'forever')", err);
+            if (r < 0 || cli_wait_value(c, v, &wait)) return CLI_EX_USAGE;
             continue;
         }
         if ((r = cli_opt_value(c, argc, argv, &i, "--on-lost", &v)) != 0) {
@@ -383,15 +376,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     if (cmd_at < 0) return cli_usage_error(c, "exec: missing '--' before the command");
     if (cmd_at >= argc) return cli_usage_error(c, "exec: missing command after '--'");
     if (wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
-    /* --max-ttl: the default TTL shrinks to it; a TTL given above it is refused
-     * here, before any node is asked (the library would refuse it too). */
-    if (c->opt.max_ttl_ms && ttl > (int64_t)c->opt.max_ttl_ms) {
-        if (ttl_given)
-            return cli_usage_error(c, "--ttl %lld ms exceeds --max-ttl %u ms (the longest TTL any client uses on "
-                                   "these nodes, which the restart quarantine relies on)",
-                                   (long long)ttl, c->opt.max_ttl_ms);
-        ttl = c->opt.max_ttl_ms;
-    }
+    if (cli_fit_ttl(c, &ttl, ttl_given)) return CLI_EX_USAGE;
     c->opt.fencing = fencing;
 
     redlock_t *rl = NULL;

@@ -21,6 +21,28 @@ int cli_exit_code(int rc) {
     }
 }
 
+int cli_step_code(int rc) {
+    switch (rc) {
+    case REDLOCK_OK:
+        return CLI_STEP_OK;
+    case REDLOCK_ERR_TAKEN:
+    case REDLOCK_ERR_EXPIRED:
+    case REDLOCK_ERR_NOT_HELD:
+        return CLI_STEP_REFUSED;
+    case REDLOCK_ERR_INVALID:
+    case REDLOCK_ERR_CONFIG:
+        return CLI_STEP_BAD_INPUT;
+    default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, QUARANTINED, NOMEM */
+        return CLI_STEP_NO_QUORUM;
+    }
+}
+
+int cli_step_exit(int ex) {
+    if (ex == CLI_EX_OK) return CLI_STEP_OK;
+    if (ex == CLI_EX_USAGE || ex == CLI_EX_CONFIG) return CLI_STEP_BAD_INPUT;
+    return ex == CLI_EX_TEMPFAIL ? CLI_STEP_REFUSED : CLI_STEP_NO_QUORUM;
+}
+
 /* 1 when b may follow the lead byte lead in well-formed UTF-8 (RFC 3629):
  * no overlong forms, no surrogates, nothing above U+10FFFF. */
 static int second_byte_ok(unsigned char lead, unsigned char b) {
@@ -111,4 +133,20 @@ void cli_print_report(FILE *f, const redlock_report_t *rep) {
         if (nr->detail[0]) fprintf(f, "  %s", nr->detail);
         fputc('\n', f);
     }
+}
+
+void cli_json_nodes(FILE *f, const redlock_report_t *rep) {
+    fputs("\"nodes\":[", f);
+    for (size_t i = 0; i < rep->n_nodes; i++) {
+        const redlock_node_report_t *nr = &rep->nodes[i];
+        fprintf(f, "%s{\"index\":%zu,\"node\":", i ? "," : "", i);
+        cli_json_str(f, nr->node);
+        fprintf(f, ",\"vote\":\"%s\",\"rtt_us\":", redlock_vote_name(nr->vote));
+        if (nr->rtt_us >= 0) fprintf(f, "%lld", (long long)nr->rtt_us);
+        else fputs("null", f);
+        fputs(",\"error\":", f);
+        cli_json_str(f, nr->detail[0] ? nr->detail : NULL);
+        fputc('}', f);
+    }
+    fputc(']', f);
 }

@@ -731,7 +731,9 @@ Test(cli, help_and_version) {
                                         "-v",           "64",            "69",                "75",
                                         "78",           "79",            "126",               "127",
                                         "--fencing",    "REDLOCK_FENCE", "--max-ttl",         "--no-quarantine",
-                                        "--clock-jump", "--clock-check"};
+                                        "--clock-jump", "--clock-check", "acquire",      "extend",
+                                        "release",      "--token-env",   "--token-stdin", "stats",
+                                        "--prometheus", "--count"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         cr_assert(strstr(r.out, words[i]), "--help does not mention %s", words[i]);
     RUN(&r, NULL, "--version");

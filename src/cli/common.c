@@ -1,0 +1,91 @@
+/* common.c -- what the subcommands share beyond argument parsing: the
+ * argument loop of the query commands and opening the redlock_t (with the
+ * -v log callback). Subcommand files depend on this file and args.c,
+ * output.c, usage.c; never on main.c, which only dispatches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Parses the arguments of a query command (status, ping): -h/--help,
+ * --json, the global options, and at most one positional argument, stored
+ * in *positional (none allowed when positional is NULL). Lives here, not in
+ * args.c, because it prints the usage and args.c is also linked alone (the
+ * fuzz target fuzz_cli_args). */
+int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            cli_print_usage(stdout, c->prog);
+            return CLI_EX_OK;
+        }
+        if (cli_opt_flag(argv, &i, "--json")) {
+            *json = 1;
+            continue;
+        }
+        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
+            if (r < 0) return CLI_EX_USAGE;
+            continue;
+        }
+        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "%s: unknown option '%s'", cmd, a);
+        if (!positional || *positional) return cli_usage_error(c, "%s: unexpected argument '%s'", cmd, a);
+        *positional = a;
+    }
+    return -1;
+}
+
+/* The log callback (-v): one line on stderr per message. fprintf locks
+ * stderr, so lines from the watchdog thread never interleave. */
+static void cli_log(void *arg, int level, const char *msg) {
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    const cli_t *c = arg;
+    if (level < 0) level = 0;
+    if (level > 3) level = 3;
+    fprintf(stderr, "%s: %s: %s\n", c->prog, names[level], msg);
+}
+
+int cli_open(cli_t *c, redlock_t **rl) {
+    *rl = NULL;
+    if (!c->nodes_given) {
+        const char *env = getenv("REDLOCK_NODES");
+        if (env && *env && cli_add_nodes(c, env, "REDLOCK_NODES") < 0) return CLI_EX_CONFIG;
+    }
+    if (c->n_nodes == 0) {
+        cli_error(c, "no nodes: give --nodes URI[,URI...] or set REDLOCK_NODES");
+        return CLI_EX_CONFIG;
+    }
+    if (c->too_many_nodes) {
+        cli_error(c, "too many nodes: at most %d", REDLOCK_MAX_NODES);
+        return CLI_EX_CONFIG;
+    }
+    /* Settings the tool does not expose follow the ones it does, so that any
+     * accepted --op-timeout / --retry-delay makes a valid configuration. */
+    if (c->opt.node_down_ms < c->opt.op_timeout_ms) c->opt.node_down_ms = c->opt.op_timeout_ms;
+    if (!c->jitter_given && c->opt.retry_jitter_ms > c->opt.retry_delay_ms / 2)
+        c->opt.retry_jitter_ms = c->opt.retry_delay_ms / 2;
+    c->opt.nodes = (const char *const *)c->node_list;
+    c->opt.n_nodes = c->n_nodes;
+    if (c->verbose > 0) {
+        c->opt.log = cli_log;
+        c->opt.log_arg = c;
+        c->opt.log_level = c->verbose >= 2 ? REDLOCK_LOG_DEBUG : REDLOCK_LOG_INFO;
+    }
+    char err[256] = "";
+    int rc = redlock_new_ex(rl, &c->opt, err, sizeof err);
+    if (rc != REDLOCK_OK) {
+        cli_error(c, "%s: %s", redlock_strerror(rc), err[0] ? err : "redlock_new failed");
+        return cli_exit_code(rc);
+    }
+    return 0;
+}
+
+int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given) {
+    if (!c->opt.max_ttl_ms || *ttl <= (int64_t)c->opt.max_ttl_ms) return 0;
+    if (given)
+        return cli_usage_error(c, "--ttl %lld ms exceeds --max-ttl %u ms (the longest TTL any client uses on "
+                               "these nodes, which the restart quarantine relies on)",
+                               (long long)*ttl, c->opt.max_ttl_ms);
+    *ttl = c->opt.max_ttl_ms;
+    return 0;
+}
