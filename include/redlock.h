@@ -44,14 +44,15 @@ extern "C" {
     X(TIMEOUT, -10, "operation timed out")                                     \
     X(SERVER, -11, "node answered with an error")                              \
     X(STALE, -12, "fencing token is older than one the store has seen")        \
-    X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote")
+    X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote") \
+    X(CANCELLED, -14, "cancelled before it completed")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -13
+    REDLOCK_ERR_LAST_ = -14
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -257,6 +258,90 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
 int redlock_autoextend_stop(redlock_t *rl, redlock_lock_t *lock);
 /* Extensions the watchdog made so far. */
 uint32_t redlock_lock_extensions(const redlock_lock_t *lock);
+
+/* ---- Non-blocking use (event loops) ----
+ * A redlock_async_t is one event loop's handle: its own connections, one
+ * per node, driven by the loop's thread only. Every call returns at once.
+ * Rules: a call that returns an error did nothing and runs no callback; a
+ * call that returns REDLOCK_OK runs its callback exactly once, later, from
+ * the loop (never from inside the call). `report` is valid only during the
+ * callback. A callback may call any redlock_async_* function, including
+ * redlock_async_free of its own handle. Retries and auto-extension are loop
+ * timers on the handle; no thread is started. Locks from the handle are
+ * used with its functions (redlock_lock_* accessors and redlock_lock_free
+ * work too); passing one to another handle, or to a redlock_t, is INVALID.
+ *
+ * Attach an adapter before the first call: include <redlock/libuv.h>
+ * (redlock_libuv_attach) or <redlock/libevent.h> (redlock_libevent_attach),
+ * or fill a redlock_async_hooks_t for your own loop. */
+typedef struct redlock_async redlock_async_t;
+
+typedef void (*redlock_acquire_cb)(redlock_lock_t *lock, int rc, const redlock_report_t *report, void *arg);
+typedef void (*redlock_done_cb)(int rc, const redlock_report_t *report, void *arg);
+
+/* Makes a handle (opt as for redlock_new; validated the same way, with
+ * REDLOCK_ERR_CONFIG naming the bad value). No socket is opened yet. */
+int redlock_async_new(redlock_async_t **out, const redlock_options_t *opt);
+/* NULL-safe. Pending calls' callbacks run once each, from inside this
+ * call, with REDLOCK_ERR_CANCELLED; what pending acquires had set is
+ * released (the release is written before the sockets close) and pending
+ * releases still go out. Granted locks not yet released are detached (they
+ * expire by their TTL; free them with redlock_lock_free). */
+void redlock_async_free(redlock_async_t *a);
+
+/* wait_ms as in redlock_acquire_ex: < 0 no bound, 0 one attempt. */
+int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_acquire_cb cb, void *arg);
+/* Extends lock to ttl_ms from now (see redlock_extend_ex). */
+int redlock_async_extend(redlock_async_t *a, redlock_lock_t *lock, uint32_t ttl_ms, redlock_done_cb cb, void *arg);
+/* Releases lock on every node; the lock handle is freed at once (do not use
+ * it after this call returns REDLOCK_OK); cb may be NULL. */
+int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done_cb cb, void *arg);
+/* Cancels every pending acquire started with arg: each callback then runs
+ * once, from the loop, with REDLOCK_ERR_CANCELLED, and whatever it had set
+ * on the nodes is released. Returns how many were cancelled (0 if none),
+ * or REDLOCK_ERR_INVALID for a NULL handle. */
+int redlock_async_cancel(redlock_async_t *a, void *arg);
+/* Auto-extension on loop timers, with the blocking watchdog's options and
+ * rules (see redlock_autoextend); _ex adds the lost-lock callback, which
+ * runs from the loop. Stop it with redlock_async_autoextend_stop, or by
+ * releasing or freeing the lock. */
+int redlock_async_autoextend(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt);
+int redlock_async_autoextend_ex(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
+                                redlock_lost_fn on_lost, void *arg);
+int redlock_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock);
+/* Counters of the handle (see redlock_stats). */
+int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out);
+
+/* Hooks an event loop adapter gives the handle (the hiredis adapter
+ * model). The handle calls them from its own functions to say which file
+ * descriptors it wants watched and when it next needs a timer:
+ * add_read/del_read/add_write/del_write for fd (several fds: one per node
+ * plus one the name resolver wakes it through); del_* are called before
+ * the handle closes an fd. set_timer asks for one call of
+ * redlock_async_handle_timer after ms milliseconds (replacing any earlier
+ * request); clear_timer cancels it. cleanup runs once from
+ * redlock_async_free, after every fd was deleted: free the adapter there.
+ * A hook may be NULL only if the loop never needs it. */
+typedef struct redlock_async_hooks {
+    void *data; /* the adapter's, passed to every hook */
+    void (*add_read)(void *data, int fd);
+    void (*del_read)(void *data, int fd);
+    void (*add_write)(void *data, int fd);
+    void (*del_write)(void *data, int fd);
+    void (*set_timer)(void *data, uint64_t ms);
+    void (*clear_timer)(void *data);
+    void (*cleanup)(void *data);
+} redlock_async_hooks_t;
+
+/* Installs hooks (copied) and announces the fds and timer the handle
+ * needs now. Returns INVALID for NULL, or when hooks are already set. */
+int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hooks);
+/* The adapter calls these when fd is readable / writable, or the timer
+ * fired. Callbacks of completed calls run from inside them. */
+void redlock_async_handle_read(redlock_async_t *a, int fd);
+void redlock_async_handle_write(redlock_async_t *a, int fd);
+void redlock_async_handle_timer(redlock_async_t *a);
 
 /* ---- Statistics ----
  * Every redlock_t counts what it does (unless opt.stats is 0), with relaxed
