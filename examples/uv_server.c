@@ -10,6 +10,8 @@
  * and releases the lock again. A client's lines are answered in order, one
  * at a time; many clients are served at once, and the loop never blocks:
  * the locking goes through redlock_async_* and include/redlock/libuv.h.
+ * A client that closes its side of the connection is gone: the acquire it
+ * waits for is cancelled (redlock_async_cancel) and its connection closed.
  *
  * PORT 0 (the default is 7400) picks a free port; the line "listening on
  * ADDR:PORT" on stdout tells which. SIGINT or SIGTERM stops the server: it
@@ -305,6 +307,7 @@ int main(int argc, char **argv) {
     o.nodes = (const char *const *)&argv[optind];
     o.n_nodes = (size_t)(argc - optind);
     o.fencing = srv.fencing;
+    o.retry_count = 1000; /* retries go on until WAIT_MS is over */
     int rc = redlock_async_new(&srv.a, &o);
     if (rc != REDLOCK_OK) {
         fprintf(stderr, "uv_server: redlock_async_new: %s\n", redlock_strerror(rc));
