@@ -322,6 +322,7 @@ plot "$TMP/sweep.dat" using 1:2 title "libredlock async, 1 loop thread" lw 2 pt 
 set title "Cycle latency p50 (log scale)"
 set ylabel "µs"
 set logscale y
+set format y "%g"
 set yrange [*:*]
 set offsets 0, 0, 0, 0
 plot "$TMP/sweep.dat" using 1:6 title "libredlock async, 1 loop thread" lw 2 pt 7 lc rgb "#1f77b4", \
