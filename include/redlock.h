@@ -259,6 +259,59 @@ int redlock_autoextend_stop(redlock_t *rl, redlock_lock_t *lock);
 /* Extensions the watchdog made so far. */
 uint32_t redlock_lock_extensions(const redlock_lock_t *lock);
 
+/* ---- Statistics ----
+ * Every redlock_t counts what it does (unless opt.stats is 0), with relaxed
+ * atomics and no allocation per call: calls by result, each node's votes
+ * by kind and round trips, reconnects, and how long rounds take. A round
+ * is one command sent to every node (an acquire attempt, its clean-up
+ * release, an extend, a release, a fencing write-back, a query). A node's
+ * vote is counted as the call's report shows it: a reply that came after
+ * its round was decided is not a vote. Counters only grow, from
+ * redlock_new to redlock_free. */
+#define REDLOCK_STATS_CODES 32   /* result slots: [-rc] for rc = 0 .. -31 (REDLOCK_OK is [0]) */
+#define REDLOCK_STATS_BUCKETS 16 /* 50 us .. 2.5 s in 1-2.5-5 steps, then +Inf */
+
+typedef struct redlock_histogram {
+    uint64_t bucket[REDLOCK_STATS_BUCKETS]; /* observations per bucket (not cumulative); the last is +Inf */
+    uint64_t count;                         /* the sum of bucket[] */
+    uint64_t sum_us;                        /* the sum of the observations, in microseconds */
+} redlock_histogram_t;
+
+typedef struct redlock_node_stats {
+    const char *node;       /* the node's URI with any password masked; owned by the redlock_t */
+    uint64_t yes, no, timeout, error; /* votes by kind */
+    uint64_t down;          /* skipped: down, waiting for its reconnect backoff */
+    uint64_t quarantined;   /* skipped or refused: restarted or clock jumped (an acquire's REDLOCK_VOTE_DOWN) */
+    uint64_t reconnects;    /* connection attempts made after the node had failed */
+    redlock_histogram_t rtt; /* round trip of each vote that came with an answer */
+} redlock_node_stats_t;
+
+typedef struct redlock_stats {
+    uint64_t acquires[REDLOCK_STATS_CODES]; /* acquire calls by result: [0] granted, [-REDLOCK_ERR_TAKEN] ... */
+    uint64_t extends[REDLOCK_STATS_CODES];  /* extend calls by result, the watchdog's included */
+    uint64_t releases[REDLOCK_STATS_CODES]; /* release calls by result */
+    uint64_t adopts[REDLOCK_STATS_CODES];   /* redlock_lock_adopt calls by result */
+    uint64_t locks_lost;    /* locks the watchdog declared lost */
+    uint64_t waits, wakeups; /* reserved for waiting by notification (not built yet): always 0 */
+    redlock_histogram_t rounds; /* duration of every round */
+    size_t n_nodes;
+    redlock_node_stats_t nodes[REDLOCK_MAX_NODES];
+} redlock_stats_t;
+
+/* Copies rl's counters into *out (a snapshot: counters taken one by one
+ * while other threads go on). Returns REDLOCK_OK, or INVALID for NULL. */
+int redlock_stats(redlock_t *rl, redlock_stats_t *out);
+/* Writes the counters in the Prometheus text exposition format (version
+ * 0.0.4): metrics named redlock_*, nodes as node="<masked URI>". Like
+ * snprintf, returns the length of the whole text (without its NUL) and
+ * writes at most len bytes, always NUL-terminated when len > 0: a return
+ * >= len means buf held only a prefix; len 0 writes nothing (buf may then
+ * be NULL). Returns REDLOCK_ERR_INVALID for a NULL rl (or buf with len > 0). */
+int redlock_stats_prometheus(redlock_t *rl, char *buf, size_t len);
+/* Upper bound of histogram bucket i in microseconds; UINT64_MAX for the
+ * last (+Inf) and beyond. */
+uint64_t redlock_stats_bucket_us(size_t i);
+
 /* ---- Non-blocking use (event loops) ----
  * A redlock_async_t is one event loop's handle: its own connections, one
  * per node, driven by the loop's thread only. Every call returns at once.
@@ -342,59 +395,6 @@ int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hoo
 void redlock_async_handle_read(redlock_async_t *a, int fd);
 void redlock_async_handle_write(redlock_async_t *a, int fd);
 void redlock_async_handle_timer(redlock_async_t *a);
-
-/* ---- Statistics ----
- * Every redlock_t counts what it does (unless opt.stats is 0), with relaxed
- * atomics and no allocation per call: calls by result, each node's votes
- * by kind and round trips, reconnects, and how long rounds take. A round
- * is one command sent to every node (an acquire attempt, its clean-up
- * release, an extend, a release, a fencing write-back, a query). A node's
- * vote is counted as the call's report shows it: a reply that came after
- * its round was decided is not a vote. Counters only grow, from
- * redlock_new to redlock_free. */
-#define REDLOCK_STATS_CODES 32   /* result slots: [-rc] for rc = 0 .. -31 (REDLOCK_OK is [0]) */
-#define REDLOCK_STATS_BUCKETS 16 /* 50 us .. 2.5 s in 1-2.5-5 steps, then +Inf */
-
-typedef struct redlock_histogram {
-    uint64_t bucket[REDLOCK_STATS_BUCKETS]; /* observations per bucket (not cumulative); the last is +Inf */
-    uint64_t count;                         /* the sum of bucket[] */
-    uint64_t sum_us;                        /* the sum of the observations, in microseconds */
-} redlock_histogram_t;
-
-typedef struct redlock_node_stats {
-    const char *node;       /* the node's URI with any password masked; owned by the redlock_t */
-    uint64_t yes, no, timeout, error; /* votes by kind */
-    uint64_t down;          /* skipped: down, waiting for its reconnect backoff */
-    uint64_t quarantined;   /* skipped or refused: restarted or clock jumped (an acquire's REDLOCK_VOTE_DOWN) */
-    uint64_t reconnects;    /* connection attempts made after the node had failed */
-    redlock_histogram_t rtt; /* round trip of each vote that came with an answer */
-} redlock_node_stats_t;
-
-typedef struct redlock_stats {
-    uint64_t acquires[REDLOCK_STATS_CODES]; /* acquire calls by result: [0] granted, [-REDLOCK_ERR_TAKEN] ... */
-    uint64_t extends[REDLOCK_STATS_CODES];  /* extend calls by result, the watchdog's included */
-    uint64_t releases[REDLOCK_STATS_CODES]; /* release calls by result */
-    uint64_t adopts[REDLOCK_STATS_CODES];   /* redlock_lock_adopt calls by result */
-    uint64_t locks_lost;    /* locks the watchdog declared lost */
-    uint64_t waits, wakeups; /* reserved for waiting by notification (not built yet): always 0 */
-    redlock_histogram_t rounds; /* duration of every round */
-    size_t n_nodes;
-    redlock_node_stats_t nodes[REDLOCK_MAX_NODES];
-} redlock_stats_t;
-
-/* Copies rl's counters into *out (a snapshot: counters taken one by one
- * while other threads go on). Returns REDLOCK_OK, or INVALID for NULL. */
-int redlock_stats(redlock_t *rl, redlock_stats_t *out);
-/* Writes the counters in the Prometheus text exposition format (version
- * 0.0.4): metrics named redlock_*, nodes as node="<masked URI>". Like
- * snprintf, returns the length of the whole text (without its NUL) and
- * writes at most len bytes, always NUL-terminated when len > 0: a return
- * >= len means buf held only a prefix; len 0 writes nothing (buf may then
- * be NULL). Returns REDLOCK_ERR_INVALID for a NULL rl (or buf with len > 0). */
-int redlock_stats_prometheus(redlock_t *rl, char *buf, size_t len);
-/* Upper bound of histogram bucket i in microseconds; UINT64_MAX for the
- * last (+Inf) and beyond. */
-uint64_t redlock_stats_bucket_us(size_t i);
 
 const char *redlock_strerror(int err);
 const char *redlock_vote_name(redlock_vote_t vote); /* "yes", "no", "timeout", ... */

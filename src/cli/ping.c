@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "rl.h"
+#include "blocking.h"
 
 typedef struct node_ping {
     int info, config;        /* INFO / CONFIG GET answered */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rl.h"
+#include "blocking.h"
 
 #define PROBE_RESOURCE "redlock:stats-probe"
 #define PROBE_TTL_MS 5000

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rl.h"
+#include "blocking.h"
 
 typedef struct node_status {
     int answered;     /* the script's reply arrived */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "rl.h"
+#include "blocking.h"
 
 #define DEFAULT_STEP_TTL_MS 30000
 

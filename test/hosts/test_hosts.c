@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "rl.h"
+#include "engine.h"
 #include "rltest.h"
 
 static tc_cluster_t C;

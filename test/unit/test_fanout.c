@@ -147,10 +147,11 @@ Test(round, init_for_1_to_9_nodes) {
             cr_assert(r.cmd == NULL && r.script == NULL && r.classify == NULL);
             cr_assert(r.cmd_len == 0);
             cr_assert_eq(r.nodes, rep);
-            cr_assert_null(r.wnext);
+            cr_assert_null(r.owner);
             for (size_t i = 0; i < n; i++) {
                 cr_assert_eq(r.vote[i], REDLOCK_VOTE_NONE, "n %zu: vote[%zu]", n, i);
                 cr_assert_eq(r.slot[i], RL_NO_SLOT, "n %zu: slot[%zu]", n, i);
+                cr_assert(r.err[i] == 0 && r.rtt_us[i] == -1, "n %zu: compact result %zu not reset", n, i);
                 cr_assert_eq(rep[i].vote, REDLOCK_VOTE_NONE);
                 cr_assert_eq(rep[i].err, REDLOCK_OK);
                 cr_assert_eq(rep[i].rtt_us, -1);

@@ -190,6 +190,7 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
 }
 
 void rl_conn_drop_socket(rl_conn_t *c) {
+    if (c->fd >= 0 && c->closing) c->closing(c->closing_arg, c->idx, c->fd);
     rl_tls_close(c->ssl);
     c->ssl = NULL;
     c->tcp_up = 0;

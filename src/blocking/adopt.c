@@ -5,7 +5,7 @@
  * releasing a lock from its token alone. */
 #include <stdio.h>
 
-#include "rl.h"
+#include "blocking.h"
 #include "token.h"
 
 /* The adoption once the arguments are checked. */

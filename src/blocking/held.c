@@ -3,7 +3,7 @@
  * and must release it as many times. Another thread is another owner. */
 #include <string.h>
 
-#include "rl.h"
+#include "blocking.h"
 #include "timing.h"
 
 redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len) {
@@ -58,42 +58,5 @@ void rl_held_forget_all(redlock_t *rl) {
         l->owner = NULL;
     }
     rl->held = NULL;
-    for (redlock_lock_t *l = rl->pool, *next; l; l = next) {
-        next = l->held_next;
-        l->owner = NULL;
-        rl_lock_destroy(l);
-    }
-    rl->pool = NULL;
-    rl->pool_n = 0;
     pthread_mutex_unlock(&rl->held_mu);
-}
-
-#define RL_POOL_MAX 64
-
-redlock_lock_t *rl_pool_get(redlock_t *rl, size_t len) {
-    pthread_mutex_lock(&rl->held_mu);
-    redlock_lock_t *l = rl->pool;
-    if (l && l->res1_cap > len) { /* a longer name than the buffer holds: allocate afresh */
-        rl->pool = l->held_next;
-        rl->pool_n--;
-    } else {
-        l = NULL;
-    }
-    pthread_mutex_unlock(&rl->held_mu);
-    return l;
-}
-
-int rl_pool_put(redlock_lock_t *lock) {
-    redlock_t *rl = lock->owner;
-    int kept = 0;
-    if (!rl || lock->n_res != 1) return 0;
-    pthread_mutex_lock(&rl->held_mu);
-    if (rl->pool_n < RL_POOL_MAX) {
-        lock->held_next = rl->pool;
-        rl->pool = lock;
-        rl->pool_n++;
-        kept = 1;
-    }
-    pthread_mutex_unlock(&rl->held_mu);
-    return kept;
 }

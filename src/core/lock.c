@@ -1,4 +1,6 @@
-/* lock.c -- the lock handle: creation, accessors, abandon-without-release. */
+/* lock.c -- the lock object: creation from a pool of released ones,
+ * accessors, and freeing without a release (the driver's clean-up first:
+ * rl->unhold). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +45,43 @@ static int copy_keys(redlock_lock_t *l, const rl_keys_t *keys) {
     return 0;
 }
 
+#define RL_POOL_MAX 64
+
+/* A pooled lock object whose name buffer holds len bytes, or NULL. */
+static redlock_lock_t *pool_get(redlock_t *rl, size_t len) {
+    pthread_mutex_lock(&rl->held_mu);
+    redlock_lock_t *l = rl->pool;
+    if (l && l->res1_cap > len) { /* a longer name than the buffer holds: allocate afresh */
+        rl->pool = l->held_next;
+        rl->pool_n--;
+    } else {
+        l = NULL;
+    }
+    pthread_mutex_unlock(&rl->held_mu);
+    return l;
+}
+
+/* Keeps a destroyed single-resource lock for reuse: 1 when kept, 0 when
+ * the caller must free it. */
+static int pool_put(redlock_lock_t *lock) {
+    redlock_t *rl = lock->owner;
+    int kept = 0;
+    if (!rl || lock->n_res != 1) return 0;
+    pthread_mutex_lock(&rl->held_mu);
+    if (rl->pool_n < RL_POOL_MAX) {
+        lock->pooled = 1;
+        lock->held_next = rl->pool;
+        rl->pool = lock;
+        rl->pool_n++;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&rl->held_mu);
+    return kept;
+}
+
 redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, uint64_t t0,
                             uint64_t deadline) {
-    redlock_lock_t *l = keys->n == 1 ? rl_pool_get(rl, keys->len[0]) : NULL;
+    redlock_lock_t *l = keys->n == 1 ? pool_get(rl, keys->len[0]) : NULL;
     if (l) { /* a pooled object: its mutex and name buffer are kept */
         memset(l, 0, offsetof(redlock_lock_t, mu));
     } else {
@@ -70,10 +106,23 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
     return l;
 }
 
+void rl_pool_free(redlock_t *rl) {
+    if (!rl->mu_ready) return;
+    pthread_mutex_lock(&rl->held_mu);
+    for (redlock_lock_t *l = rl->pool, *next; l; l = next) {
+        next = l->held_next;
+        l->owner = NULL;
+        rl_lock_destroy(l);
+    }
+    rl->pool = NULL;
+    rl->pool_n = 0;
+    pthread_mutex_unlock(&rl->held_mu);
+}
+
 void rl_lock_destroy(redlock_lock_t *l) {
     if (!l) return;
     sodium_memzero(l->token, sizeof l->token);
-    if (rl_pool_put(l)) return;
+    if (pool_put(l)) return;
     pthread_mutex_destroy(&l->mu);
     free(l->res1_buf);
     if (l->n_res > 1) free(l->res);
@@ -82,8 +131,7 @@ void rl_lock_destroy(redlock_lock_t *l) {
 
 void redlock_lock_free(redlock_lock_t *lock) {
     if (!lock) return;
-    if (lock->registered && rl_held_drop(lock)) return; /* an outer hold of this thread remains */
-    if (lock->wd_attached) rl_watch_stop(lock);
+    if (lock->owner && lock->owner->unhold(lock)) return; /* an outer hold remains */
     rl_lock_destroy(lock);
 }
 

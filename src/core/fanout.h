@@ -6,8 +6,6 @@
  * replies still owed after that are read and dropped by the engine. */
 #ifndef RL_FANOUT_H
 #define RL_FANOUT_H
-#include <pthread.h>
-#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,21 +40,17 @@ typedef struct rl_round {
     int grants;                     /* an acquire: a quarantined node's yes does not count */
     size_t n, quorum;
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
-    void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (engine lock held) */
+    void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (from inside the driver) */
     void *reply_arg;
     /* kept by the engine under its mutex */
     uint8_t vote[REDLOCK_MAX_NODES];
+    int8_t err[REDLOCK_MAX_NODES];    /* each vote's REDLOCK_ERR_* (compact: kept without nodes) */
+    int32_t rtt_us[REDLOCK_MAX_NODES]; /* each vote's round trip, -1 without an answer */
     uint32_t slot[REDLOCK_MAX_NODES]; /* queue slot of the node's pending request, or RL_NO_SLOT */
     size_t yes, no, failed, pending, auth_failed;
     int done;
     uint64_t t0_us;                   /* when the round was sent */
-    /* a follower's sleep: the engine unlinks the round from its waiters,
-     * sets `wake`, and posts `sem` once it has released its mutex; the
-     * poster never touches the round after the post */
-    sem_t sem;
-    int wake;                         /* RL_WAKE_DONE or RL_WAKE_LEAD (engine.c) */
-    int linked;                       /* on the engine's waiters list */
-    struct rl_round *wnext, *wprev;   /* engine's list of waiting followers / rounds to post */
+    void *owner;                      /* the driver's: who waits for this round */
 } rl_round_t;
 
 /* Prepares r for n nodes (all pending) with the given stop rule; nodes may

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "resp.h"
-#include "rl.h"
+#include "blocking.h"
 
 /* Runs the encoded command (EVALSHA of script when script is set) on
  * every node with no early stop; returns how many answered without error. */
@@ -19,10 +19,8 @@ static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *s
     r.classify = rl_classify_any;
     r.on_reply = fn;
     r.reply_arg = arg;
-    rl_engine_run(rl->eng, &r);
-    uint64_t end = rl->clock();
-    rl_stats_round(rl->stats, end - r.t0_us);
-    rl_report_round(rep, &r, end);
+    rl_send_blocking(rl, &r);
+    rl_report_round(rep, &r, rl->clock());
     if (rep) rep->attempts = 1;
     return r.yes;
 }

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "rl.h"
-#include "timing.h"
+#include "blocking.h"
 
 typedef struct rl_watchdog {
     pthread_mutex_t mu;
@@ -42,9 +41,7 @@ static redlock_lock_t *next_due(const rl_watchdog_t *wd) {
  * `busy` meanwhile so another thread's release waits for the callback. */
 static void declare_lost(rl_watchdog_t *wd, redlock_lock_t *l, int reason) {
     unlink_watch(wd, l);
-    atomic_store(&l->lost, 1);
-    rl_stats_lost(wd->rl->stats);
-    rl_logf(&wd->rl->log, REDLOCK_LOG_WARN, "lock on '%.60s' lost: %s", l->res[0], redlock_strerror(reason));
+    rl_watch_lost(wd->rl, l, reason);
     redlock_lost_fn fn = l->on_lost;
     void *arg = l->lost_arg;
     pthread_mutex_unlock(&wd->mu);
@@ -52,44 +49,18 @@ static void declare_lost(rl_watchdog_t *wd, redlock_lock_t *l, int reason) {
     pthread_mutex_lock(&wd->mu);
 }
 
-/* 1 when the lock's cap forbids another extension at now. */
-static int capped(const redlock_lock_t *l, uint64_t now) {
-    if (l->max_ext && atomic_load(&l->extensions) >= l->max_ext) return 1;
-    return l->hold_until_us && now + (uint64_t)atomic_load(&l->ttl_ms) * 1000u > l->hold_until_us;
-}
-
 /* Handles the due lock l (mutex held; released during the extension). */
 static void tend(rl_watchdog_t *wd, redlock_lock_t *l, uint64_t now) {
-    int64_t left = rl_validity_us(atomic_load(&l->deadline_us), now);
-    if (left <= 0) {
-        declare_lost(wd, l, REDLOCK_ERR_EXPIRED);
-        return;
-    }
-    if (capped(l, now)) { /* no more extensions: lost once it expires */
-        l->next_us = atomic_load(&l->deadline_us);
-        return;
-    }
+    int due = rl_watch_due(l, now);
+    if (due < 0) declare_lost(wd, l, due);
+    if (due) return;
     uint32_t ttl = atomic_load(&l->ttl_ms);
     pthread_mutex_unlock(&wd->mu);
     int rc = rl_extend(wd->rl, l, ttl, NULL);
     pthread_mutex_lock(&wd->mu);
     if (!l->watched) return; /* stopped meanwhile (the stopper waits for busy) */
-    now = wd->rl->clock();
-    if (rc == REDLOCK_OK) {
-        atomic_fetch_add(&l->extensions, 1);
-        l->next_us = now + (uint64_t)l->interval_ms * 1000u;
-    } else if (rc == REDLOCK_ERR_NOT_HELD || rc == REDLOCK_ERR_AUTH) {
-        declare_lost(wd, l, rc);
-    } else { /* no quorum this time: try again soon, while validity lasts */
-        left = rl_validity_us(atomic_load(&l->deadline_us), now);
-        if (left <= 0) {
-            declare_lost(wd, l, rc);
-            return;
-        }
-        uint64_t retry = (uint64_t)l->interval_ms * 250u; /* a quarter interval, in µs */
-        if (retry > (uint64_t)left / 2) retry = (uint64_t)left / 2;
-        l->next_us = now + retry;
-    }
+    int lost = rl_watch_after(l, rc, wd->rl->clock());
+    if (lost) declare_lost(wd, l, lost);
 }
 
 /* Waits on wd->cv until the monotonic instant at_us (or a signal). */
@@ -167,22 +138,14 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
     if (!rl || !lock || lock->owner != rl) return REDLOCK_ERR_INVALID;
     if (lock->wd_attached) return REDLOCK_ERR_INVALID;
     if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
-    redlock_autoextend_options_t d;
-    redlock_autoextend_options_init(&d);
-    if (!opt) opt = &d;
-    uint32_t ttl = atomic_load(&lock->ttl_ms);
-    uint32_t interval = opt->interval_ms ? opt->interval_ms : ttl / 3;
-    if (interval == 0 || interval >= ttl) return REDLOCK_ERR_INVALID; /* it would expire between extensions */
+    redlock_lock_t probe = {0}; /* the options are checked before the thread starts */
+    atomic_init(&probe.ttl_ms, atomic_load(&lock->ttl_ms));
+    if (rl_watch_setup(&probe, opt, on_lost, arg, 0) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
     int rc = watchdog_start(rl);
     if (rc) return rc;
     rl_watchdog_t *wd = rl->wd;
     pthread_mutex_lock(&wd->mu);
-    lock->interval_ms = interval;
-    lock->max_ext = opt->max_extensions;
-    lock->hold_until_us = opt->max_hold_ms ? lock->acquired_us + opt->max_hold_ms * 1000u : 0;
-    lock->on_lost = on_lost;
-    lock->lost_arg = arg;
-    lock->next_us = rl->clock() + (uint64_t)interval * 1000u;
+    rl_watch_setup(lock, opt, on_lost, arg, rl->clock());
     lock->watched = 1;
     lock->wd_attached = 1;
     lock->wnext = wd->list;

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rl.h"
+#include "blocking.h"
 
 int redlock_stats(redlock_t *rl, redlock_stats_t *out) {
     if (!rl || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(rl->stats, rl->opt.n_nodes, out);
-    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl_engine_node_name(rl->eng, i);
+    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl->ns->conns[i].uri.display;
     return REDLOCK_OK;
 }
 

@@ -53,6 +53,9 @@ typedef struct rl_conn {
     int tls_verify;
     uint64_t rx_bytes;         /* bytes read since the connection opened */
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
+    void (*closing)(void *arg, int idx, int fd); /* told just before fd is closed (a loop
+                                * driver stops watching it), or NULL */
+    void *closing_arg;
     struct redisReader *reader;
     rl_arena_t arena;          /* where the reader builds replies; reset after each */
     rl_buf_t out;              /* encoded requests not yet written */

@@ -1,0 +1,85 @@
+/* async.h -- the async handle's private structures (src/async/): the
+ * second driver of the core. One loop thread; no mutex, no thread, no
+ * blocking call. A call is an rl_call_t holding a core operation; the
+ * handle resumes it when its round is decided (round_done puts it on the
+ * ready list) or its retry timer is due (a min-heap of wake-up times),
+ * and runs the caller's callback when the operation is done. */
+#ifndef RL_ASYNC_H
+#define RL_ASYNC_H
+#include <stdint.h>
+
+#include "nodes.h"
+#include "ops.h"
+#include "rl.h"
+
+enum { RL_CALL_ACQUIRE = 1, RL_CALL_EXTEND, RL_CALL_RELEASE, RL_CALL_WATCH };
+
+typedef struct rl_call rl_call_t;
+
+struct rl_call {
+    union {
+        rl_op_t op;             /* both start with it */
+        rl_acquire_op_t acq;
+        rl_life_op_t life;
+    } u;
+    int kind;
+    int started;                /* its op has been stepped at least once */
+    int cancelled;
+    int answered;               /* op.rc is the answer already: complete at the first step */
+    redlock_acquire_cb acb;
+    redlock_done_cb dcb;
+    void *arg;
+    redlock_lock_t *lock;       /* extend, release, watch: the lock */
+    char *name;                 /* acquire: a copy of the resource (kept when pooled) */
+    size_t name_cap, name_len;
+    const char *name_ptr;       /* what the op's keys point at */
+    char token[REDLOCK_TOKEN_LEN + 1]; /* release: the lock's token */
+    size_t heap_at;             /* index in the timer heap, or SIZE_MAX */
+    rl_call_t *next, *prev;     /* the pending list */
+    rl_call_t *rnext, *rprev;   /* the ready list */
+    int queued;                 /* on the ready list */
+};
+
+struct redlock_async {
+    redlock_t ctx;              /* the core's context (ctx.send = send_async) */
+    rl_nodes_t ns;
+    int wake_rd, wake_wr;       /* name lookups write wake_wr when they end */
+    redlock_async_hooks_t hooks;
+    int hooked;
+    struct {
+        int fd;                 /* -1: nothing announced */
+        uint8_t rd, wr;
+    } io[REDLOCK_MAX_NODES + 1]; /* what each node's fd (and, last, wake_rd) is watched for */
+    rl_call_t *pending;         /* calls started and not called back yet */
+    rl_call_t *ready, *rtail;   /* calls whose round was decided: to step */
+    rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */
+    size_t heap_n, heap_cap;
+    rl_call_t *pool;            /* finished calls kept for reuse */
+    rl_call_t *current;         /* the call being stepped (its op's rounds belong to it) */
+    uint64_t timer_at;          /* the timer asked for (0: none) */
+    int depth;                  /* nesting of handle_* / free inside callbacks */
+    int dead;                   /* freed from inside a callback: torn down at depth 0 */
+    int fire_and_forget;        /* rounds sent now have no owner (freeing) */
+};
+
+/* loop.c: the driver. */
+int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n);
+rl_call_t *rl_call_get(redlock_async_t *a);      /* a zeroed call on the pending list, or NULL */
+void rl_call_step(redlock_async_t *a, rl_call_t *c); /* steps c's op until it waits; completes it */
+void rl_async_sync(redlock_async_t *a, int run);
+int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at); /* c wakes at `at`; -1 out of memory */  /* flush, run ready calls (run = 1), announce fds/timer */
+void rl_async_enter(redlock_async_t *a);
+int rl_async_leave(redlock_async_t *a);           /* 1 when a was torn down (do not touch it) */
+void rl_async_cancel_call(redlock_async_t *a, rl_call_t *c, int rc);
+void rl_async_teardown(redlock_async_t *a);       /* closes, cleans the hooks up, frees a */
+void rl_async_release_all(redlock_async_t *a);    /* free: every pending call called back CANCELLED */
+
+/* complete.c: runs c's callback with its report and recycles c. */
+void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now);
+void rl_call_recycle(redlock_async_t *a, rl_call_t *c);
+
+/* watch.c: the handle's auto-extension (a WATCH call per lock). */
+void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now);
+void rl_async_watch_stop(redlock_async_t *a, redlock_lock_t *lock);
+
+#endif

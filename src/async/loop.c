@@ -1,0 +1,439 @@
+/* loop.c -- the async driver (see async.h): rounds started on the node
+ * set without waiting, calls resumed when their round is decided or their
+ * wake-up time comes, and the fds and timer announced to the adapter. */
+#define _GNU_SOURCE /* pipe2 */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "async.h"
+
+/* ------------------------------------------------------------ the heap */
+
+/* Swaps heap entries i and j. */
+static void heap_swap(redlock_async_t *a, size_t i, size_t j) {
+    rl_call_t *t = a->heap[i];
+    a->heap[i] = a->heap[j];
+    a->heap[j] = t;
+    a->heap[i]->heap_at = i;
+    a->heap[j]->heap_at = j;
+}
+
+/* Restores the heap order around entry i. */
+static void heap_fix(redlock_async_t *a, size_t i) {
+    while (i > 0 && a->heap[i]->u.op.wake_us < a->heap[(i - 1) / 2]->u.op.wake_us) {
+        heap_swap(a, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < a->heap_n && a->heap[l]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l;
+        if (l + 1 < a->heap_n && a->heap[l + 1]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l + 1;
+        if (m == i) return;
+        heap_swap(a, i, m);
+        i = m;
+    }
+}
+
+/* Adds c to wait until c->u.op.wake_us. Returns 0, or -1 out of memory. */
+static int heap_push(redlock_async_t *a, rl_call_t *c) {
+    if (a->heap_n == a->heap_cap) {
+        size_t cap = a->heap_cap ? a->heap_cap * 2 : 64;
+        rl_call_t **h = realloc(a->heap, cap * sizeof *h);
+        if (!h) return -1;
+        a->heap = h;
+        a->heap_cap = cap;
+    }
+    c->heap_at = a->heap_n;
+    a->heap[a->heap_n++] = c;
+    heap_fix(a, c->heap_at);
+    return 0;
+}
+
+/* Takes c out of the heap if it is there. */
+static void heap_remove(redlock_async_t *a, rl_call_t *c) {
+    size_t i = c->heap_at;
+    if (i == SIZE_MAX) return;
+    c->heap_at = SIZE_MAX;
+    if (i != --a->heap_n) {
+        a->heap[i] = a->heap[a->heap_n];
+        a->heap[i]->heap_at = i;
+        heap_fix(a, i);
+    }
+}
+
+/* ------------------------------------------------------- the ready list */
+
+/* Queues c to be stepped (its round is decided). */
+static void ready_push(redlock_async_t *a, rl_call_t *c) {
+    if (c->queued) return;
+    c->queued = 1;
+    c->rnext = NULL;
+    c->rprev = a->rtail;
+    if (a->rtail)
+        a->rtail->rnext = c;
+    else
+        a->ready = c;
+    a->rtail = c;
+}
+
+/* Takes c off the ready list if it is there. */
+static void ready_remove(redlock_async_t *a, rl_call_t *c) {
+    if (!c->queued) return;
+    if (c->rprev)
+        c->rprev->rnext = c->rnext;
+    else
+        a->ready = c->rnext;
+    if (c->rnext)
+        c->rnext->rprev = c->rprev;
+    else
+        a->rtail = c->rprev;
+    c->queued = 0;
+}
+
+/* -------------------------------------------------------------- rounds */
+
+/* ctx.send of the handle: starts r on the nodes and returns at once; the
+ * call being stepped owns it. While freeing, rounds go out ownerless. */
+static void send_async(redlock_t *ctx, rl_round_t *r) {
+    redlock_async_t *a = (redlock_async_t *)ctx;
+    if (a->fire_and_forget) {
+        r->done = 1;
+        r->send_all = 1;
+    }
+    r->owner = a->current;
+    if (!r->cmd) { /* could not be encoded: decided already, no I/O */
+        if (a->current) ready_push(a, a->current);
+        return;
+    }
+    rl_nodes_start(&a->ns, r, ctx->clock());
+}
+
+/* The core decided round r: its call is stepped from the ready list. */
+static void round_done(void *arg, rl_round_t *r) {
+    redlock_async_t *a = arg;
+    rl_stats_round(a->ctx.stats, a->ctx.clock() - r->t0_us);
+    if (r->owner) ready_push(a, r->owner);
+}
+
+void rl_call_step(redlock_async_t *a, rl_call_t *c) {
+    rl_call_t *outer = a->current;
+    a->current = c;
+    uint64_t now = a->ctx.clock();
+    int step;
+    if (c->answered) {
+        rl_call_complete(a, c, now);
+    } else if (c->kind == RL_CALL_WATCH && !c->started) {
+        rl_async_watch_done(a, c, now); /* its wake-up: decide, maybe start an extension */
+    } else if ((step = c->u.op.next(&c->u.op, now)) == RL_STEP_WAIT) {
+        if (heap_push(a, c) < 0) { /* no memory for the timer: give up the wait */
+            c->u.op.rc = REDLOCK_ERR_NOMEM;
+            rl_call_complete(a, c, now);
+        }
+    } else if (step == RL_STEP_DONE) {
+        if (c->kind == RL_CALL_WATCH)
+            rl_async_watch_done(a, c, now);
+        else
+            rl_call_complete(a, c, now);
+    }
+    a->current = outer;
+}
+
+int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at) {
+    c->u.op.wake_us = at;
+    return heap_push(a, c);
+}
+
+/* -------------------------------------------------------- fds and timer */
+
+/* Announces what fd slot k (node k, or the wake pipe at n) should be
+ * watched for, telling the adapter only what changed. */
+static void announce(redlock_async_t *a, size_t k, int fd, short ev) {
+    const redlock_async_hooks_t *h = &a->hooks;
+    int rd = fd >= 0 && (ev & POLLIN), wr = fd >= 0 && (ev & POLLOUT);
+    if (a->io[k].fd != fd && a->io[k].fd >= 0) { /* another socket: the old one is gone */
+        if (a->io[k].rd && h->del_read) h->del_read(h->data, a->io[k].fd);
+        if (a->io[k].wr && h->del_write) h->del_write(h->data, a->io[k].fd);
+        a->io[k].rd = a->io[k].wr = 0;
+    }
+    a->io[k].fd = fd;
+    if (rd != a->io[k].rd) {
+        if (rd && h->add_read) h->add_read(h->data, fd);
+        if (!rd && h->del_read) h->del_read(h->data, fd);
+        a->io[k].rd = (uint8_t)rd;
+    }
+    if (wr != a->io[k].wr) {
+        if (wr && h->add_write) h->add_write(h->data, fd);
+        if (!wr && h->del_write) h->del_write(h->data, fd);
+        a->io[k].wr = (uint8_t)wr;
+    }
+    if (fd < 0) a->io[k].fd = -1;
+}
+
+/* conn.c tells us before it closes a node's socket: stop watching it. */
+static void fd_closing(void *arg, int idx, int fd) {
+    redlock_async_t *a = arg;
+    if (a->io[idx].fd == fd) announce(a, (size_t)idx, -1, 0);
+}
+
+/* Asks the adapter for the timer the handle needs next. */
+static void announce_timer(redlock_async_t *a, uint64_t now) {
+    uint64_t next = rl_nodes_next_us(&a->ns, now);
+    if (a->heap_n && a->heap[0]->u.op.wake_us < next) next = a->heap[0]->u.op.wake_us;
+    if (a->ready) next = now;
+    if (next == UINT64_MAX) {
+        if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
+        a->timer_at = 0;
+        return;
+    }
+    if (next == a->timer_at && next > now) return;
+    a->timer_at = next;
+    if (a->hooks.set_timer) a->hooks.set_timer(a->hooks.data, next <= now ? 0 : (next - now + 999u) / 1000u);
+}
+
+/* Steps every ready call (callbacks run from here), until none is left
+ * or the handle was freed from a callback. */
+static void run_ready(redlock_async_t *a) {
+    while (a->ready && !a->dead) {
+        rl_call_t *c = a->ready;
+        ready_remove(a, c);
+        rl_call_step(a, c);
+    }
+}
+
+void rl_async_sync(redlock_async_t *a, int run) {
+    for (;;) {
+        if (run) run_ready(a);
+        if (a->dead) return;
+        rl_nodes_flush(&a->ns, a->ctx.clock());
+        if (!run || !a->ready) break;
+    }
+    if (!a->hooked) return;
+    for (size_t i = 0; i < a->ns.n; i++) announce(a, i, a->ns.conns[i].fd, rl_nodes_interest(&a->ns, i));
+    announce(a, a->ns.n, a->wake_rd, POLLIN);
+    announce_timer(a, a->ctx.clock());
+}
+
+/* -------------------------------------------------------- entry points */
+
+void rl_async_enter(redlock_async_t *a) {
+    a->depth++;
+}
+
+int rl_async_leave(redlock_async_t *a) {
+    if (a->depth == 1 && !a->dead) rl_async_sync(a, 1); /* callbacks run with the depth held */
+    if (--a->depth == 0 && a->dead) {
+        rl_async_teardown(a);
+        return 1;
+    }
+    return 0;
+}
+
+/* Wakes the calls whose time has come (retry delays, watched locks). */
+static void wake_due(redlock_async_t *a, uint64_t now) {
+    while (a->heap_n && a->heap[0]->u.op.wake_us <= now) {
+        rl_call_t *c = a->heap[0];
+        heap_remove(a, c);
+        ready_push(a, c);
+    }
+}
+
+void redlock_async_handle_read(redlock_async_t *a, int fd) {
+    if (!a || a->dead) return;
+    rl_async_enter(a);
+    uint64_t now = a->ctx.clock();
+    if (fd == a->wake_rd) {
+        char drain[64];
+        while (read(a->wake_rd, drain, sizeof drain) > 0) {
+        }
+        rl_nodes_lookups_ended(&a->ns, now);
+    }
+    for (size_t i = 0; i < a->ns.n; i++)
+        if (a->ns.conns[i].fd == fd && fd >= 0) rl_nodes_events(&a->ns, i, POLLIN, now);
+    rl_nodes_expire(&a->ns, now);
+    rl_async_leave(a);
+}
+
+void redlock_async_handle_write(redlock_async_t *a, int fd) {
+    if (!a || a->dead) return;
+    rl_async_enter(a);
+    uint64_t now = a->ctx.clock();
+    for (size_t i = 0; i < a->ns.n; i++) {
+        rl_conn_t *c = &a->ns.conns[i];
+        if (c->fd != fd || fd < 0) continue;
+        if (c->state == RL_CONN_CONNECTING)
+            rl_nodes_events(&a->ns, i, POLLOUT, now);
+        else
+            rl_nodes_flush(&a->ns, now);
+    }
+    rl_async_leave(a);
+}
+
+void redlock_async_handle_timer(redlock_async_t *a) {
+    if (!a || a->dead) return;
+    rl_async_enter(a);
+    uint64_t now = a->ctx.clock();
+    a->timer_at = 0;
+    rl_nodes_expire(&a->ns, now);
+    wake_due(a, now);
+    rl_async_leave(a);
+}
+
+int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hooks) {
+    if (!a || !hooks || a->hooked || a->dead) return REDLOCK_ERR_INVALID;
+    a->hooks = *hooks;
+    a->hooked = 1;
+    if (a->depth == 0) rl_async_sync(a, 0);
+    return REDLOCK_OK;
+}
+
+/* ---------------------------------------------------------- the calls */
+
+rl_call_t *rl_call_get(redlock_async_t *a) {
+    rl_call_t *c = a->pool;
+    if (c) {
+        a->pool = c->next;
+        char *name = c->name;
+        size_t cap = c->name_cap;
+        memset(c, 0, sizeof *c);
+        c->name = name;
+        c->name_cap = cap;
+    } else if (!(c = calloc(1, sizeof *c))) {
+        return NULL;
+    }
+    c->heap_at = SIZE_MAX;
+    c->next = a->pending;
+    if (a->pending) a->pending->prev = c;
+    a->pending = c;
+    return c;
+}
+
+void rl_call_recycle(redlock_async_t *a, rl_call_t *c) {
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (a->pending == c)
+        a->pending = c->next;
+    if (c->next) c->next->prev = c->prev;
+    heap_remove(a, c);
+    ready_remove(a, c);
+    c->prev = NULL;
+    c->next = a->pool;
+    a->pool = c;
+}
+
+/* Abandons c's rounds in flight and takes it off the heap and ready list. */
+static void detach_call(redlock_async_t *a, rl_call_t *c) {
+    rl_nodes_abandon(&a->ns, &c->u.op.r);
+    rl_nodes_abandon(&a->ns, &c->u.op.aux);
+    heap_remove(a, c);
+    ready_remove(a, c);
+}
+
+void rl_async_cancel_call(redlock_async_t *a, rl_call_t *c, int rc) {
+    detach_call(a, c);
+    c->cancelled = 1;
+    rl_call_t *outer = a->current;
+    a->current = c;
+    rl_acquire_op_cancel(&c->u.acq, rc); /* the clean-up round; then DONE with rc */
+    a->current = outer;
+}
+
+void rl_async_release_all(redlock_async_t *a) {
+    a->fire_and_forget = 1;
+    while (a->pending) {
+        rl_call_t *c = a->pending;
+        detach_call(a, c);
+        if (c->kind == RL_CALL_ACQUIRE) { /* what it may have set goes, ownerless */
+            rl_round_t r;
+            rl_release_round(&a->ctx, &r, &c->u.acq.keys, c->u.acq.token, NULL);
+        }
+        if (c->kind == RL_CALL_WATCH) {
+            if (c->lock) c->lock->watch = NULL;
+            rl_call_recycle(a, c);
+            continue;
+        }
+        c->u.op.rc = REDLOCK_ERR_CANCELLED;
+        rl_call_complete(a, c, a->ctx.clock());
+    }
+    a->fire_and_forget = 0;
+}
+
+/* Writes what is queued for the nodes, waiting at most op_timeout_ms for
+ * sockets to take it: releases sent while freeing must leave before the
+ * sockets close. */
+static void flush_before_close(redlock_async_t *a) {
+    uint64_t end = a->ctx.clock() + (uint64_t)a->ctx.opt.op_timeout_ms * 1000u;
+    for (;;) {
+        uint64_t now = a->ctx.clock();
+        rl_nodes_flush(&a->ns, now);
+        struct pollfd p[REDLOCK_MAX_NODES];
+        nfds_t k = 0;
+        for (size_t i = 0; i < a->ns.n; i++) {
+            rl_conn_t *c = &a->ns.conns[i];
+            if (c->state == RL_CONN_READY && rl_buf_pending(&c->out))
+                p[k++] = (struct pollfd){.fd = c->fd, .events = POLLOUT, .revents = 0};
+        }
+        if (k == 0 || now >= end) return;
+        poll(p, k, (int)((end - now + 999u) / 1000u));
+    }
+}
+
+void rl_async_teardown(redlock_async_t *a) {
+    flush_before_close(a);
+    for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
+    if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);
+    if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
+    if (a->hooked && a->hooks.cleanup) a->hooks.cleanup(a->hooks.data);
+    for (size_t i = 0; i < a->ns.n; i++) a->ns.conns[i].closing = NULL;
+    rl_nodes_destroy(&a->ns);
+    if (a->wake_rd >= 0) close(a->wake_rd);
+    if (a->wake_wr >= 0) close(a->wake_wr);
+    while (a->pool) {
+        rl_call_t *c = a->pool;
+        a->pool = c->next;
+        free(c->name);
+        free(c);
+    }
+    free(a->heap);
+    rl_ctx_destroy(&a->ctx);
+    free(a);
+}
+
+/* ctx.unhold of the handle: a lock freed by the caller stops its
+ * auto-extension, and calls pending on it forget it. */
+static int unhold_async(redlock_lock_t *lock) {
+    redlock_async_t *a = (redlock_async_t *)lock->owner;
+    if (lock->watch) rl_async_watch_stop(a, lock);
+    for (rl_call_t *c = a->pending; c; c = c->next)
+        if (c->lock == lock) c->lock = NULL;
+    return 0;
+}
+
+int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n) {
+    a->wake_rd = a->wake_wr = -1;
+    for (size_t i = 0; i <= REDLOCK_MAX_NODES; i++) a->io[i].fd = -1;
+    int rc = rl_ctx_init(&a->ctx, opt, err, n);
+    if (rc) return rc;
+    a->ctx.send = send_async;
+    a->ctx.unhold = unhold_async;
+    a->ctx.is_async = 1;
+    int fds[2];
+    rl_uri_t uris[REDLOCK_MAX_NODES];
+    rl_nodes_config_t cfg;
+    rl_ctx_nodes_config(&a->ctx, &cfg);
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) return REDLOCK_ERR_NOMEM;
+    a->wake_rd = fds[0];
+    a->wake_wr = fds[1];
+    if ((rc = rl_ctx_parse_uris(&a->ctx, uris)) != REDLOCK_OK) return rc;
+    if ((rc = rl_nodes_init(&a->ns, uris, opt->n_nodes, &cfg, a->wake_wr)) != REDLOCK_OK) return rc;
+    a->ns.round_done = round_done;
+    a->ns.done_arg = a;
+    for (size_t i = 0; i < a->ns.n; i++) {
+        a->ns.conns[i].closing = fd_closing;
+        a->ns.conns[i].closing_arg = a;
+    }
+    a->ctx.ns = &a->ns;
+    return REDLOCK_OK;
+}

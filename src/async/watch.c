@@ -1,0 +1,96 @@
+/* watch.c -- auto-extension on the loop (redlock_async_autoextend): one
+ * WATCH call per watched lock, waiting in the timer heap until the lock's
+ * next extension is due, then running the core's extend operation; the
+ * policy (when, caps, retries, when a lock is lost) is core/watch.c's,
+ * shared with the blocking watchdog. */
+#include "async.h"
+
+/* Ends the watch of c's lock: marks it lost and runs on_lost (from the
+ * loop), or just forgets it (reason 0). */
+static void end_watch(redlock_async_t *a, rl_call_t *c, int reason) {
+    redlock_lock_t *l = c->lock;
+    rl_call_recycle(a, c);
+    if (!l) return;
+    l->watch = NULL;
+    if (!reason) return;
+    rl_watch_lost(&a->ctx, l, reason);
+    if (l->on_lost) l->on_lost(l, reason, l->lost_arg); /* may release or free l */
+}
+
+void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
+    redlock_lock_t *l = c->lock;
+    if (!l) {
+        end_watch(a, c, 0);
+        return;
+    }
+    if (c->started) { /* an extension ended */
+        c->started = 0;
+        int rc = c->u.op.rc;
+        if (rc == REDLOCK_OK) {
+            atomic_store(&l->deadline_us, c->u.life.deadline_us);
+            atomic_store(&l->ttl_ms, c->u.life.ttl_ms);
+        }
+        rl_stats_call(a->ctx.stats, RL_STAT_EXTEND, rc);
+        int lost = rl_watch_after(l, rc, now);
+        if (lost) {
+            end_watch(a, c, lost);
+            return;
+        }
+    } else { /* its time came */
+        int due = rl_watch_due(l, now);
+        if (due < 0) {
+            end_watch(a, c, due);
+            return;
+        }
+        if (due == 0) {
+            rl_keys_t keys = rl_lock_keys(l);
+            rl_extend_op_init(&c->u.life, &a->ctx, &keys, l->token, atomic_load(&l->ttl_ms), NULL);
+            c->started = 1;
+            if (c->u.op.next(&c->u.op, now) == RL_STEP_ROUND) return;
+            c->started = 0; /* cannot happen: an extend's first step sends its round */
+        }
+    }
+    if (rl_async_wait(a, c, l->next_us) < 0) end_watch(a, c, REDLOCK_ERR_NOMEM);
+}
+
+void rl_async_watch_stop(redlock_async_t *a, redlock_lock_t *lock) {
+    rl_call_t *c = lock->watch;
+    lock->watch = NULL;
+    if (!c) return;
+    rl_nodes_abandon(&a->ns, &c->u.op.r);
+    c->lock = NULL;
+    rl_call_recycle(a, c);
+}
+
+int redlock_async_autoextend_ex(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
+                                redlock_lost_fn on_lost, void *arg) {
+    char msg[256];
+    if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg) || lock->pooled || lock->releasing ||
+        lock->watch)
+        return REDLOCK_ERR_INVALID;
+    if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
+    if (rl_watch_setup(lock, opt, on_lost, arg, a->ctx.clock()) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
+    rl_call_t *c = rl_call_get(a);
+    if (!c) return REDLOCK_ERR_NOMEM;
+    c->kind = RL_CALL_WATCH;
+    c->lock = lock;
+    lock->watch = c;
+    if (rl_async_wait(a, c, lock->next_us) < 0) {
+        lock->watch = NULL;
+        rl_call_recycle(a, c);
+        return REDLOCK_ERR_NOMEM;
+    }
+    if (a->depth == 0) rl_async_sync(a, 0);
+    return REDLOCK_OK;
+}
+
+int redlock_async_autoextend(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt) {
+    return redlock_async_autoextend_ex(a, lock, opt, NULL, NULL);
+}
+
+int redlock_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock) {
+    char msg[256];
+    if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg)) return REDLOCK_ERR_INVALID;
+    if (lock->watch) rl_async_watch_stop(a, lock);
+    return REDLOCK_OK;
+}

@@ -1,0 +1,80 @@
+/* acquire.c -- the blocking acquire calls: argument checks, re-entry,
+ * counting; the attempts themselves are the core's acquire operation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "blocking.h"
+
+/* Attempts until success, a final error, or retry_count retries (the
+ * acquire operation of core/attempt.c, driven on this thread). */
+static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                        redlock_report_t *rep) {
+    rl_acquire_op_t a;
+    rl_acquire_op_init(&a, rl, keys, ttl_ms, wait_ms, rep, rl->clock());
+    int rc = rl_drive(&a.op);
+    *out = a.lock;
+    if (rc == REDLOCK_OK && keys->n == 1) rl_held_add(rl, *out); /* tracked for re-entry and redlock_free */
+    return rl_report_end(rl, rep, rc, NULL);
+}
+
+/* Common checks of the acquire calls; returns 0 or the error (reported). */
+static int begin(redlock_t *rl, redlock_lock_t **out, redlock_report_t *rep) {
+    if (out) *out = NULL;
+    rl_report_begin(rl, rep);
+    if (!rl || !out) return rl_report_end(rl, rep, REDLOCK_ERR_INVALID, rl ? "out is NULL" : "redlock_t is NULL");
+    return REDLOCK_OK;
+}
+
+/* redlock_acquire_ex without the counting. */
+static int acquire_one(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                       redlock_report_t *rep) {
+    int rc = begin(rl, out, rep);
+    if (rc) return rc;
+    char msg[256];
+    size_t len;
+    rl_keys_t keys = {1, &resource, &len};
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg))) return rl_report_end(rl, rep, rc, msg);
+    if (rl->opt.reentrant && (*out = rl_held_reenter(rl, resource, len))) {
+        if (rep) {
+            rep->validity_ms = redlock_lock_validity_ms(*out);
+            snprintf(rep->message, sizeof rep->message, "already held by this thread: re-entered");
+        }
+        return rl_report_end(rl, rep, REDLOCK_OK, NULL);
+    }
+    return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
+}
+
+int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                       redlock_report_t *rep) {
+    int rc = acquire_one(rl, resource, ttl_ms, wait_ms, out, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
+    return rc;
+}
+
+int redlock_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out) {
+    return redlock_acquire_ex(rl, resource, ttl_ms, -1, out, NULL);
+}
+
+int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out) {
+    return redlock_acquire_ex(rl, resource, ttl_ms, 0, out, NULL);
+}
+
+/* redlock_acquire_multi without the counting. */
+static int acquire_set(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
+                       redlock_lock_t **out, redlock_report_t *rep) {
+    int rc = begin(rl, out, rep);
+    if (rc) return rc;
+    char msg[256];
+    size_t lens[REDLOCK_MAX_RESOURCES];
+    if (!resources) return rl_report_end(rl, rep, REDLOCK_ERR_INVALID, "resources is NULL");
+    rl_keys_t keys = {n, resources, lens};
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg))) return rl_report_end(rl, rep, rc, msg);
+    return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
+}
+
+int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_lock_t **out, redlock_report_t *rep) {
+    int rc = acquire_set(rl, resources, n, ttl_ms, wait_ms, out, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
+    return rc;
+}

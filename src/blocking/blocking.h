@@ -1,0 +1,62 @@
+/* blocking.h -- what the blocking handle's files (src/blocking/) share:
+ * driving an operation to its end, re-entry, the watchdog, queries and
+ * the token-only release. */
+#ifndef RL_BLOCKING_H
+#define RL_BLOCKING_H
+#include "ops.h"
+#include "rl.h"
+
+/* drive.c: steps op to its end on this thread (rounds on the engine,
+ * sleeps through retry delays). Returns op->rc. rl_send_blocking is a
+ * blocking handle's rl->send. */
+int rl_drive(rl_op_t *op);
+void rl_send_blocking(redlock_t *rl, rl_round_t *r);
+
+/* lifetime.c: the extend round for keys/token (DESIGN.md section 1's
+ * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity
+ * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,
+ * EXPIRED or NO_QUORUM / AUTH. The caller ends the report. */
+int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
+                    uint64_t *t0, uint64_t *deadline);
+/* lifetime.c: the release round for keys/token and its verdict: OK,
+ * NOT_HELD, AUTH or NO_QUORUM. The caller ends the report. */
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep);
+/* extend.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
+ * with other extends of the same lock; counts the call. */
+int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
+/* adopt.c: releases the lock on resource that token holds, with no lock
+ * handle (the `redlock release RESOURCE TOKEN` step): checks both
+ * (INVALID names what is wrong, never the token), runs the release round,
+ * counts the call as a release and ends the report. */
+int rl_release_token(redlock_t *rl, const char *resource, const char *token, redlock_report_t *rep);
+
+/* query.c: sends one command to every node and waits for every answer or
+ * deadline (no early stop). fn (may be NULL) sees each node's hiredis
+ * reply, from inside the engine: copy what you need, quickly. rep (may be
+ * NULL) gets each node's vote (yes = any non-error reply), round trip and
+ * error text. Returns how many nodes answered without error. */
+typedef void (*rl_reply_fn)(void *arg, size_t node, const void *reply);
+size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, rl_reply_fn fn, void *arg,
+                redlock_report_t *rep);
+/* query.c: the same with an embedded script (EVALSHA, EVAL fallback) on keys/args. */
+size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv,
+                       const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep);
+
+/* held.c: every outstanding single-resource lock is registered (for
+ * re-entry and so that redlock_free can detach them). rl_held_reenter
+ * returns the calling thread's valid lock on resource (holds + 1), or
+ * NULL. rl_held_add registers a new lock. rl_held_drop returns 1 when the
+ * caller's hold was not the last (the lock stays), 0 when it was (now
+ * unregistered). rl_held_forget_all detaches every lock (owner = NULL). */
+redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len);
+void rl_held_add(redlock_t *rl, redlock_lock_t *lock);
+int rl_held_drop(redlock_lock_t *lock);
+void rl_held_forget_all(redlock_t *rl);
+
+/* watchdog.c: stops lock's auto-extension if it has one (waits for an
+ * extension in progress); rl_watchdog_free stops the thread and detaches
+ * every watched lock. */
+void rl_watch_stop(redlock_lock_t *lock);
+void rl_watchdog_free(redlock_t *rl);
+
+#endif

@@ -1,0 +1,262 @@
+/* engine.c -- the blocking driver: a leader/follower poll loop over the
+ * protocol core (core/nodes.c), shared by every thread of one redlock_t
+ * (see engine.h). Every function here runs with e->mu held, except the
+ * poll() call itself, which the leader makes with the mutex released, and
+ * the wake-ups of sleeping followers, which are posted after it is
+ * released (unlock_and_wake): a woken follower whose round is done leaves
+ * without taking the mutex, so it never wakes only to block on it. */
+#define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
+#include "engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "nodes.h"
+
+/* A thread waiting in rl_engine_run for its round (on its stack). */
+typedef struct rl_waiter {
+    rl_round_t *r;
+    sem_t sem;                      /* posted once e->mu is released; the poster never
+                                     * touches the waiter after the post */
+    int wake;                       /* RL_WAKE_DONE or RL_WAKE_LEAD */
+    int linked;                     /* on the engine's waiters list */
+    struct rl_waiter *next, *prev;  /* waiters list, or the list of wake-ups to post */
+} rl_waiter_t;
+
+struct rl_engine {
+    pthread_mutex_t mu;
+    rl_nodes_t ns;
+    int leader;           /* 1 while a thread drives the poll loop */
+    int wake_rd, wake_wr; /* self-pipe that interrupts the leader's poll */
+    int wake_pending;     /* a byte is in (or on its way to) the wake pipe */
+    int wake_write;       /* the thread releasing e->mu must write that byte */
+    rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
+    rl_waiter_t *woken;   /* unlinked from waiters, to post once e->mu is released */
+    struct pollfd *pfd;   /* leader's scratch: n + 1 entries */
+    unsigned *pnode;      /* node of each pollfd entry */
+};
+
+/* Why a sleeping follower was woken. */
+enum { RL_WAKE_NONE = 0, RL_WAKE_DONE, RL_WAKE_LEAD };
+
+/* ---------------------------------------------------------------- waiters */
+
+/* Appends w to the waiters list (the tail is the newest). */
+static void link_waiter(rl_engine_t *e, rl_waiter_t *w) {
+    w->wake = RL_WAKE_NONE;
+    w->next = NULL;
+    w->prev = e->wtail;
+    if (e->wtail)
+        e->wtail->next = w;
+    else
+        e->waiters = w;
+    e->wtail = w;
+    w->linked = 1;
+}
+
+/* Removes w from the waiters list if it is there. */
+static void unlink_waiter(rl_engine_t *e, rl_waiter_t *w) {
+    if (!w->linked) return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        e->waiters = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        e->wtail = w->prev;
+    w->next = w->prev = NULL;
+    w->linked = 0;
+}
+
+/* Unlinks the sleeping follower w and queues its wake-up (reason why);
+ * the post happens in unlock_and_wake, after e->mu is released. */
+static void queue_wake(rl_engine_t *e, rl_waiter_t *w, int why) {
+    unlink_waiter(e, w);
+    w->wake = why;
+    w->next = e->woken;
+    e->woken = w;
+}
+
+/* The core decided round r: if its thread sleeps as a follower, queue
+ * its wake-up. */
+static void round_done(void *arg, rl_round_t *r) {
+    rl_waiter_t *w = r->owner;
+    if (w && w->linked) queue_wake(arg, w, RL_WAKE_DONE);
+}
+
+/* Releases e->mu, then posts every queued wake-up and writes the wake
+ * pipe if asked to. A posted waiter may be gone as soon as its post is
+ * made, so the next pointer is read first and the waiter not touched after. */
+static void unlock_and_wake(rl_engine_t *e) {
+    rl_waiter_t *w = e->woken;
+    int write_pipe = e->wake_write;
+    e->woken = NULL;
+    e->wake_write = 0;
+    pthread_mutex_unlock(&e->mu);
+    if (write_pipe) {
+        ssize_t n = write(e->wake_wr, "x", 1);
+        (void)n;
+    }
+    while (w) {
+        rl_waiter_t *next = w->next;
+        sem_post(&w->sem);
+        w = next;
+    }
+}
+
+/* -------------------------------------------------------------- the loop */
+
+/* Fills e->pfd for every open node plus the wake pipe; returns the count. */
+static nfds_t build_pollset(rl_engine_t *e, unsigned *gens) {
+    nfds_t k = 0;
+    for (size_t i = 0; i < e->ns.n; i++) {
+        short ev = rl_nodes_interest(&e->ns, i);
+        if (!ev) continue;
+        e->pfd[k] = (struct pollfd){.fd = e->ns.conns[i].fd, .events = ev, .revents = 0};
+        e->pnode[k] = (unsigned)i;
+        gens[k] = e->ns.conns[i].gen;
+        k++;
+    }
+    e->pfd[k] = (struct pollfd){.fd = e->wake_rd, .events = POLLIN, .revents = 0};
+    return k + 1;
+}
+
+/* Drives I/O for every waiting round until r is decided. Each turn does
+ * the I/O first and judges deadlines after, so a reply (or a finished
+ * connect) that arrived while no thread was polling is read before anyone
+ * is declared late. Leaves with the leader role released. */
+static void lead(rl_engine_t *e, rl_round_t *r) {
+    e->leader = 1;
+    while (!r->done) {
+        uint64_t now = e->ns.cfg.clock();
+        rl_nodes_flush(&e->ns, now);
+        unsigned gens[REDLOCK_MAX_NODES];
+        nfds_t np = build_pollset(e, gens);
+        uint64_t next = rl_nodes_next_us(&e->ns, now);
+        if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
+        int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
+        unlock_and_wake(e);
+        int nready = poll(e->pfd, np, timeout);
+        pthread_mutex_lock(&e->mu);
+        now = e->ns.cfg.clock();
+        if (nready > 0 && e->pfd[np - 1].revents) {
+            char drain[64];
+            while (read(e->wake_rd, drain, sizeof drain) > 0) {
+            }
+            e->wake_pending = 0;
+            rl_nodes_lookups_ended(&e->ns, now); /* lookup threads write the pipe too */
+        }
+        for (nfds_t k = 0; nready > 0 && k + 1 < np; k++)
+            if (e->pfd[k].revents && e->ns.conns[e->pnode[k]].gen == gens[k])
+                rl_nodes_events(&e->ns, e->pnode[k], e->pfd[k].revents, now);
+        rl_nodes_expire(&e->ns, now);
+    }
+    rl_nodes_flush(&e->ns, e->ns.cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
+    e->leader = 0;
+}
+
+/* Asks for the leader's poll to be woken, so it sees newly queued output;
+ * the pipe is written once e->mu is released (unlock_and_wake). */
+static void wake_leader(rl_engine_t *e) {
+    if (!e->leader || e->wake_pending) return;
+    e->wake_pending = 1;
+    e->wake_write = 1;
+}
+
+/* Sleeps until the leader posts w->sem; returns with e->mu released and
+ * w->wake saying why (DONE: the round is decided; LEAD: the role is free). */
+static void sleep_round(rl_engine_t *e, rl_waiter_t *w) {
+    link_waiter(e, w);
+    unlock_and_wake(e);
+    while (sem_wait(&w->sem) != 0 && errno == EINTR) {
+    }
+}
+
+void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
+    rl_waiter_t w = {.r = r};
+    sem_init(&w.sem, 0, 0);
+    r->owner = &w;
+    pthread_mutex_lock(&e->mu);
+    uint64_t now = e->ns.cfg.clock();
+    rl_nodes_start(&e->ns, r, now);
+    if (r->done) { /* decided at submission: what was queued must still leave */
+        if (e->leader)
+            wake_leader(e);
+        else
+            rl_nodes_flush(&e->ns, now);
+    } else if (e->leader) {
+        wake_leader(e);
+        for (;;) {
+            sleep_round(e, &w);
+            if (w.wake == RL_WAKE_DONE) { /* decided: leave without the mutex */
+                sem_destroy(&w.sem);
+                return;
+            }
+            pthread_mutex_lock(&e->mu); /* handed the leader role */
+            if (r->done || !e->leader) break;
+            /* a caller that arrived meanwhile took the role: sleep again */
+        }
+    }
+    if (!r->done) lead(e, r);
+    /* Whoever leaves with no leader left hands the role to the oldest waiter. */
+    if (!e->leader && e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
+    r->owner = NULL;
+    unlock_and_wake(e);
+    sem_destroy(&w.sem);
+}
+
+/* --------------------------------------------------------------- set-up */
+
+int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg) {
+    *out = NULL;
+    rl_engine_t *e = calloc(1, sizeof *e);
+    int fds[2];
+    if (!e || pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
+        free(e);
+        for (size_t i = 0; i < n; i++) rl_uri_clear(&uris[i]);
+        return REDLOCK_ERR_NOMEM;
+    }
+    e->wake_rd = fds[0];
+    e->wake_wr = fds[1];
+    pthread_mutex_init(&e->mu, NULL);
+    e->pfd = calloc(n + 1, sizeof *e->pfd);
+    e->pnode = calloc(n + 1, sizeof *e->pnode);
+    int rc = rl_nodes_init(&e->ns, uris, n, cfg, e->wake_wr);
+    if (rc == REDLOCK_OK && (!e->pfd || !e->pnode)) rc = REDLOCK_ERR_NOMEM;
+    e->ns.round_done = round_done;
+    e->ns.done_arg = e;
+    if (rc) {
+        rl_engine_free(e);
+        return rc;
+    }
+    *out = e;
+    return REDLOCK_OK;
+}
+
+void rl_engine_free(rl_engine_t *e) {
+    if (!e) return;
+    rl_nodes_destroy(&e->ns); /* before the wake pipe its lookups write closes */
+    close(e->wake_rd);
+    close(e->wake_wr);
+    pthread_mutex_destroy(&e->mu);
+    free(e->pfd);
+    free(e->pnode);
+    free(e);
+}
+
+rl_nodes_t *rl_engine_nodes(rl_engine_t *e) {
+    return &e->ns;
+}
+
+uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i) {
+    pthread_mutex_lock(&e->mu);
+    uint32_t n = e->ns.conns[i].lookups;
+    pthread_mutex_unlock(&e->mu);
+    return n;
+}

@@ -1,0 +1,42 @@
+/* engine.h -- the blocking driver of the protocol core, shared by every
+ * thread of one redlock_t.
+ *
+ * A call builds a round (fanout.h) and hands it to rl_engine_run, which
+ * starts the round on the core (nodes.h) and returns once it is decided.
+ * Threads take turns driving the poll loop (leader/follower): the first
+ * caller leads and does the I/O for everyone; callers arriving meanwhile
+ * append their commands to the nodes' output buffers, wake the leader, and
+ * sleep until their round is decided. The leader writes each node's
+ * buffer in one send(), so concurrent commands to a node are pipelined; a
+ * single caller pays no thread hand-off at all. */
+#ifndef RL_ENGINE_H
+#define RL_ENGINE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fanout.h"
+#include "nodes.h"
+
+typedef struct rl_engine rl_engine_t;
+
+/* Makes an engine for n nodes, taking ownership of the uris' strings
+ * (they are cleared). Connects lazily. Returns 0 or REDLOCK_ERR_NOMEM. */
+int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg);
+
+/* Closes every connection and frees e. NULL-safe. No call may be running. */
+void rl_engine_free(rl_engine_t *e);
+
+/* Sends r's command to every node and returns when r is decided (its stop
+ * rule is met, or every node answered, failed or passed its deadline).
+ * r->vote and the counters then hold the outcome. */
+void rl_engine_run(rl_engine_t *e, rl_round_t *r);
+
+/* The engine's node set (names and sizes are read without the mutex:
+ * they never change after rl_engine_new). */
+rl_nodes_t *rl_engine_nodes(rl_engine_t *e);
+
+/* Lookups of node i's host name started so far (0 for IP literals and
+ * socket paths, which never go through the resolver). */
+uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i);
+
+#endif

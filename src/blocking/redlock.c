@@ -1,0 +1,71 @@
+/* redlock.c -- the blocking handle (redlock_t): creation and freeing, and
+ * how it drives the core: a round runs on the leader/follower engine
+ * (engine.c) and an operation is stepped to its end on the caller's
+ * thread, sleeping through its retry delays. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "blocking.h"
+#include "engine.h"
+
+/* rl->unhold of a blocking handle: drops the thread's hold of a
+ * re-entered lock and stops its watchdog once the last hold goes. */
+static int unhold_blocking(redlock_lock_t *lock) {
+    if (lock->registered && rl_held_drop(lock)) return 1; /* an outer hold of this thread remains */
+    if (lock->wd_attached) rl_watch_stop(lock);
+    return 0;
+}
+
+/* Builds rl's engine from its (already validated) options. */
+static int start_engine(redlock_t *rl) {
+    rl_uri_t uris[REDLOCK_MAX_NODES];
+    rl_nodes_config_t cfg;
+    rl_ctx_nodes_config(rl, &cfg);
+    int rc = rl_ctx_parse_uris(rl, uris);
+    if (rc == REDLOCK_OK) rc = rl_engine_new(&rl->eng, uris, rl->opt.n_nodes, &cfg);
+    if (rc == REDLOCK_OK) rl->ns = rl_engine_nodes(rl->eng);
+    return rc;
+}
+
+int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, size_t errlen) {
+    char scratch[256];
+    if (!err || !errlen) {
+        err = scratch;
+        errlen = sizeof scratch;
+    }
+    err[0] = '\0';
+    if (!out) {
+        snprintf(err, errlen, "out is NULL");
+        return REDLOCK_ERR_INVALID;
+    }
+    *out = NULL;
+    redlock_t *rl = calloc(1, sizeof *rl);
+    if (!rl) return REDLOCK_ERR_NOMEM;
+    int rc = rl_ctx_init(rl, opt, err, errlen);
+    if (rc == REDLOCK_OK && (rc = start_engine(rl)) != REDLOCK_OK) snprintf(err, errlen, "out of memory");
+    if (rc != REDLOCK_OK) {
+        redlock_free(rl);
+        return rc;
+    }
+    rl->send = rl_send_blocking;
+    rl->unhold = unhold_blocking;
+    *out = rl;
+    return REDLOCK_OK;
+}
+
+int redlock_new(redlock_t **out, const redlock_options_t *opt) {
+    return redlock_new_ex(out, opt, NULL, 0);
+}
+
+void redlock_free(redlock_t *rl) {
+    if (!rl) return;
+    rl_watchdog_free(rl);
+    rl_held_forget_all(rl);
+    rl_engine_free(rl->eng);
+    rl_ctx_destroy(rl);
+    free(rl);
+}
+
+void rl_set_clock(redlock_t *rl, rl_clock_fn clock) {
+    rl->clock = clock;
+}
