@@ -82,7 +82,7 @@ clean:
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats
+.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -123,6 +123,23 @@ bench: bench-build
 
 bench-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --quick
+
+# `make bench-async`: the non-blocking API's rows (issue 13; bench/async.sh,
+# about 8 minutes): one libuv loop thread with 1..512 acquire + release
+# cycles in flight, against node-redlock with as many callers and the
+# blocking API on as many threads (headline: 256 in flight vs node-redlock's
+# 256 callers and 32 blocking threads), bytes per pending acquire, heap calls
+# per cycle. Writes bench/RESULTS-async.md, bench/async.png and its section of
+# bench/RESULTS.md. `make bench-async-quick`: the same in about 1.5 minutes,
+# results in $(BENCH_BUILD)/bench. bench_async needs libuv and
+# include/redlock/libuv.h.
+bench-async: bench-build
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_async
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh
+
+bench-async-quick: bench-build
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_async
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).

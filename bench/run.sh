@@ -709,6 +709,12 @@ EOF
   if gnuplot "$TMP/plot.gp" 2>>"$ERRLOG"; then PLOT_NOTE="![latency and throughput]($(basename "$OUT_PNG"))"; else PLOT_NOTE="gnuplot failed"; fi
 fi
 
+# The section bench/async.sh keeps in this file (between its marker
+# comments) outlives a rewrite: it is carried over as it was.
+ASYNC_SECTION=""
+if [[ -f $OUT_MD ]]; then
+  ASYNC_SECTION=$(sed -n '/^<!-- bench\/async.sh: begin/,/^<!-- bench\/async.sh: end -->/p' "$OUT_MD")
+fi
 {
   echo "# libredlock benchmark results"
   echo
@@ -771,6 +777,10 @@ fi
   echo '```'
   echo
   echo "</details>"
+  if [[ -n $ASYNC_SECTION ]]; then
+    echo
+    echo "$ASYNC_SECTION"
+  fi
 } >"$OUT_MD"
 
 echo

@@ -55,6 +55,7 @@ struct redlock_async {
     rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */
     size_t heap_n, heap_cap;
     rl_call_t *pool;            /* finished calls kept for reuse */
+    redlock_lock_t *locks;      /* granted and not yet released (detached by free) */
     rl_call_t *current;         /* the call being stepped (its op's rounds belong to it) */
     uint64_t timer_at;          /* the timer asked for (0: none) */
     int depth;                  /* nesting of handle_* / free inside callbacks */
@@ -73,6 +74,10 @@ int rl_heap_push(redlock_async_t *a, rl_call_t *c);
 void rl_heap_remove(redlock_async_t *a, rl_call_t *c);
 void rl_ready_push(redlock_async_t *a, rl_call_t *c);
 void rl_ready_remove(redlock_async_t *a, rl_call_t *c);
+
+/* queue.c: the handle's live locks (linked by held_next / held_prev). */
+void rl_async_lock_add(redlock_async_t *a, redlock_lock_t *l);
+void rl_async_lock_drop(redlock_async_t *a, redlock_lock_t *l);
 
 /* loop.c: the driver. */
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n);

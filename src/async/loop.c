@@ -261,6 +261,7 @@ static void flush_before_close(redlock_async_t *a) {
 
 void rl_async_teardown(redlock_async_t *a) {
     flush_before_close(a);
+    for (redlock_lock_t *l = a->locks; l; l = l->held_next) l->owner = NULL, l->registered = 0; /* detached */
     for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
     if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);
     if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
@@ -285,6 +286,7 @@ void rl_async_teardown(redlock_async_t *a) {
 static int unhold_async(redlock_lock_t *lock) {
     redlock_async_t *a = (redlock_async_t *)lock->owner;
     if (lock->watch) rl_async_watch_stop(a, lock);
+    rl_async_lock_drop(a, lock);
     for (rl_call_t *c = a->pending; c; c = c->next)
         if (c->lock == lock) c->lock = NULL;
     return 0;

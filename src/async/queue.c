@@ -127,3 +127,21 @@ void rl_call_recycle(redlock_async_t *a, rl_call_t *c) {
     a->pool = c;
 }
 
+
+void rl_async_lock_add(redlock_async_t *a, redlock_lock_t *l) {
+    l->registered = 1;
+    l->held_prev = NULL;
+    l->held_next = a->locks;
+    if (a->locks) a->locks->held_prev = l;
+    a->locks = l;
+}
+
+void rl_async_lock_drop(redlock_async_t *a, redlock_lock_t *l) {
+    if (!l->registered) return;
+    if (l->held_prev)
+        l->held_prev->held_next = l->held_next;
+    else
+        a->locks = l->held_next;
+    if (l->held_next) l->held_next->held_prev = l->held_prev;
+    l->registered = 0;
+}

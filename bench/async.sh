@@ -1,0 +1,441 @@
+#!/usr/bin/env bash
+# async.sh [--quick] -- the non-blocking API's benchmark rows (issue 13,
+# item 8), in one run on one machine so that the ratios hold:
+#
+#   async      bench/bench_async.c -w inflight -k K: one libuv loop thread,
+#              K acquire + release cycles in flight on distinct keys
+#   node       bench/node/bench.js -w concurrent -t K: node-redlock, K async
+#              callers in one node process ("n/a" if npm cannot install it)
+#   blocking   bench/bench_redlock.c -w concurrent -t K: the blocking API on
+#              K threads, each its own acquire + release loop
+#   pending    bench_async -w pending: heap bytes per pending acquire
+#              (10000 waiting on a resource held elsewhere)
+#
+# Headline: async with 256 in flight, node-redlock with 256 callers and the
+# blocking API on 32 threads, interleaved, repeated (median). Sweep: the
+# same three with K = 1, 2, 4, ..., 512 in flight (blocking: K threads, up
+# to BLOCK_MAX, default 512). One cluster of 5 local masters
+# (deploy/cluster.sh) for everything, always stopped at the end.
+#
+# Full mode writes bench/RESULTS-async.md, bench/async.png, and the same
+# tables as a section of bench/RESULTS.md (between two marker comments;
+# bench/run.sh keeps that section when it rewrites the file). --quick
+# (about 1.5 minutes) writes RESULTS-async-quick.md and async-quick.png into
+# the build directory only.
+#
+# Environment: BENCH_BUILD (default build-bench), the CMake build directory
+# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-async` does it all);
+# BLOCK_MAX.
+set -euo pipefail
+export LC_ALL=C
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+ASYNC=$BUILD/bench/bench_async
+LIB=$BUILD/bench/bench_redlock
+NODE_DIR=$ROOT/bench/node
+CLUSTER_SH=$ROOT/deploy/cluster.sh
+BLOCK_MAX=${BLOCK_MAX:-512}
+
+QUICK=0
+for a in "$@"; do
+  case $a in
+    --quick) QUICK=1 ;;
+    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "async.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+LEVELS="1 2 4 8 16 32 64 128 256 512"
+HEAD_K=256      # the headline's cycles in flight (async) and callers (node-redlock)
+HEAD_T=32       # the headline's blocking threads
+PENDING=10000   # pending acquires in the memory run
+TTL=10000
+if ((QUICK)); then
+  MODE=quick REPS=1 D_HEAD=1.5 SWEEP_REPS=1 D_SWEEP=0.8 PENDING_REPS=1 RB_REQS=40000 NODE_WARMUP=50
+  OUT_MD=$BUILD/bench/RESULTS-async-quick.md OUT_PNG=$BUILD/bench/async-quick.png
+else
+  MODE=full REPS=5 D_HEAD=4 SWEEP_REPS=3 D_SWEEP=3 PENDING_REPS=3 RB_REQS=200000 NODE_WARMUP=200
+  OUT_MD=$ROOT/bench/RESULTS-async.md OUT_PNG=$ROOT/bench/async.png
+fi
+MAIN_MD=$ROOT/bench/RESULTS.md
+MARK_BEGIN='<!-- bench/async.sh: begin (this section is rewritten by bench/async.sh) -->'
+MARK_END='<!-- bench/async.sh: end -->'
+
+T0=$SECONDS
+say() { printf '[%4ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+[[ -x $ASYNC && -x $LIB ]] || die "benchmarks not built in $BUILD (run: make bench-async)"
+command -v redis-server >/dev/null || die "redis-server is not installed"
+
+TMP=$(mktemp -d /tmp/redlock-bench-async.XXXXXX)
+RAW=$TMP/raw.txt
+ERRLOG=$TMP/stderr.log
+: >"$RAW"
+: >"$ERRLOG"
+CDIR=""
+PROBLEMS=()
+
+# Stops the cluster (whatever happened) and removes the scratch directory.
+cleanup() {
+  local rc=$?
+  if [[ -n $CDIR ]]; then "$CLUSTER_SH" stop -d "$CDIR" >/dev/null 2>&1 || true; fi
+  if ((rc != 0)) && [[ -s $ERRLOG ]]; then
+    echo "--- last diagnostics:" >&2
+    tail -n 20 "$ERRLOG" >&2 || true
+  fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# go TAG LIMIT CMD...: runs one benchmark under a time limit and files its
+# RESULT line under TAG in $RAW; a run without one, or with a non-zero
+# exit, is listed in PROBLEMS (and its line, if any, kept).
+go() {
+  local tag=$1 limit=$2 out rc=0 line
+  shift 2
+  out=$(timeout -k 5 "$limit" "$@" 2>>"$ERRLOG") || rc=$?
+  line=$(grep '^RESULT ' <<<"$out" | tail -n 1 || true)
+  if [[ -z $line ]]; then
+    say "$tag: no result (exit $rc)"
+    PROBLEMS+=("$tag: no result (exit $rc)")
+    return 0
+  fi
+  ((rc == 0)) || PROBLEMS+=("$tag: exit status $rc")
+  echo "$tag $line" >>"$RAW"
+  say "$tag:$(grep -o ' \(cps\|cyc_p50_us\|allocs_per_cycle\|bytes_per_pending\|errors\)=[^ ]*' <<<"$line" | tr -d '\n')"
+}
+
+# pick TAG KEY [median|min|max]: that statistic of KEY over TAG's runs
+# ("" when there is none).
+pick() {
+  awk -v t="$1" -v k="$2=" '$1 == t { for (i = 2; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }' "$RAW" |
+    sort -g | awk -v how="${3:-median}" '{ v[NR] = $1 } END {
+      if (!NR) exit
+      if (how == "min") print v[1]; else if (how == "max") print v[NR]
+      else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# fmt VALUE [DECIMALS]; over A B ("1.23×" or n/a).
+fmt() { [[ -n ${1:-} ]] && awk -v v="$1" -v d="${2:-0}" 'BEGIN { printf "%.*f\n", d, v }' || echo "n/a"; }
+over() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f×\n", a / b }'; }
+
+# ------------------------------------------------------------ preparations
+
+say "libredlock non-blocking API benchmarks, $MODE mode; scratch in $TMP"
+ASYNC_VERSIONS=$("$ASYNC" --version 2>/dev/null || echo "?")
+
+# node-redlock: the pinned packages in bench/node/node_modules (as run.sh).
+NODE_OK=0
+NODE_VERSIONS=n/a
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ]]; then
+    say "installing node-redlock (npm ci) into bench/node/node_modules"
+    (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 || true
+  fi
+  if NODE_VERSIONS=$(cd "$NODE_DIR" && timeout 30 node bench.js --version 2>>"$ERRLOG") && [[ $NODE_VERSIONS != *n/a* ]]; then
+    NODE_OK=1
+  else
+    NODE_VERSIONS=n/a
+    say "node-redlock unavailable: its column will be n/a"
+  fi
+else
+  say "node or npm missing: node-redlock will be n/a"
+fi
+
+CDIR=$TMP/c5
+"$CLUSTER_SH" start -n 5 -d "$CDIR" >/dev/null 2>>"$ERRLOG" || die "cluster.sh could not start 5 nodes"
+U5=$(paste -sd, "$CDIR/nodes")
+say "cluster of 5 up: $U5"
+
+# The three contenders at one level: K in flight / K callers / T threads.
+async_run() { go "$1" 120 "$ASYNC" -u "$U5" -w inflight -k "$2" -d "$3" --ttl "$TTL"; }
+node_run() { if ((NODE_OK)); then go "$1" 180 node "$NODE_DIR/bench.js" -u "$U5" -w concurrent -t "$2" -d "$3" --ttl "$TTL" --warmup "$NODE_WARMUP"; fi; }
+block_run() { go "$1" 120 "$LIB" -u "$U5" -w concurrent -t "$2" -d "$3" --ttl "$TTL"; }
+
+# ------------------------------------------------------------ measurements
+
+for ((rep = 1; rep <= REPS; rep++)); do
+  say "headline, rep $rep/$REPS"
+  async_run head.async "$HEAD_K" "$D_HEAD"
+  node_run head.node "$HEAD_K" "$D_HEAD"
+  block_run head.block "$HEAD_T" "$D_HEAD"
+done
+
+for ((rep = 1; rep <= SWEEP_REPS; rep++)); do
+  for k in $LEVELS; do
+    say "sweep: $k in flight, rep $rep/$SWEEP_REPS"
+    async_run "async.$k" "$k" "$D_SWEEP"
+    node_run "node.$k" "$k" "$D_SWEEP"
+    if ((k <= BLOCK_MAX)); then block_run "block.$k" "$k" "$D_SWEEP"; fi
+  done
+done
+
+for ((rep = 1; rep <= PENDING_REPS; rep++)); do
+  say "memory: $PENDING pending acquires, rep $rep/$PENDING_REPS"
+  go pending 180 "$ASYNC" -u "$U5" -w pending -k "$PENDING" --ttl "$TTL"
+done
+
+# The servers' own ceiling, for reading the figures: SET NX PX pipelined 16
+# deep by redis-benchmark on all 5 nodes at once; a cycle needs 2 commands a
+# node, so the cycle limit is the total rate / 10.
+say "server limit: redis-benchmark -P 16 SET NX PX on every node at once"
+i=0
+while read -r uri; do
+  hp=${uri#redis://}
+  redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
+    SET 'key:__rand_int__' v NX PX 10000 </dev/null >"$TMP/rb.$i" 2>&1 &
+  i=$((i + 1))
+done <"$CDIR/nodes"
+wait
+LIMIT=$(cat "$TMP"/rb.* | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' |
+  awk '{ s += $1; n++ } END { if (n == 5) printf "%.0f\n", s / 10 }')
+say "server limit: ${LIMIT:-n/a} cycles/s"
+"$CLUSTER_SH" stop -d "$CDIR" >/dev/null 2>>"$ERRLOG" || true
+CDIR=""
+RUN_SECS=$((SECONDS - T0))
+
+# ------------------------------------------------------------------ tables
+
+HEAD_MD=$TMP/head.md SWEEP_MD=$TMP/sweep.md MEM_MD=$TMP/mem.md TARGET_MD=$TMP/targets.md SPREAD_MD=$TMP/spread.md
+a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block cps)
+{
+  echo "| 5 nodes, distinct keys | libredlock async, 1 loop thread, $HEAD_K in flight | node-redlock, $HEAD_K callers | libredlock blocking, $HEAD_T threads | async / node-redlock | async / blocking |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  printf '| cycles/s (acquire + release) | %s | %s | %s | %s | %s |\n' "$(fmt "$a_cps")" "$(fmt "$n_cps")" "$(fmt "$b_cps")" \
+    "$(over "$a_cps" "$n_cps")" "$(over "$a_cps" "$b_cps")"
+  for q in p50 p99; do
+    a=$(pick head.async "cyc_${q}_us") n=$(pick head.node "cyc_${q}_us") b=$(pick head.block "cyc_${q}_us")
+    printf '| cycle %s (µs) | %s | %s | %s | %s | %s |\n' "$q" "$(fmt "$a")" "$(fmt "$n")" "$(fmt "$b")" "$(over "$a" "$n")" "$(over "$a" "$b")"
+  done
+  a=$(pick head.async cpu_us_per_cycle) n=$(pick head.node cpu_us_per_cycle) b=$(pick head.block cpu_us_per_cycle)
+  printf '| client CPU per cycle (µs, whole process) | %s | %s | %s | %s | %s |\n' "$(fmt "$a" 1)" "$(fmt "$n" 1)" "$(fmt "$b" 1)" \
+    "$(over "$a" "$n")" "$(over "$a" "$b")"
+  printf '| heap allocations per cycle after warm-up, whole process | %s | n/a | %s | | |\n' \
+    "$(fmt "$(pick head.async allocs_per_cycle)" 3)" "$(fmt "$(pick head.block allocs_per_cycle)" 3)"
+  printf '| … made by the static link (libredlock, adapter, bench) | %s | n/a | %s | | |\n' \
+    "$(fmt "$(pick head.async own_allocs_per_cycle)" 3)" "$(fmt "$(pick head.block own_allocs_per_cycle)" 3)"
+  printf '| errors (all runs) | %s | %s | %s | | |\n' "$(awk '$1 == "head.async"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
+    "$(awk '$1 == "head.node"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
+    "$(awk '$1 == "head.block"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')"
+  printf '| server limit: redis-benchmark -P16 SET NX PX on all 5, total ÷ 10 (cycles/s) | %s | | | | |\n' "$(fmt "$LIMIT")"
+} >"$HEAD_MD"
+
+{
+  echo "| in flight K | async: cycles/s (1 loop thread) | async: cycle p50 (µs) | node-redlock, K callers: cycles/s | blocking, K threads: cycles/s | async / node-redlock | async / blocking |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
+  for k in $LEVELS; do
+    a=$(pick "async.$k" cps) n=$(pick "node.$k" cps) b=$(pick "block.$k" cps)
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" "$(fmt "$n")" "$(fmt "$b")" \
+      "$(over "$a" "$n")" "$(over "$a" "$b")"
+  done
+} >"$SWEEP_MD"
+
+name_b=$(pick pending resource_bytes)
+{
+  echo "| $PENDING acquires pending on one resource held by another redlock_t (median of $PENDING_REPS) | value |"
+  echo "|---|---:|"
+  printf '| heap in use, warm handle, none pending (bytes) | %s |\n' "$(fmt "$(pick pending heap_base_b)")"
+  printf '| … with %s pending | %s |\n' "$((PENDING / 10))" "$(fmt "$(pick pending heap_at_tenth_b)")"
+  printf '| … with %s pending | %s |\n' "$PENDING" "$(fmt "$(pick pending heap_at_all_b)")"
+  printf '| bytes per pending acquire: (heap with %s − none) ÷ %s | %s |\n' "$PENDING" "$PENDING" "$(fmt "$(pick pending bytes_per_pending)" 1)"
+  printf '| … beyond the resource name (%s bytes with its NUL) | %s |\n' "$(fmt "$name_b")" "$(fmt "$(pick pending bytes_per_pending_beyond_name)" 1)"
+  printf '| marginal: (heap with %s − with %s) ÷ %s | %s |\n' "$PENDING" "$((PENDING / 10))" "$((PENDING - PENDING / 10))" \
+    "$(fmt "$(pick pending bytes_per_pending_marginal)" 1)"
+  printf '| resident size per 1000 pending (KiB, VmRSS) | %s |\n' "$(fmt "$(pick pending rss_kb_per_1000_pending)" 1)"
+  printf '| heap after one redlock_async_cancel of all, callbacks run (bytes) | %s |\n' "$(fmt "$(pick pending heap_after_cancel_b)")"
+  printf '| redlock_async_cancel returned / callbacks with CANCELLED / granted | %s / %s / %s |\n' \
+    "$(fmt "$(pick pending cancel_returned min)")" "$(fmt "$(pick pending cancelled min)")" "$(fmt "$(pick pending granted max)")"
+} >"$MEM_MD"
+
+PASSES=0 MISSES=0
+# verdict WHAT MEASURED OP LIMIT FROM: one row of the targets table (OP: ge,
+# le or lt).
+verdict() {
+  local res
+  if [[ -z $2 ]]; then
+    res="n/a"
+  elif awk -v m="$2" -v op="$3" -v l="$4" 'BEGIN { exit !(op == "ge" ? m >= l : op == "le" ? m <= l : m < l) }'; then
+    res="**PASS**"
+    PASSES=$((PASSES + 1))
+  else
+    res="**MISS**"
+    MISSES=$((MISSES + 1))
+  fi
+  printf '| %s | %s | %s | %s |\n' "$1" "$(fmt "$2" 2)" "$res" "$5"
+}
+ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a != "" && b != "" && b + 0 != 0) printf "%.4f\n", a / b }'; }
+al=$(pick head.async allocs_per_cycle max)
+{
+  echo "| target (issue 13) | measured | verdict | from |"
+  echo "|---|---:|---|---|"
+  verdict "one loop thread, $HEAD_K in flight: cycles/s ≥ 5 × node-redlock with $HEAD_K callers" "$(ratio "$a_cps" "$n_cps")" ge 5 \
+    "$(fmt "$a_cps") vs $(fmt "$n_cps") cycles/s"
+  verdict "one loop thread, $HEAD_K in flight: cycles/s ≥ 1.0 × the blocking API on $HEAD_T threads" "$(ratio "$a_cps" "$b_cps")" ge 1 \
+    "$(fmt "$a_cps") vs $(fmt "$b_cps") cycles/s"
+  verdict "memory per pending acquire ≤ 1024 bytes beyond the resource name" "$(pick pending bytes_per_pending_beyond_name max)" le 1024 \
+    "largest of $PENDING_REPS runs; $PENDING pending"
+  verdict "no heap allocation per cycle once warm (async, $HEAD_K in flight, whole process; < 0.01 as run.sh's serial target)" \
+    "$al" lt 0.01 "largest of $REPS runs: $(fmt "$al" 4); made by the static link: $(fmt "$(pick head.async own_allocs_per_cycle max)" 4)"
+} >"$TARGET_MD"
+
+{
+  echo "| cycles/s over the headline's $REPS runs | min | median | max |"
+  echo "|---|---:|---:|---:|"
+  for t in head.async head.node head.block; do
+    [[ -n $(pick "$t" cps) ]] || continue
+    printf '| %s | %s | %s | %s |\n' "${t#head.}" "$(fmt "$(pick "$t" cps min)")" "$(fmt "$(pick "$t" cps)")" "$(fmt "$(pick "$t" cps max)")"
+  done
+} >"$SPREAD_MD"
+
+# ------------------------------------------------------------------- plot
+
+PLOT_NOTE="not drawn (gnuplot missing: make bench-deps installs gnuplot-nox)"
+if command -v gnuplot >/dev/null; then
+  z() { local v; v=$(pick "$1" "$2"); echo "${v:-NaN}"; } # gnuplot's missing value
+  for k in $LEVELS; do
+    echo "$k $(z "async.$k" cps) $(z "node.$k" cps) $(z "block.$k" cps) ${LIMIT:-NaN}" \
+      "$(z "async.$k" cyc_p50_us) $(z "node.$k" cyc_p50_us) $(z "block.$k" cyc_p50_us)"
+  done >"$TMP/sweep.dat"
+  cat >"$TMP/plot.gp" <<EOF
+set terminal pngcairo size 1400,560 font "DejaVu Sans,11"
+set output "$OUT_PNG"
+set datafile missing "NaN"
+set multiplot layout 1,2 title "libredlock non-blocking API, one libuv loop thread ($MODE run, $(date -u +%Y-%m-%d), $(nproc) cores, 5 local redis-server masters)" font ",13"
+set grid xtics ytics lc rgb "#dddddd"
+set logscale x 2
+set xrange [0.8:640]
+set xlabel "cycles in flight K (async: on one thread; node-redlock: K callers; blocking: K threads)"
+set style data linespoints
+set key top left opaque
+set title "Throughput, distinct keys"
+set ylabel "acquire + release cycles/s"
+set format y "%.0f"
+set yrange [0:*]
+set offsets 0, 0, graph 0.3, 0
+plot "$TMP/sweep.dat" using 1:2 title "libredlock async, 1 loop thread" lw 2 pt 7 lc rgb "#1f77b4", \
+     "" using 1:4 title "libredlock blocking, K threads" lw 2 pt 9 lc rgb "#2ca02c", \
+     "" using 1:3 title "node-redlock, K async callers" lw 2 pt 5 lc rgb "#ff7f0e", \
+     "" using 1:5 title "server limit (redis-benchmark -P16 SET ÷ 2N)" with lines dt 2 lw 1.5 lc rgb "#7f7f7f"
+set title "Cycle latency p50 (log scale)"
+set ylabel "µs"
+set logscale y
+set format y "%g"
+set yrange [*:*]
+set offsets 0, 0, 0, 0
+plot "$TMP/sweep.dat" using 1:6 title "libredlock async, 1 loop thread" lw 2 pt 7 lc rgb "#1f77b4", \
+     "" using 1:8 title "libredlock blocking, K threads" lw 2 pt 9 lc rgb "#2ca02c", \
+     "" using 1:7 title "node-redlock, K async callers" lw 2 pt 5 lc rgb "#ff7f0e"
+unset multiplot
+EOF
+  if gnuplot "$TMP/plot.gp" 2>>"$ERRLOG"; then PLOT_NOTE="![throughput and latency against cycles in flight]($(basename "$OUT_PNG"))"; else PLOT_NOTE="gnuplot failed"; fi
+fi
+
+# ----------------------------------------------------------------- report
+
+DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+VIRT=$(systemd-detect-virt 2>/dev/null || true)
+grep -q firecracker /proc/cmdline 2>/dev/null && VIRT="${VIRT:+$VIRT container in a }Firecracker VM"
+GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+if [[ $GIT_REV != "?" && -n $(git -C "$ROOT" status --porcelain -- src include 2>/dev/null) ]]; then
+  GIT_REV="$GIT_REV + uncommitted changes in src/include"
+fi
+REPORT=$TMP/report.md
+{
+  echo "## Non-blocking API: one libuv loop thread (issue 13)"
+  echo
+  echo "Made by \`bench/async.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) on $DATE; the measurements took ${RUN_SECS} s. One run on one machine: compare the ratios."
+  echo
+  echo "- **Machine**: $(nproc) cores, ${CPU_MODEL:-?}, kernel $(uname -r)${VIRT:+, virtualized ($VIRT)}; the client and the 5 redis-server processes share those cores."
+  echo "- **Source**: git $GIT_REV; $ASYNC_VERSIONS (Release build); node $(node --version 2>/dev/null || echo n/a), $NODE_VERSIONS; redis-server $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')."
+  echo "- **Cluster**: 5 independent local masters (deploy/cluster.sh, TCP loopback), one cluster for the whole run."
+  echo "- **Method**: headline runs of ${D_HEAD} s, async / node-redlock / blocking interleaved, $REPS× (median); sweep levels ${D_SWEEP} s each, $SWEEP_REPS× (median);"
+  echo "  TTL ${TTL} ms, a new key per cycle, one attempt per acquire (async wait_ms 0; blocking and node-redlock no retries), op_timeout_ms 1000."
+  echo "  async = bench/bench_async.c -w inflight: K slots on one loop thread, each starting its next acquire from its release's callback;"
+  echo "  cycles finished within the window are counted, after a warm-up of max(2000, 8K) cycles. Latency is from the acquire call to the release callback."
+  echo "  blocking = bench/bench_redlock.c -w concurrent (one redlock_t, T threads, each an acquire + release loop); node-redlock = bench/node/bench.js -w concurrent."
+  echo
+  echo "### Headline: $HEAD_K in flight on one thread"
+  echo
+  cat "$HEAD_MD"
+  echo
+  echo "### Throughput against cycles in flight"
+  echo
+  cat "$SWEEP_MD"
+  echo
+  echo "$PLOT_NOTE"
+  echo
+  echo "### Memory per pending acquire"
+  echo
+  cat "$MEM_MD"
+  echo
+  echo "bench_async -w pending: a blocking redlock_t of the same process holds the resource; the async handle (warmed up with 4000 cycles,"
+  echo "256 in flight) then starts the acquires in batches of 500 every 10 ms, with wait_ms 120000 and retry_delay_ms 120000,"
+  echo "so that each stays pending after its first refused attempt. Heap in use is glibc's"
+  echo "mallinfo2() (uordblks + hblkhd, all arenas), read once it has not moved by more than 256 bytes for 200 ms (and at least 1 s after the last batch)."
+  echo
+  echo "### Targets"
+  echo
+  cat "$TARGET_MD"
+  echo
+  echo "$PASSES passed, $MISSES missed."
+  echo
+  cat "$SPREAD_MD"
+  if ((${#PROBLEMS[@]})); then
+    echo
+    echo "Runs that did not end cleanly (see the raw lines):"
+    echo
+    printf -- '- %s\n' "${PROBLEMS[@]}"
+  fi
+  echo
+  echo "<details><summary>every RESULT line of this run</summary>"
+  echo
+  echo '```'
+  cat "$RAW"
+  echo '```'
+  echo
+  echo "</details>"
+} >"$REPORT"
+
+mkdir -p "$(dirname "$OUT_MD")"
+{
+  echo "# libredlock: non-blocking API benchmark results"
+  echo
+  sed '1,2d' "$REPORT"
+} >"$OUT_MD"
+if ((!QUICK)); then
+  # bench/RESULTS.md: replace this script's section, or append it.
+  if [[ -f $MAIN_MD ]]; then
+    awk -v b="$MARK_BEGIN" -v e="$MARK_END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' "$MAIN_MD" >"$TMP/main.md"
+  else
+    : >"$TMP/main.md"
+  fi
+  sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$TMP/main.md" # no trailing blank lines
+  {
+    cat "$TMP/main.md"
+    echo
+    echo "$MARK_BEGIN"
+    cat "$REPORT"
+    echo "$MARK_END"
+  } >"$MAIN_MD"
+fi
+
+echo
+echo "libredlock non-blocking API benchmarks ($MODE mode, $DATE; measurements ${RUN_SECS} s)"
+echo
+cat "$HEAD_MD"
+echo
+cat "$SWEEP_MD"
+echo
+cat "$MEM_MD"
+echo
+cat "$TARGET_MD"
+echo
+echo "$PASSES passed, $MISSES missed."
+((${#PROBLEMS[@]} == 0)) || printf 'problem: %s\n' "${PROBLEMS[@]}"
+echo
+echo "Report: $OUT_MD$( ((QUICK)) || echo " (and its section in $MAIN_MD)")"
+echo "Plot:   $OUT_PNG"
