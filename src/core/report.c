@@ -49,9 +49,9 @@ void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_
     for (size_t i = 0; i < r->n && i < rep->n_nodes; i++) {
         redlock_node_report_t *nr = &rep->nodes[i];
         const rl_conn_t *c = &rl->ns->conns[i];
-        nr->vote = (redlock_vote_t)r->vote[i];
-        nr->err = r->err[i];
-        nr->rtt_us = r->rtt_us[i];
+        nr->vote = (redlock_vote_t)r->pn[i].vote;
+        nr->err = r->pn[i].err;
+        nr->rtt_us = r->pn[i].rtt_us;
         if (nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO)
             memcpy(nr->address, c->addr, sizeof nr->address);
         if (nr->vote == REDLOCK_VOTE_NONE || nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO) continue;
