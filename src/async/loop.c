@@ -300,6 +300,7 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
     a->ctx.send = send_async;
     a->ctx.unhold = unhold_async;
     a->ctx.is_async = 1;
+    a->ctx.pool_max = UINT32_MAX; /* as many as were ever held at once: a warm loop allocates nothing */
     int fds[2];
     rl_uri_t uris[REDLOCK_MAX_NODES];
     rl_nodes_config_t cfg;
