@@ -45,14 +45,15 @@ extern "C" {
     X(SERVER, -11, "node answered with an error")                              \
     X(STALE, -12, "fencing token is older than one the store has seen")        \
     X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote") \
-    X(CANCELLED, -14, "cancelled before it completed")
+    X(CANCELLED, -14, "cancelled before it completed")                         \
+    X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -14
+    REDLOCK_ERR_LAST_ = -15
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -151,10 +152,22 @@ int redlock_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redloc
 /* One attempt, no retries. */
 int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, redlock_lock_t **out);
 /* Full form: retries stop after retry_count retries or once wait_ms have
- * passed (wait_ms < 0: no wait bound; 0: one attempt), whichever first.
+ * passed (wait_ms -1: no wait bound; 0: one attempt; below -1 is
+ * REDLOCK_ERR_INVALID), whichever first. A waiting caller re-attempts when
+ * the holder's key expires (the refused attempt learns its remaining TTL)
+ * or after retry_delay_ms +- retry_jitter_ms, whichever comes first.
+ * Waiting (wait_ms != 0) for a resource this thread already holds, with
+ * reentrancy off, is REDLOCK_ERR_DEADLOCK at once.
  * report may be NULL. */
 int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
                        redlock_lock_t **out, redlock_report_t *report);
+
+/* Makes every blocking wait of rl's acquires (their retry delays) end at
+ * once with REDLOCK_ERR_CANCELLED, after releasing what their last attempt
+ * may have set. Safe from any thread and from a signal handler (it only
+ * bumps an atomic counter and writes one byte to a pipe). Waits that
+ * start afterwards are not affected. */
+void redlock_cancel_waits(redlock_t *rl);
 
 /* Reset the lock's TTL to ttl_ms on a quorum. On failure the lock keeps
  * its old deadline. */
@@ -342,7 +355,7 @@ int redlock_async_new(redlock_async_t **out, const redlock_options_t *opt);
  * expire by their TTL; free them with redlock_lock_free). */
 void redlock_async_free(redlock_async_t *a);
 
-/* wait_ms as in redlock_acquire_ex: < 0 no bound, 0 one attempt. */
+/* wait_ms as in redlock_acquire_ex: -1 no bound, 0 one attempt. */
 int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
                           redlock_acquire_cb cb, void *arg);
 /* Extends lock to ttl_ms from now (see redlock_extend_ex). */

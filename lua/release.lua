@@ -1,7 +1,14 @@
--- release.lua: delete the lock only if it still holds our token.
--- KEYS[1] = resource, ARGV[1] = token.
+-- release.lua: delete the lock only if it still holds our token, and when
+-- asked to (ARGV[2] = '1': a holder's release, not an attempt's clean-up)
+-- announce it to waiters on the channel 'redlock:released:' .. KEYS[1].
+-- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
+-- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's.
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1])
+    if ARGV[2] == '1' then
+        redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')
+    end
+    return 1
 end
 return 0

@@ -1,11 +1,16 @@
--- release_multi.lua: delete every key of a set that still holds our token.
--- KEYS = the resources, ARGV[1] = token.
+-- release_multi.lua: delete every key of a set that still holds our token;
+-- with ARGV[2] = '1' (a holder's release) announce each deleted key on the
+-- channel 'redlock:released:' .. key.
+-- KEYS = the resources, ARGV[1] = token. PUBLISH is a pcall (an ACL may deny it).
 -- Returns 1 when every key was ours (all deleted), 0 when any was absent or
 -- another's (those are left alone; ours are still deleted).
 local mine = 0
 for i = 1, #KEYS do
     if redis.call('GET', KEYS[i]) == ARGV[1] then
         redis.call('DEL', KEYS[i])
+        if ARGV[2] == '1' then
+            redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[i], '')
+        end
         mine = mine + 1
     end
 end

@@ -65,7 +65,7 @@ int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl
     size_t len;
     if (!usable(a) || !cb) return REDLOCK_ERR_INVALID;
     rl_keys_t keys = {1, &resource, &len};
-    if (rl_check_request(&a->ctx, &keys, ttl_ms, msg, sizeof msg)) {
+    if (rl_check_request(&a->ctx, &keys, ttl_ms, msg, sizeof msg) || rl_check_wait(wait_ms, msg, sizeof msg)) {
         rl_logf(&a->ctx.log, REDLOCK_LOG_ERROR, "%s", msg);
         return REDLOCK_ERR_INVALID;
     }

@@ -226,7 +226,7 @@ void rl_async_release_all(redlock_async_t *a) {
         detach_call(a, c);
         if (c->kind == RL_CALL_ACQUIRE) { /* what it may have set goes, ownerless */
             RL_ROUND(r);
-            rl_release_round(&a->ctx, r, &c->u.acq.keys, c->u.acq.token, NULL);
+            rl_release_round(&a->ctx, r, &c->u.acq.keys, c->u.acq.token, NULL, 0);
         }
         if (c->kind == RL_CALL_WATCH) {
             if (c->lock) c->lock->watch = NULL;

@@ -37,7 +37,13 @@ static int acquire_one(redlock_t *rl, const char *resource, uint32_t ttl_ms, int
     char msg[256];
     size_t len;
     rl_keys_t keys = {1, &resource, &len};
-    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg))) return rl_report_end(rl, rep, rc, msg);
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
+        return rl_report_end(rl, rep, rc, msg);
+    if (!rl->opt.reentrant && wait_ms != 0 && rl_held_by_me(rl, resource, len)) {
+        snprintf(msg, sizeof msg, "'%.60s' is already held by this thread and reentrancy is off: waiting for it "
+                 "would never end", resource);
+        return rl_report_end(rl, rep, REDLOCK_ERR_DEADLOCK, msg);
+    }
     if (rl->opt.reentrant && (*out = rl_held_reenter(rl, resource, len))) {
         if (rep) {
             rep->validity_ms = redlock_lock_validity_ms(*out);
@@ -72,7 +78,8 @@ static int acquire_set(redlock_t *rl, const char *const *resources, size_t n, ui
     size_t lens[REDLOCK_MAX_RESOURCES];
     if (!resources) return rl_report_end(rl, rep, REDLOCK_ERR_INVALID, "resources is NULL");
     rl_keys_t keys = {n, resources, lens};
-    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg))) return rl_report_end(rl, rep, rc, msg);
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
+        return rl_report_end(rl, rep, rc, msg);
     return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
 }
 

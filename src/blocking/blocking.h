@@ -49,6 +49,7 @@ size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, c
  * caller's hold was not the last (the lock stays), 0 when it was (now
  * unregistered). rl_held_forget_all detaches every lock (owner = NULL). */
 redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len);
+int rl_held_by_me(redlock_t *rl, const char *resource, size_t len); /* a valid lock of this thread's: 1 */
 void rl_held_add(redlock_t *rl, redlock_lock_t *lock);
 int rl_held_drop(redlock_lock_t *lock);
 void rl_held_forget_all(redlock_t *rl);

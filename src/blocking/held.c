@@ -6,14 +6,26 @@
 #include "blocking.h"
 #include "timing.h"
 
-redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len) {
+/* The calling thread's valid lock on resource, or NULL (held_mu held). */
+static redlock_lock_t *find_mine(redlock_t *rl, const char *resource, size_t len) {
     pthread_t self = pthread_self();
-    redlock_lock_t *found = NULL;
-    pthread_mutex_lock(&rl->held_mu);
-    for (redlock_lock_t *l = rl->held; l && !found; l = l->held_next)
+    for (redlock_lock_t *l = rl->held; l; l = l->held_next)
         if (pthread_equal(l->thread, self) && l->res1_len == len && !memcmp(l->res1, resource, len) &&
             !atomic_load(&l->lost) && rl_validity_us(atomic_load(&l->deadline_us), rl->clock()) > 0)
-            found = l;
+            return l;
+    return NULL;
+}
+
+int rl_held_by_me(redlock_t *rl, const char *resource, size_t len) {
+    pthread_mutex_lock(&rl->held_mu);
+    int found = find_mine(rl, resource, len) != NULL;
+    pthread_mutex_unlock(&rl->held_mu);
+    return found;
+}
+
+redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len) {
+    pthread_mutex_lock(&rl->held_mu);
+    redlock_lock_t *found = find_mine(rl, resource, len);
     if (found) found->holds++;
     pthread_mutex_unlock(&rl->held_mu);
     return found;

@@ -2,8 +2,11 @@
  * how it drives the core: a round runs on the leader/follower engine
  * (engine.c) and an operation is stepped to its end on the caller's
  * thread, sleeping through its retry delays. */
+#define _GNU_SOURCE /* pipe2 */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "blocking.h"
 #include "engine.h"
@@ -42,6 +45,14 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
     redlock_t *rl = calloc(1, sizeof *rl);
     if (!rl) return REDLOCK_ERR_NOMEM;
     int rc = rl_ctx_init(rl, opt, err, errlen);
+    int fds[2];
+    if (rc == REDLOCK_OK && pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "cannot make a pipe for redlock_cancel_waits");
+        rc = REDLOCK_ERR_NOMEM;
+    } else if (rc == REDLOCK_OK) {
+        rl->cancel_rd = fds[0];
+        rl->cancel_wr = fds[1];
+    }
     if (rc == REDLOCK_OK && (rc = start_engine(rl)) != REDLOCK_OK) snprintf(err, errlen, "out of memory");
     if (rc != REDLOCK_OK) {
         redlock_free(rl);
@@ -62,6 +73,8 @@ void redlock_free(redlock_t *rl) {
     rl_watchdog_free(rl);
     rl_held_forget_all(rl);
     rl_engine_free(rl->eng);
+    if (rl->cancel_rd >= 0) close(rl->cancel_rd);
+    if (rl->cancel_wr >= 0) close(rl->cancel_wr);
     rl_ctx_destroy(rl);
     free(rl);
 }

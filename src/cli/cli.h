@@ -126,6 +126,13 @@ int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, 
 
 /* The exit code for a library result (REDLOCK_OK -> 0). */
 int cli_exit_code(int rc);
+
+/* interrupt.c: redlock_acquire_ex with SIGINT / SIGTERM ending the wait
+ * (redlock_cancel_waits): then REDLOCK_ERR_CANCELLED, nothing held, a
+ * message printed and *exit_code 128 + the signal; else *exit_code 0 and
+ * the acquire's result. */
+int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                              redlock_lock_t **lock, redlock_report_t *rep, int *exit_code);
 /* The step commands' exit code for a library result, and for an exit
  * code of the exec table (usage 64 and configuration 78 are bad input). */
 int cli_step_code(int rc);

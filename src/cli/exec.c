@@ -385,7 +385,12 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
 
     static redlock_report_t rep; /* ~10 KB: kept off the stack */
     redlock_lock_t *lock = NULL;
-    int arc = redlock_acquire_ex(rl, resource, (uint32_t)ttl, wait, &lock, &rep);
+    int sig_exit = 0;
+    int arc = cli_acquire_interruptible(c, rl, resource, (uint32_t)ttl, wait, &lock, &rep, &sig_exit);
+    if (sig_exit) {
+        redlock_free(rl);
+        return sig_exit;
+    }
     if (arc != REDLOCK_OK) {
         cli_error(c, "cannot lock '%s': %s", resource, rep.message[0] ? rep.message : redlock_strerror(arc));
         if (c->verbose && rep.n_nodes) {

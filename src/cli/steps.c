@@ -103,9 +103,12 @@ static int step_run(const cli_t *c, redlock_t *rl, const step_args_t *a, const c
     static redlock_report_t rep; /* ~10 KB: kept off the stack */
     redlock_lock_t *lock = NULL;
     int rc;
-    if (a->which == STEP_ACQUIRE) rc = redlock_acquire_ex(rl, a->resource, (uint32_t)a->ttl, a->wait, &lock, &rep);
+    int sig_exit = 0;
+    if (a->which == STEP_ACQUIRE)
+        rc = cli_acquire_interruptible(c, rl, a->resource, (uint32_t)a->ttl, a->wait, &lock, &rep, &sig_exit);
     else if (a->which == STEP_EXTEND) rc = redlock_lock_adopt(rl, a->resource, token, (uint32_t)a->ttl, &lock, &rep);
     else rc = rl_release_token(rl, a->resource, token, &rep);
+    if (sig_exit) return sig_exit;
     if (a->json) step_json(a, rc, lock, &rep);
     else if (rc == REDLOCK_OK && a->which == STEP_ACQUIRE) printf("%s\n", redlock_lock_token(lock));
     if (rc != REDLOCK_OK) step_failed(c, a, rc, &rep);

@@ -2,6 +2,8 @@
  * on every node, the all-or-nothing script for a set, or the fenced
  * script), the validity check, the clean-up after a failed attempt, and
  * the jittered retries up to the wait deadline. */
+#include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,8 +13,26 @@
 
 enum { ACQ_START = 0, ACQ_ATTEMPTED, ACQ_WRITTEN, ACQ_CLEANED, ACQ_RETRY };
 
+/* A waiting attempt's reply: 1 set, <= -1 taken (see acquire_wait.lua). */
+static redlock_vote_t classify_wait(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *r = reply;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer <= -1) return REDLOCK_VOTE_NO;
+    return rl_classify_int(reply, err, detail, n);
+}
+
+/* Keeps what a refusal says of the holder's remaining TTL (on_reply). */
+static void note_left(void *arg, size_t node, const void *reply) {
+    const redisReply *r = reply;
+    rl_round_t *round = arg;
+    if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return;
+    long long left = -1 - r->integer;
+    round->pn[node].left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
+}
+
 /* Sends the attempt's command to every node: plain SET NX PX for one
- * resource (the format every Redlock client shares), else the script. */
+ * resource (the format every Redlock client shares), the same SET in a
+ * script that also tells how long a holder has left when the caller will
+ * wait, or the all-or-nothing script for a set. */
 static int send_attempt(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     redlock_t *rl = op->rl;
@@ -30,6 +50,12 @@ static int send_attempt(rl_acquire_op_t *a) {
         rl_run_script(rl, op->r, rl->s_acquire_multi, &a->keys, a->token, ttl);
         return RL_STEP_ROUND;
     }
+    if (a->wait_ms != 0 && rl->opt.retry_count > 0) {
+        op->r->on_reply = note_left;
+        op->r->reply_arg = op->r;
+        rl_run_script_as(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, ttl, classify_wait);
+        return RL_STEP_ROUND;
+    }
     const char *argv[6] = {"SET", a->keys.k[0], a->token, "NX", "PX", ttl};
     size_t lens[6] = {3, a->keys.len[0], REDLOCK_TOKEN_LEN, 2, 2, strlen(ttl)};
     rl_run_command(rl, op->r, 6, argv, lens, rl_classify_set);
@@ -40,7 +66,7 @@ static int send_attempt(rl_acquire_op_t *a) {
  * may still have applied it); the op then decides about retrying. */
 static int cleanup(rl_acquire_op_t *a) {
     a->op.phase = ACQ_CLEANED;
-    rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL);
+    rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, 0);
     return RL_STEP_ROUND;
 }
 
@@ -76,14 +102,41 @@ static int retryable(int rc) {
     return rc == REDLOCK_ERR_TAKEN || rc == REDLOCK_ERR_NO_QUORUM || rc == REDLOCK_ERR_EXPIRED;
 }
 
-/* The clean-up is done: finish, or wait for the next attempt (like flock
- * -w, never past the wait deadline: the last attempt is made at it). */
+/* When a quorum of nodes may be free of the holder's key, on what the
+ * refused attempt's nodes said of its remaining TTL: the k-th earliest
+ * expiry among the refusals, k being how many of them must expire for a
+ * quorum; 0 when unknown (no word, a key with no expiry, or a failure
+ * that was not a refusal). */
+static uint64_t holder_gone_us(const rl_round_t *r) {
+    size_t free_now = r->n - r->no;
+    if (free_now >= r->quorum) return 0; /* not refused by the holder alone */
+    size_t k = r->quorum - free_now;     /* refusals that must expire, >= 1 */
+    uint64_t at[REDLOCK_MAX_NODES];      /* each refusal's expiry, earliest first */
+    size_t m = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const rl_round_node_t *p = &r->pn[i];
+        if (p->vote != REDLOCK_VOTE_NO || p->left_ms <= 0) continue;
+        /* counted from the reply's arrival: late by at most half a round trip, never early */
+        uint64_t t = r->t0_us + (uint64_t)(p->rtt_us > 0 ? p->rtt_us : 0) + ((uint64_t)p->left_ms + 1) * 1000u;
+        size_t j = m++;
+        for (; j > 0 && at[j - 1] > t; j--) at[j] = at[j - 1];
+        at[j] = t;
+    }
+    return m < k ? 0 : at[k - 1];
+}
+
+/* The clean-up is done: finish, or wait for the next attempt: until the
+ * holder's key expires when the refusals said when, else a jittered
+ * retry delay (like flock -w, never past the wait deadline: the last
+ * attempt is made at it). */
 static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
     if (!retryable(op->rc) || a->n >= o->retry_count || a->wait_ms == 0 || a->last) return RL_STEP_DONE;
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
+    uint64_t gone = op->rc == REDLOCK_ERR_TAKEN ? holder_gone_us(op->r) : 0;
+    if (gone && gone < now + d) d = gone > now ? gone - now : 0;
     if (a->wait_ms > 0) {
         uint64_t end = a->start_us + (uint64_t)a->wait_ms * 1000u;
         if (now >= end) return RL_STEP_DONE;
@@ -113,9 +166,15 @@ static int acquire_next(rl_op_t *op, uint64_t now) {
     }
 }
 
+/* op->cancel of an acquire. */
+static int acquire_cancel(rl_op_t *op, int rc) {
+    return rl_acquire_op_cancel((rl_acquire_op_t *)op, rc);
+}
+
 void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,
                         redlock_report_t *rep, uint64_t now) {
     a->op.next = acquire_next;
+    a->op.cancel = acquire_cancel;
     a->op.rl = rl;
     a->op.rep = rep;
     a->op.rc = REDLOCK_OK;

@@ -64,3 +64,10 @@ int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, si
                REDLOCK_ERR_INVALID;
     return REDLOCK_OK;
 }
+
+int rl_check_wait(int64_t wait_ms, char *msg, size_t n) {
+    if (wait_ms >= -1) return REDLOCK_OK;
+    return snprintf(msg, n, "wait_ms=%lld: it must be -1 (no bound), 0 (one attempt) or a bound in ms",
+                    (long long)wait_ms),
+           REDLOCK_ERR_INVALID;
+}

@@ -39,12 +39,14 @@ static void find_scripts(redlock_t *rl) {
     rl->s_release_multi = rl_script_find("release_multi");
     rl->s_extend_multi = rl_script_find("extend_multi");
     rl->s_acquire_fenced = rl_script_find("acquire_fenced");
+    rl->s_acquire_wait = rl_script_find("acquire_wait");
     rl->s_fence_set = rl_script_find("fence_set");
     rl->s_fenced_set = rl_script_find("fenced_set");
 }
 
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {
     err[0] = 0;
+    rl->cancel_rd = rl->cancel_wr = -1; /* (a blocking handle opens them) */
     int rc = rl_options_check(opt, err, errlen);
     if (rc == REDLOCK_OK && rl_token_init() < 0) {
         snprintf(err, errlen, "libsodium failed to initialise");

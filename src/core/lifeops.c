@@ -38,7 +38,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
-        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL);
+        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL, 1);
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;
@@ -56,6 +56,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
 static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock_t *rl, const rl_keys_t *keys,
                       const char *token, uint32_t ttl_ms, redlock_report_t *rep) {
     e->op.next = next;
+    e->op.cancel = NULL;
     e->op.rl = rl;
     e->op.rep = rep;
     e->op.rc = REDLOCK_OK;

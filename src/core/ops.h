@@ -25,6 +25,9 @@ typedef struct rl_op rl_op_t;
 
 struct rl_op {
     int (*next)(rl_op_t *op, uint64_t now);
+    /* an op a driver may cancel while it waits (acquire): switches it to
+     * its clean-up, then DONE with rc; NULL for the others */
+    int (*cancel)(rl_op_t *op, int rc);
     redlock_t *rl;
     redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
     rl_round_t *r;          /* the op's main round: its votes are the report's */

@@ -37,7 +37,7 @@ struct redlock {
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
-    const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set;
+    const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set, *s_acquire_wait;
     pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
     int is_async;             /* 1 inside a redlock_async_t */
     redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
@@ -48,6 +48,11 @@ struct redlock {
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
     int mu_ready;             /* the mutexes above are initialised */
+    /* redlock_cancel_waits (blocking handle): a generation and a pipe that
+     * waiting threads poll; see blocking/drive.c */
+    atomic_uint cancel_gen;
+    atomic_int waiters;
+    int cancel_rd, cancel_wr;
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
@@ -125,6 +130,7 @@ int rl_ctx_parse_uris(const redlock_t *rl, rl_uri_t *uris);
 int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t msglen);
 int rl_check_keys(const rl_keys_t *keys, char *msg, size_t msglen); /* the resources alone */
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
+int rl_check_wait(int64_t wait_ms, char *msg, size_t n); /* -1, 0 or a bound in ms */
 /* check.c: checks that lock may be used with rl (INVALID when it was
  * acquired through another handle). */
 int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, size_t n);
@@ -151,9 +157,11 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
 /* The same with another reply classifier (and r->on_reply, if set, kept). */
 void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                       const char *token, const char *extra, rl_classify_fn classify);
-/* round.c: the release script for keys/token on every node (nodes may be NULL). */
+/* round.c: the release script for keys/token on every node (nodes may be
+ * NULL); announce: a holder's release, published to the waiters of each key
+ * it deletes (DESIGN.md 6), not an attempt's clean-up. */
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes);
+                      redlock_node_report_t *nodes, int announce);
 
 /* fence.c: "<res><suffix>" into buf (cap bytes); returns its length (0
  * when it does not fit). */

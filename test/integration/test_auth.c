@@ -134,6 +134,15 @@ Test(auth, acl_user_limited_to_lock_commands_and_keys) {
     cr_assert_eq(redlock_acquire_multi(rl, set, 2, 5000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
     cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
 
+    /* waiting needs nothing more: the release's PUBLISH and the waiting
+     * attempt's PTTL are allowed to fail (no wake-up hint, no error) */
+    redlock_lock_t *held = NULL, *other = NULL;
+    cr_assert_eq(redlock_acquire_ex(rl, "lock:w", 5000, 0, &held, &rep), REDLOCK_OK, "%s", rep.message);
+    redlock_t *rl2 = rl_with("redis://locker:" PASS "@127.0.0.1:%d");
+    cr_assert_eq(redlock_acquire_ex(rl2, "lock:w", 5000, 300, &other, &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    redlock_free(rl2);
+    cr_assert_eq(redlock_release_ex(rl, held, &rep), REDLOCK_OK, "%s", rep.message);
+
     /* a key outside the pattern: NOPERM from every node */
     int rc = redlock_acquire_ex(rl, "other:a", 5000, 0, &lk, &rep);
     assert_auth_failure(rc, &rep, "NOPERM");

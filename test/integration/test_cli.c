@@ -721,6 +721,30 @@ Test(cli, signals_to_the_tool_are_forwarded_to_the_command) {
     cr_assert_eq(tc_count_value(&C, "cli:fwd", token), 0, "the lock was released");
 }
 
+Test(cli, sigterm_or_sigint_during_wait_ends_it_with_nothing_held) {
+    redlock_t *rl = g_rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *lk = NULL;
+    cr_assert_eq(redlock_acquire(rl, "cli:waitsig", 30000, &lk), REDLOCK_OK);
+    static const char *const verbs[] = {"exec", "acquire"};
+    static const int sigs[] = {SIGTERM, SIGINT};
+    for (int v = 0; v < 2; v++) {
+        pid_t pid = v == 0 ? START("waitsig.log", "exec", "--wait", "20s", "cli:waitsig", "--", "/bin/true")
+                           : START("waitsig.log", "acquire", "--wait", "20s", "cli:waitsig");
+        rt_sleep_ms((unsigned)scaled(800)); /* waiting by now: the lock is held */
+        uint64_t t = rt_now_us();
+        cr_assert_eq(kill(pid, sigs[v]), 0);
+        int code = wait_code(pid, 10000);
+        uint64_t took = (rt_now_us() - t) / 1000;
+        cr_assert_eq(code, 128 + sigs[v], "%s: exit %d: %s", verbs[v], code, slurp("waitsig.log"));
+        cr_assert_lt(took, scaled(1500), "%s: the wait took %llu ms to end", verbs[v], (unsigned long long)took);
+        const char *log = slurp("waitsig.log");
+        cr_assert(strstr(log, "while waiting for 'cli:waitsig'") && strstr(log, "nothing is held"), "%s", log);
+        /* only the holder's key is there, on every node */
+        cr_assert_eq(tc_count_value(&C, "cli:waitsig", redlock_lock_token(lk)), 5);
+    }
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+}
+
 Test(cli, help_and_version) {
     run_t r;
     RUN(&r, NULL, "--help");

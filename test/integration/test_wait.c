@@ -1,0 +1,217 @@
+/* test_wait.c -- waiting for a taken lock (DESIGN.md 6, first part): the
+ * release announces itself on redlock:released:<resource>, a waiter tries
+ * again when the holder's key expires rather than a whole retry delay
+ * later, waits can be cancelled from another thread or a signal handler
+ * with nothing left set, and bad waits are refused at once. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "rltest.h"
+
+static tc_cluster_t C;
+static void setup(void) { rt_setup(&C); }
+TestSuite(wait, .init = setup, .timeout = 120);
+
+/* Sets key = value with a TTL on every node: a holder that never releases. */
+static void hold_raw(const char *key, const char *value, long long px) {
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_set(&C, i, key, value, px), 0);
+}
+
+/* A subscriber on node 0 to the release channel of resource. */
+static redisContext *subscribe(const char *resource) {
+    redisContext *s = tc_connect(&C, 0);
+    cr_assert_not_null(s);
+    redisReply *r = redisCommand(s, "SUBSCRIBE redlock:released:%s", resource);
+    cr_assert_not_null(r);
+    freeReplyObject(r);
+    redisSetTimeout(s, (struct timeval){0, 500000});
+    return s;
+}
+
+/* The next message's channel on s, or "" when none came within 500 ms. */
+static void next_message(redisContext *s, char *channel, size_t n) {
+    channel[0] = '\0';
+    redisReply *r = NULL;
+    if (redisGetReply(s, (void **)&r) != REDIS_OK || !r) return;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && !strcmp(r->element[0]->str, "message"))
+        snprintf(channel, n, "%s", r->element[1]->str);
+    freeReplyObject(r);
+}
+
+Test(wait, a_release_announces_itself_and_a_clean_up_does_not) {
+    static const char *const names[] = {"w:pub", "w:ü {x} *?[a] \\x\"q", "w:" "\x01\x7f\xfe"};
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        redisContext *s = subscribe(names[k]);
+        redlock_lock_t *l = NULL;
+        cr_assert_eq(redlock_acquire(rl, names[k], 10000, &l), REDLOCK_OK);
+        cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+        char ch[512], want[512];
+        next_message(s, ch, sizeof ch);
+        snprintf(want, sizeof want, "redlock:released:%s", names[k]);
+        cr_assert_str_eq(ch, want, "name %zu", k);
+        /* a refused attempt's clean-up releases nothing of another's and says nothing */
+        hold_raw(names[k], "someone-else", 10000);
+        cr_assert_eq(redlock_try_acquire(rl, names[k], 10000, &l), REDLOCK_ERR_TAKEN);
+        next_message(s, ch, sizeof ch);
+        cr_assert_str_empty(ch, "a clean-up announced a release");
+        for (int i = 0; i < C.n; i++) tc_del(&C, i, names[k]);
+        redisFree(s);
+    }
+    redlock_free(rl);
+}
+
+Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 100;
+    o.retry_delay_ms = 2000; /* a poll would come 2 s after the attempt */
+    o.retry_jitter_ms = 0;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    hold_raw("w:crashed", "crashed-holder", 600); /* its holder is gone: nobody releases */
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    uint64_t t = rt_now_us();
+    cr_assert_eq(redlock_acquire_ex(rl, "w:crashed", 5000, 5000, &l, &rep), REDLOCK_OK, "%s", rep.message);
+    uint64_t took = (rt_now_us() - t) / 1000;
+    cr_assert_geq(took, 550, "granted before the holder's key expired (%llu ms)", (unsigned long long)took);
+    cr_assert_lt(took, 1500, "granted %llu ms after the start: the 2 s poll, not the holder's TTL",
+                 (unsigned long long)took);
+    cr_assert(rep.attempts >= 2 && rep.attempts <= 3, "%u attempts", rep.attempts);
+    cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+#ifndef RL_TEST_ASYNC /* redlock_cancel_waits and re-entry belong to the blocking API */
+typedef struct waiter {
+    redlock_t *rl;
+    const char *resource;
+    int rc;
+    uint64_t done_us;
+} waiter_t;
+
+/* A thread that waits up to 20 s for the resource. */
+static void *wait_thread(void *arg) {
+    waiter_t *w = arg;
+    redlock_lock_t *l = NULL;
+    w->rc = redlock_acquire_ex(w->rl, w->resource, 5000, 20000, &l, NULL);
+    w->done_us = rt_now_us();
+    if (l) redlock_lock_free(l);
+    return NULL;
+}
+
+Test(wait, cancel_waits_from_another_thread_ends_every_wait_with_nothing_set) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.retry_delay_ms = 200;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    hold_raw("w:cancel", "holder", 30000);
+    waiter_t w[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (waiter_t){rl, "w:cancel", 1, 0};
+        pthread_create(&t[i], NULL, wait_thread, &w[i]);
+    }
+    rt_sleep_ms(500);
+    uint64_t at = rt_now_us();
+    redlock_cancel_waits(rl);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(w[i].rc, REDLOCK_ERR_CANCELLED, "waiter %d: %s", i, redlock_strerror(w[i].rc));
+        cr_assert_lt((w[i].done_us - at) / 1000, 500, "waiter %d took %llu ms to stop", i,
+                     (unsigned long long)((w[i].done_us - at) / 1000));
+    }
+    cr_assert_eq(tc_count_value(&C, "w:cancel", "holder"), 5, "the holder's key is untouched everywhere");
+    /* a wait that starts after the cancel is not cancelled: it waits its bound */
+    redlock_report_t rep;
+    redlock_lock_t *l = NULL;
+    cr_assert_eq(redlock_acquire_ex(rl, "w:cancel", 5000, 300, &l, &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    redlock_free(rl);
+}
+
+static redlock_t *g_sig_rl;
+
+/* SIGUSR1: ends the waits of g_sig_rl (async-signal-safe). */
+static void on_usr1(int sig) {
+    (void)sig;
+    redlock_cancel_waits(g_sig_rl);
+}
+
+typedef struct poke {
+    pthread_t target;
+    unsigned after_ms;
+} poke_t;
+
+/* Sends SIGUSR1 to the target thread after a while. */
+static void *poke_thread(void *arg) {
+    poke_t *p = arg;
+    rt_sleep_ms(p->after_ms);
+    pthread_kill(p->target, SIGUSR1);
+    return NULL;
+}
+
+Test(wait, cancel_waits_from_a_signal_handler) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.retry_delay_ms = 300;
+    redlock_t *rl = g_sig_rl = rt_new(&C, 5, &o);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    hold_raw("w:signal", "holder", 30000);
+    poke_t p = {pthread_self(), 400};
+    pthread_t t;
+    pthread_create(&t, NULL, poke_thread, &p);
+    redlock_lock_t *l = NULL;
+    uint64_t start = rt_now_us();
+    int rc = redlock_acquire_ex(rl, "w:signal", 5000, 20000, &l, NULL);
+    uint64_t took = (rt_now_us() - start) / 1000;
+    pthread_join(t, NULL);
+    cr_assert_eq(rc, REDLOCK_ERR_CANCELLED, "%s", redlock_strerror(rc));
+    cr_assert_lt(took, 1500, "the wait went on for %llu ms", (unsigned long long)took);
+    cr_assert_eq(tc_count_value(&C, "w:signal", "holder"), 5);
+    redlock_free(rl);
+}
+
+Test(wait, waiting_for_ones_own_lock_without_reentrancy_is_a_deadlock_error) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.reentrant = 0;
+    o.retry_count = 1000;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_lock_t *l = NULL, *again = NULL;
+    cr_assert_eq(redlock_acquire(rl, "w:self", 10000, &l), REDLOCK_OK);
+    redlock_report_t rep;
+    uint64_t t = rt_now_us();
+    cr_assert_eq(redlock_acquire_ex(rl, "w:self", 10000, 5000, &again, &rep), REDLOCK_ERR_DEADLOCK);
+    cr_assert_lt((rt_now_us() - t) / 1000, 100, "refused at once");
+    cr_assert(strstr(rep.message, "w:self") && strstr(rep.message, "reentrancy is off"), "%s", rep.message);
+    cr_assert_null(again);
+    /* one attempt (no wait) is simply refused */
+    cr_assert_eq(redlock_try_acquire(rl, "w:self", 10000, &again), REDLOCK_ERR_TAKEN);
+    cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+#endif
+
+Test(wait, wait_below_minus_one_is_invalid_and_names_the_value) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "w:bad", 10000, -2, &l, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, "wait_ms=-2"), "%s", rep.message);
+    const char *set[2] = {"w:a", "w:b"};
+    cr_assert_eq(redlock_acquire_multi(rl, set, 2, 10000, -7, &l, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, "wait_ms=-7"), "%s", rep.message);
+    cr_assert_null(l);
+    redlock_free(rl);
+}
