@@ -22,6 +22,16 @@ static void hold_raw(const char *key, const char *value, long long px) {
     for (int i = 0; i < C.n; i++) cr_assert_eq(tc_set(&C, i, key, value, px), 0);
 }
 
+/* A handle over the 5 nodes whose callers retry (every delay_ms) while they may wait. */
+static redlock_t *waiting_rl(uint32_t delay_ms, int reentrant) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.retry_delay_ms = delay_ms;
+    o.reentrant = reentrant;
+    return rt_new(&C, 5, &o);
+}
+
 /* A subscriber on node 0 to the release channel of resource. */
 static redisContext *subscribe(const char *resource) {
     redisContext *s = tc_connect(&C, 0);
@@ -106,11 +116,7 @@ static void *wait_thread(void *arg) {
 }
 
 Test(wait, cancel_waits_from_another_thread_ends_every_wait_with_nothing_set) {
-    redlock_options_t o;
-    rt_options(&o);
-    o.retry_count = 1000;
-    o.retry_delay_ms = 200;
-    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_t *rl = waiting_rl(200, 1);
     hold_raw("w:cancel", "holder", 30000);
     waiter_t w[3];
     pthread_t t[3];
@@ -157,11 +163,7 @@ static void *poke_thread(void *arg) {
 }
 
 Test(wait, cancel_waits_from_a_signal_handler) {
-    redlock_options_t o;
-    rt_options(&o);
-    o.retry_count = 1000;
-    o.retry_delay_ms = 300;
-    redlock_t *rl = g_sig_rl = rt_new(&C, 5, &o);
+    redlock_t *rl = g_sig_rl = waiting_rl(300, 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
@@ -182,11 +184,7 @@ Test(wait, cancel_waits_from_a_signal_handler) {
 }
 
 Test(wait, waiting_for_ones_own_lock_without_reentrancy_is_a_deadlock_error) {
-    redlock_options_t o;
-    rt_options(&o);
-    o.reentrant = 0;
-    o.retry_count = 1000;
-    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_t *rl = waiting_rl(200, 0);
     redlock_lock_t *l = NULL, *again = NULL;
     cr_assert_eq(redlock_acquire(rl, "w:self", 10000, &l), REDLOCK_OK);
     redlock_report_t rep;
