@@ -40,7 +40,7 @@ static int usable(const redlock_async_t *a) {
 /* Copies the resource name into c (the buffer is kept across reuse). */
 static int copy_name(rl_call_t *c, const char *resource, size_t len) {
     if (c->name_cap <= len) {
-        size_t cap = len < 64 ? 64 : len + 1;
+        size_t cap = (len + 16) & ~(size_t)15; /* room for the NUL, in 16-byte steps */
         char *p = realloc(c->name, cap);
         if (!p) return -1;
         c->name = p;

@@ -215,7 +215,10 @@ void rl_async_cancel_call(redlock_async_t *a, rl_call_t *c, int rc) {
     c->cancelled = 1;
     rl_call_t *outer = a->current;
     a->current = c;
-    rl_acquire_op_cancel(&c->u.acq, rc); /* the clean-up round; then DONE with rc */
+    if (rl_acquire_op_cancel(&c->u.acq, rc) == RL_STEP_DONE) { /* nothing to undo: answered from the loop */
+        c->answered = 1;
+        rl_ready_push(a, c);
+    }
     a->current = outer;
 }
 
@@ -224,10 +227,8 @@ void rl_async_release_all(redlock_async_t *a) {
     while (a->pending) {
         rl_call_t *c = a->pending;
         detach_call(a, c);
-        if (c->kind == RL_CALL_ACQUIRE) { /* what it may have set goes, ownerless */
-            RL_ROUND(r);
-            rl_release_round(&a->ctx, r, &c->u.acq.keys, c->u.acq.token, NULL, 0);
-        }
+        if (c->kind == RL_CALL_ACQUIRE && !c->cancelled) /* a clean-up, if it needs one, goes out ownerless */
+            rl_acquire_op_cancel(&c->u.acq, REDLOCK_ERR_CANCELLED);
         if (c->kind == RL_CALL_WATCH) {
             if (c->lock) c->lock->watch = NULL;
             rl_call_recycle(a, c);

@@ -70,7 +70,7 @@ static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen) {
 
 int rl_drive(rl_op_t *op) {
     redlock_t *rl = op->rl;
-    unsigned gen = atomic_load(&rl->cancel_gen);
+    const unsigned gen = atomic_load(&rl->cancel_gen);
     for (;;) {
         int step = op->next(op, rl->clock());
         if (step == RL_STEP_DONE) return op->rc;
@@ -78,9 +78,9 @@ int rl_drive(rl_op_t *op) {
         if (step == RL_STEP_WAIT && !cancel && op->cancel) cancel = wait_until(rl, op->wake_us, gen);
         else if (step == RL_STEP_WAIT && !op->cancel && op->wake_us > rl->clock()) rl_sleep_us(op->wake_us - rl->clock());
         if (cancel) {
-            op->cancel(op, REDLOCK_ERR_CANCELLED); /* its clean-up round, then DONE */
-            gen = atomic_load(&rl->cancel_gen);    /* (cancelled once) */
-            op->cancel = NULL;
+            int (*fn)(rl_op_t *, int) = op->cancel;
+            op->cancel = NULL; /* cancelled once */
+            if (fn(op, REDLOCK_ERR_CANCELLED) == RL_STEP_DONE) return op->rc; /* else its clean-up ran */
         }
     }
 }

@@ -24,9 +24,9 @@ static redlock_vote_t classify_wait(const void *reply, int *err, char *detail, s
 static void note_left(void *arg, size_t node, const void *reply) {
     const redisReply *r = reply;
     rl_round_t *round = arg;
-    if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return;
+    if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return; /* (a "no" follows: the slot is done with) */
     long long left = -1 - r->integer;
-    round->pn[node].left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
+    round->pn[node].u.left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
 }
 
 /* Sends the attempt's command to every node: plain SET NX PX for one
@@ -115,9 +115,9 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
     size_t m = 0;
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];
-        if (p->vote != REDLOCK_VOTE_NO || p->left_ms <= 0) continue;
+        if (p->vote != REDLOCK_VOTE_NO || p->u.left_ms <= 0) continue;
         /* counted from the reply's arrival: late by at most half a round trip, never early */
-        uint64_t t = r->t0_us + (uint64_t)(p->rtt_us > 0 ? p->rtt_us : 0) + ((uint64_t)p->left_ms + 1) * 1000u;
+        uint64_t t = r->t0_us + (uint64_t)(p->rtt_us > 0 ? p->rtt_us : 0) + ((uint64_t)p->u.left_ms + 1) * 1000u;
         size_t j = m++;
         for (; j > 0 && at[j - 1] > t; j--) at[j] = at[j - 1];
         at[j] = t;
@@ -199,5 +199,7 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
         rl_lock_destroy(a->lock);
         a->lock = NULL;
     }
+    /* nothing sent yet, or the last attempt's clean-up already sent: done */
+    if (a->op.phase == ACQ_START || a->op.phase == ACQ_CLEANED || a->op.phase == ACQ_RETRY) return RL_STEP_DONE;
     return cleanup(a);
 }

@@ -19,7 +19,7 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->n = n;
     r->quorum = redlock_quorum(n);
     r->nodes = nodes;
-    for (size_t i = 0; i < n; i++) r->pn[i] = (rl_round_node_t){.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE, .left_ms = 0};
+    for (size_t i = 0; i < n; i++) r->pn[i] = (rl_round_node_t){.u.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE};
     r->yes = r->no = r->failed = r->auth_failed = 0;
     r->pending = n;
     r->done = 0;

@@ -27,14 +27,17 @@ enum {
  * sets *err and writes the node's words into detail. */
 typedef redlock_vote_t (*rl_classify_fn)(const void *reply, int *err, char *detail, size_t n);
 
-/* A round's record of one node (16 bytes, so a round costs what its node
+/* A round's record of one node (12 bytes, so a round costs what its node
  * count needs: a pending async call holds two). */
 typedef struct rl_round_node {
-    uint32_t slot;   /* queue slot of the node's pending request, or RL_NO_SLOT */
+    union {
+        uint32_t slot;   /* before its vote: queue slot of the node's request, or RL_NO_SLOT */
+        int32_t left_ms; /* after a "no": how long the holder still has, 0 unknown (set by
+                          * the round's on_reply, which runs just before the vote) */
+    } u;
     int32_t rtt_us;  /* the vote's round trip, -1 without an answer */
     uint8_t vote;    /* REDLOCK_VOTE_* */
     int8_t err;      /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
-    int32_t left_ms; /* a refusal's word on how long the holder still has (0: unknown) */
 } rl_round_node_t;
 
 typedef struct rl_round {

@@ -59,9 +59,11 @@ typedef struct rl_acquire_op {
 void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,
                         redlock_report_t *rep, uint64_t now);
 
-/* Switches a pending acquire to its clean-up: the release round of what
- * it may have set, then DONE with rc (REDLOCK_ERR_CANCELLED). The round in
- * flight, if any, must have been abandoned by the driver. */
+/* Ends a pending acquire with rc (REDLOCK_ERR_CANCELLED): RL_STEP_DONE at
+ * once when its attempt has nothing left to undo (none sent, or its
+ * clean-up already sent), else RL_STEP_ROUND: the release of what the
+ * attempt may have set, then DONE. The round in flight, if any, must have
+ * been abandoned by the driver (its requests still go out). */
 int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc);
 
 /* Extend or release of keys/token: one round. Extend's result on OK: t0

@@ -86,7 +86,7 @@ static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *
     FUZZ_CHECK(r->yes == 0 && r->no == 0 && r->failed == 0 && r->auth_failed == 0 && r->pending == n && !r->done);
     FUZZ_CHECK(r->send_all == (stop == RL_STOP_RESOLVE));
     for (size_t i = 0; i < n; i++) {
-        FUZZ_CHECK(r->pn[i].vote == REDLOCK_VOTE_NONE && r->pn[i].slot == RL_NO_SLOT);
+        FUZZ_CHECK(r->pn[i].vote == REDLOCK_VOTE_NONE && r->pn[i].u.slot == RL_NO_SLOT);
         if (with_nodes) FUZZ_CHECK(nodes[i].vote == REDLOCK_VOTE_NONE && nodes[i].detail[0] == '\0');
     }
 

@@ -22,16 +22,6 @@ static void hold_raw(const char *key, const char *value, long long px) {
     for (int i = 0; i < C.n; i++) cr_assert_eq(tc_set(&C, i, key, value, px), 0);
 }
 
-/* A handle over the 5 nodes whose callers retry (every delay_ms) while they may wait. */
-static redlock_t *waiting_rl(uint32_t delay_ms, int reentrant) {
-    redlock_options_t o;
-    rt_options(&o);
-    o.retry_count = 1000;
-    o.retry_delay_ms = delay_ms;
-    o.reentrant = reentrant;
-    return rt_new(&C, 5, &o);
-}
-
 /* A subscriber on node 0 to the release channel of resource. */
 static redisContext *subscribe(const char *resource) {
     redisContext *s = tc_connect(&C, 0);
@@ -98,6 +88,16 @@ Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
 }
 
 #ifndef RL_TEST_ASYNC /* redlock_cancel_waits and re-entry belong to the blocking API */
+/* A handle over the 5 nodes whose callers retry (every delay_ms) while they may wait. */
+static redlock_t *waiting_rl(uint32_t delay_ms, int reentrant) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.retry_delay_ms = delay_ms;
+    o.reentrant = reentrant;
+    return rt_new(&C, 5, &o);
+}
+
 typedef struct waiter {
     redlock_t *rl;
     const char *resource;

@@ -150,7 +150,7 @@ Test(round, init_for_1_to_9_nodes) {
             cr_assert_null(r->owner);
             for (size_t i = 0; i < n; i++) {
                 cr_assert_eq(r->pn[i].vote, REDLOCK_VOTE_NONE, "n %zu: vote[%zu]", n, i);
-                cr_assert_eq(r->pn[i].slot, RL_NO_SLOT, "n %zu: slot[%zu]", n, i);
+                cr_assert_eq(r->pn[i].u.slot, RL_NO_SLOT, "n %zu: slot[%zu]", n, i);
                 cr_assert(r->pn[i].err == 0 && r->pn[i].rtt_us == -1, "n %zu: compact result %zu not reset", n, i);
                 cr_assert_eq(rep[i].vote, REDLOCK_VOTE_NONE);
                 cr_assert_eq(rep[i].err, REDLOCK_OK);
