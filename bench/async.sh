@@ -224,12 +224,14 @@ a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block
 } >"$HEAD_MD"
 
 {
-  echo "| in flight K | async: cycles/s (1 loop thread) | async: cycle p50 (µs) | node-redlock, K callers: cycles/s | blocking, K threads: cycles/s | async / node-redlock | async / blocking |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| in flight K | async: cycles/s (1 loop thread) | async: cycle p50 (µs) | async: heap allocations per cycle | async: node votes timeout / error / down (largest run) | node-redlock, K callers: cycles/s | blocking, K threads: cycles/s | async / node-redlock | async / blocking |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in $LEVELS; do
     a=$(pick "async.$k" cps) n=$(pick "node.$k" cps) b=$(pick "block.$k" cps)
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" "$(fmt "$n")" "$(fmt "$b")" \
-      "$(over "$a" "$n")" "$(over "$a" "$b")"
+    printf '| %s | %s | %s | %s | %s / %s / %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" \
+      "$(fmt "$(pick "async.$k" allocs_per_cycle)" 3)" "$(fmt "$(pick "async.$k" votes_timeout max)")" \
+      "$(fmt "$(pick "async.$k" votes_error max)")" "$(fmt "$(pick "async.$k" votes_down max)")" \
+      "$(fmt "$n")" "$(fmt "$b")" "$(over "$a" "$n")" "$(over "$a" "$b")"
   done
 } >"$SWEEP_MD"
 
@@ -246,6 +248,8 @@ name_b=$(pick pending resource_bytes)
     "$(fmt "$(pick pending bytes_per_pending_marginal)" 1)"
   printf '| resident size per 1000 pending (KiB, VmRSS) | %s |\n' "$(fmt "$(pick pending rss_kb_per_1000_pending)" 1)"
   printf '| heap after one redlock_async_cancel of all, callbacks run (bytes) | %s |\n' "$(fmt "$(pick pending heap_after_cancel_b)")"
+  printf '| node votes error / down over the run, largest run (a burst beyond max_inflight marks a node down) | %s / %s |\n' \
+    "$(fmt "$(pick pending votes_error max)")" "$(fmt "$(pick pending votes_down max)")"
   printf '| redlock_async_cancel returned / callbacks with CANCELLED / granted | %s / %s / %s |\n' \
     "$(fmt "$(pick pending cancel_returned min)")" "$(fmt "$(pick pending cancelled min)")" "$(fmt "$(pick pending granted max)")"
 } >"$MEM_MD"
@@ -340,8 +344,10 @@ CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 VIRT=$(systemd-detect-virt 2>/dev/null || true)
 grep -q firecracker /proc/cmdline 2>/dev/null && VIRT="${VIRT:+$VIRT container in a }Firecracker VM"
 GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-if [[ $GIT_REV != "?" && -n $(git -C "$ROOT" status --porcelain -- src include 2>/dev/null) ]]; then
-  GIT_REV="$GIT_REV + uncommitted changes in src/include"
+# files of src/ or include/ that are not as committed, ignored ones included
+LOOSE=$(git -C "$ROOT" status --porcelain --ignored -- src include 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
+if [[ $GIT_REV != "?" && -n $LOOSE ]]; then
+  GIT_REV="$GIT_REV + files not as committed in src/include: $LOOSE"
 fi
 REPORT=$TMP/report.md
 {
