@@ -24,8 +24,9 @@
  *             COUNT/10 and with COUNT pending; then one redlock_async_cancel
  *             for all of them, whose callbacks are counted, and the heap once
  *             they have run and it settled again.
- * Both also print the handle's node counters (votes other than YES,
- * reconnects: on distinct keys, signs of an overloaded node).
+ * Both also print the handle's node counters over the whole run (votes by
+ * kind, reconnects): on distinct keys a vote other than YES is a sign of an
+ * overloaded node.
  *
  * Diagnostics go to stderr; a run that could not measure what it was asked
  * exits non-zero (its RESULT line, when printed, says why). */
@@ -127,9 +128,10 @@ static int close_handle(void) {
  * keys each of these is a hiccup worth a look (a NO means a key was there). */
 static void kv_node_health(void) {
     static redlock_stats_t st; /* large: not on the stack */
-    uint64_t no = 0, timeout = 0, error = 0, down = 0, quarantined = 0, reconnects = 0;
+    uint64_t yes = 0, no = 0, timeout = 0, error = 0, down = 0, quarantined = 0, reconnects = 0;
     if (redlock_async_stats(handle, &st) == REDLOCK_OK)
         for (size_t i = 0; i < st.n_nodes; i++) {
+            yes += st.nodes[i].yes;
             no += st.nodes[i].no;
             timeout += st.nodes[i].timeout;
             error += st.nodes[i].error;
@@ -137,6 +139,9 @@ static void kv_node_health(void) {
             quarantined += st.nodes[i].quarantined;
             reconnects += st.nodes[i].reconnects;
         }
+    uint64_t all = yes + no + timeout + error + down + quarantined;
+    bench_kv_u64("votes_yes", yes);
+    bench_kv_f("votes_not_yes_pct", all ? 100.0 * (double)(all - yes) / (double)all : 0);
     bench_kv_u64("votes_no", no);
     bench_kv_u64("votes_timeout", timeout);
     bench_kv_u64("votes_error", error);
