@@ -55,6 +55,7 @@ struct redlock_async {
     rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */
     size_t heap_n, heap_cap;
     rl_call_t *pool;            /* finished calls kept for reuse */
+    redlock_lock_t *locks;      /* granted and not yet released (detached by free) */
     rl_call_t *current;         /* the call being stepped (its op's rounds belong to it) */
     uint64_t timer_at;          /* the timer asked for (0: none) */
     int depth;                  /* nesting of handle_* / free inside callbacks */
@@ -62,9 +63,24 @@ struct redlock_async {
     int fire_and_forget;        /* rounds sent now have no owner (freeing) */
 };
 
+/* queue.c: calls' places. rl_call_get: a zeroed call on the pending
+ * list (from the pool), or NULL; rl_call_recycle takes it off every list
+ * into the pool. The heap holds calls by u.op.wake_us (rl_async_wait
+ * sets it); the ready list, calls to step. -1 from a push: out of memory. */
+rl_call_t *rl_call_get(redlock_async_t *a);
+void rl_call_recycle(redlock_async_t *a, rl_call_t *c);
+int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at);
+int rl_heap_push(redlock_async_t *a, rl_call_t *c);
+void rl_heap_remove(redlock_async_t *a, rl_call_t *c);
+void rl_ready_push(redlock_async_t *a, rl_call_t *c);
+void rl_ready_remove(redlock_async_t *a, rl_call_t *c);
+
+/* queue.c: the handle's live locks (linked by held_next / held_prev). */
+void rl_async_lock_add(redlock_async_t *a, redlock_lock_t *l);
+void rl_async_lock_drop(redlock_async_t *a, redlock_lock_t *l);
+
 /* loop.c: the driver. */
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n);
-rl_call_t *rl_call_get(redlock_async_t *a);      /* a zeroed call on the pending list, or NULL */
 void rl_call_step(redlock_async_t *a, rl_call_t *c); /* steps c's op until it waits; completes it */
 void rl_async_sync(redlock_async_t *a, int run);
 int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at); /* c wakes at `at`; -1 out of memory */  /* flush, run ready calls (run = 1), announce fds/timer */
@@ -76,7 +92,6 @@ void rl_async_release_all(redlock_async_t *a);    /* free: every pending call ca
 
 /* complete.c: runs c's callback with its report and recycles c. */
 void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now);
-void rl_call_recycle(redlock_async_t *a, rl_call_t *c);
 
 /* watch.c: the handle's auto-extension (a WATCH call per lock). */
 void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now);

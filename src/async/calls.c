@@ -159,3 +159,36 @@ int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out) {
     for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = a->ns.conns[i].uri.display;
     return REDLOCK_OK;
 }
+
+int redlock_async_autoextend_ex(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
+                                redlock_lost_fn on_lost, void *arg) {
+    char msg[256];
+    if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg) || lock->pooled || lock->releasing ||
+        lock->watch)
+        return REDLOCK_ERR_INVALID;
+    if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
+    if (rl_watch_setup(lock, opt, on_lost, arg, a->ctx.clock()) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
+    rl_call_t *c = rl_call_get(a);
+    if (!c) return REDLOCK_ERR_NOMEM;
+    c->kind = RL_CALL_WATCH;
+    c->lock = lock;
+    lock->watch = c;
+    if (rl_async_wait(a, c, lock->next_us) < 0) {
+        lock->watch = NULL;
+        rl_call_recycle(a, c);
+        return REDLOCK_ERR_NOMEM;
+    }
+    if (a->depth == 0) rl_async_sync(a, 0);
+    return REDLOCK_OK;
+}
+
+int redlock_async_autoextend(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt) {
+    return redlock_async_autoextend_ex(a, lock, opt, NULL, NULL);
+}
+
+int redlock_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock) {
+    char msg[256];
+    if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg)) return REDLOCK_ERR_INVALID;
+    if (lock->watch) rl_async_watch_stop(a, lock);
+    return REDLOCK_OK;
+}

@@ -33,12 +33,14 @@ void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now) {
     if (c->kind == RL_CALL_ACQUIRE) {
         lock = rc == REDLOCK_OK ? c->u.acq.lock : NULL;
         if (lock) rep.validity_ms = redlock_lock_validity_ms(lock);
+        if (lock) rl_async_lock_add(a, lock);
         rl_stats_call(a->ctx.stats, RL_STAT_ACQUIRE, rc);
     } else if (c->kind == RL_CALL_EXTEND) {
         apply_extend(c);
         if (rc == REDLOCK_OK && c->lock) rep.validity_ms = redlock_lock_validity_ms(c->lock);
         rl_stats_call(a->ctx.stats, RL_STAT_EXTEND, rc);
     } else {
+        if (c->lock) rl_async_lock_drop(a, c->lock);
         if (c->lock) rl_lock_destroy(c->lock); /* the release frees the handle */
         c->lock = NULL;
         rl_stats_call(a->ctx.stats, RL_STAT_RELEASE, rc);

@@ -5,93 +5,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "async.h"
-
-/* ------------------------------------------------------------ the heap */
-
-/* Swaps heap entries i and j. */
-static void heap_swap(redlock_async_t *a, size_t i, size_t j) {
-    rl_call_t *t = a->heap[i];
-    a->heap[i] = a->heap[j];
-    a->heap[j] = t;
-    a->heap[i]->heap_at = i;
-    a->heap[j]->heap_at = j;
-}
-
-/* Restores the heap order around entry i. */
-static void heap_fix(redlock_async_t *a, size_t i) {
-    while (i > 0 && a->heap[i]->u.op.wake_us < a->heap[(i - 1) / 2]->u.op.wake_us) {
-        heap_swap(a, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < a->heap_n && a->heap[l]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l;
-        if (l + 1 < a->heap_n && a->heap[l + 1]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l + 1;
-        if (m == i) return;
-        heap_swap(a, i, m);
-        i = m;
-    }
-}
-
-/* Adds c to wait until c->u.op.wake_us. Returns 0, or -1 out of memory. */
-static int heap_push(redlock_async_t *a, rl_call_t *c) {
-    if (a->heap_n == a->heap_cap) {
-        size_t cap = a->heap_cap ? a->heap_cap * 2 : 64;
-        rl_call_t **h = realloc(a->heap, cap * sizeof *h);
-        if (!h) return -1;
-        a->heap = h;
-        a->heap_cap = cap;
-    }
-    c->heap_at = a->heap_n;
-    a->heap[a->heap_n++] = c;
-    heap_fix(a, c->heap_at);
-    return 0;
-}
-
-/* Takes c out of the heap if it is there. */
-static void heap_remove(redlock_async_t *a, rl_call_t *c) {
-    size_t i = c->heap_at;
-    if (i == SIZE_MAX) return;
-    c->heap_at = SIZE_MAX;
-    if (i != --a->heap_n) {
-        a->heap[i] = a->heap[a->heap_n];
-        a->heap[i]->heap_at = i;
-        heap_fix(a, i);
-    }
-}
-
-/* ------------------------------------------------------- the ready list */
-
-/* Queues c to be stepped (its round is decided). */
-static void ready_push(redlock_async_t *a, rl_call_t *c) {
-    if (c->queued) return;
-    c->queued = 1;
-    c->rnext = NULL;
-    c->rprev = a->rtail;
-    if (a->rtail)
-        a->rtail->rnext = c;
-    else
-        a->ready = c;
-    a->rtail = c;
-}
-
-/* Takes c off the ready list if it is there. */
-static void ready_remove(redlock_async_t *a, rl_call_t *c) {
-    if (!c->queued) return;
-    if (c->rprev)
-        c->rprev->rnext = c->rnext;
-    else
-        a->ready = c->rnext;
-    if (c->rnext)
-        c->rnext->rprev = c->rprev;
-    else
-        a->rtail = c->rprev;
-    c->queued = 0;
-}
 
 /* -------------------------------------------------------------- rounds */
 
@@ -105,7 +21,7 @@ static void send_async(redlock_t *ctx, rl_round_t *r) {
     }
     r->owner = a->current;
     if (!r->cmd) { /* could not be encoded: decided already, no I/O */
-        if (a->current) ready_push(a, a->current);
+        if (a->current) rl_ready_push(a, a->current);
         return;
     }
     rl_nodes_start(&a->ns, r, ctx->clock());
@@ -115,7 +31,7 @@ static void send_async(redlock_t *ctx, rl_round_t *r) {
 static void round_done(void *arg, rl_round_t *r) {
     redlock_async_t *a = arg;
     rl_stats_round(a->ctx.stats, a->ctx.clock() - r->t0_us);
-    if (r->owner) ready_push(a, r->owner);
+    if (r->owner) rl_ready_push(a, r->owner);
 }
 
 void rl_call_step(redlock_async_t *a, rl_call_t *c) {
@@ -128,7 +44,7 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
     } else if (c->kind == RL_CALL_WATCH && !c->started) {
         rl_async_watch_done(a, c, now); /* its wake-up: decide, maybe start an extension */
     } else if ((step = c->u.op.next(&c->u.op, now)) == RL_STEP_WAIT) {
-        if (heap_push(a, c) < 0) { /* no memory for the timer: give up the wait */
+        if (rl_heap_push(a, c) < 0) { /* no memory for the timer: give up the wait */
             c->u.op.rc = REDLOCK_ERR_NOMEM;
             rl_call_complete(a, c, now);
         }
@@ -139,11 +55,6 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
             rl_call_complete(a, c, now);
     }
     a->current = outer;
-}
-
-int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at) {
-    c->u.op.wake_us = at;
-    return heap_push(a, c);
 }
 
 /* -------------------------------------------------------- fds and timer */
@@ -198,7 +109,7 @@ static void announce_timer(redlock_async_t *a, uint64_t now) {
 static void run_ready(redlock_async_t *a) {
     while (a->ready && !a->dead) {
         rl_call_t *c = a->ready;
-        ready_remove(a, c);
+        rl_ready_remove(a, c);
         rl_call_step(a, c);
     }
 }
@@ -235,8 +146,8 @@ int rl_async_leave(redlock_async_t *a) {
 static void wake_due(redlock_async_t *a, uint64_t now) {
     while (a->heap_n && a->heap[0]->u.op.wake_us <= now) {
         rl_call_t *c = a->heap[0];
-        heap_remove(a, c);
-        ready_push(a, c);
+        rl_heap_remove(a, c);
+        rl_ready_push(a, c);
     }
 }
 
@@ -291,44 +202,12 @@ int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hoo
 
 /* ---------------------------------------------------------- the calls */
 
-rl_call_t *rl_call_get(redlock_async_t *a) {
-    rl_call_t *c = a->pool;
-    if (c) {
-        a->pool = c->next;
-        char *name = c->name;
-        size_t cap = c->name_cap;
-        memset(c, 0, sizeof *c);
-        c->name = name;
-        c->name_cap = cap;
-    } else if (!(c = calloc(1, sizeof *c))) {
-        return NULL;
-    }
-    c->heap_at = SIZE_MAX;
-    c->next = a->pending;
-    if (a->pending) a->pending->prev = c;
-    a->pending = c;
-    return c;
-}
-
-void rl_call_recycle(redlock_async_t *a, rl_call_t *c) {
-    if (c->prev)
-        c->prev->next = c->next;
-    else if (a->pending == c)
-        a->pending = c->next;
-    if (c->next) c->next->prev = c->prev;
-    heap_remove(a, c);
-    ready_remove(a, c);
-    c->prev = NULL;
-    c->next = a->pool;
-    a->pool = c;
-}
-
 /* Abandons c's rounds in flight and takes it off the heap and ready list. */
 static void detach_call(redlock_async_t *a, rl_call_t *c) {
     rl_nodes_abandon(&a->ns, &c->u.op.r);
     rl_nodes_abandon(&a->ns, &c->u.op.aux);
-    heap_remove(a, c);
-    ready_remove(a, c);
+    rl_heap_remove(a, c);
+    rl_ready_remove(a, c);
 }
 
 void rl_async_cancel_call(redlock_async_t *a, rl_call_t *c, int rc) {
@@ -382,6 +261,7 @@ static void flush_before_close(redlock_async_t *a) {
 
 void rl_async_teardown(redlock_async_t *a) {
     flush_before_close(a);
+    for (redlock_lock_t *l = a->locks; l; l = l->held_next) l->owner = NULL, l->registered = 0; /* detached */
     for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
     if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);
     if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
@@ -406,6 +286,7 @@ void rl_async_teardown(redlock_async_t *a) {
 static int unhold_async(redlock_lock_t *lock) {
     redlock_async_t *a = (redlock_async_t *)lock->owner;
     if (lock->watch) rl_async_watch_stop(a, lock);
+    rl_async_lock_drop(a, lock);
     for (rl_call_t *c = a->pending; c; c = c->next)
         if (c->lock == lock) c->lock = NULL;
     return 0;

@@ -1,0 +1,147 @@
+/* queue.c -- where the async handle keeps its calls (see async.h): the
+ * pending list, the ready list of calls whose round was decided, the
+ * timer heap of calls waiting for a wake-up time, and the pool of
+ * finished calls kept for reuse. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "async.h"
+
+/* ------------------------------------------------------------ the heap */
+
+/* Swaps heap entries i and j. */
+static void heap_swap(redlock_async_t *a, size_t i, size_t j) {
+    rl_call_t *t = a->heap[i];
+    a->heap[i] = a->heap[j];
+    a->heap[j] = t;
+    a->heap[i]->heap_at = i;
+    a->heap[j]->heap_at = j;
+}
+
+/* Restores the heap order around entry i. */
+static void heap_fix(redlock_async_t *a, size_t i) {
+    while (i > 0 && a->heap[i]->u.op.wake_us < a->heap[(i - 1) / 2]->u.op.wake_us) {
+        heap_swap(a, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < a->heap_n && a->heap[l]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l;
+        if (l + 1 < a->heap_n && a->heap[l + 1]->u.op.wake_us < a->heap[m]->u.op.wake_us) m = l + 1;
+        if (m == i) return;
+        heap_swap(a, i, m);
+        i = m;
+    }
+}
+
+/* Adds c to wait until c->u.op.wake_us. Returns 0, or -1 out of memory. */
+int rl_heap_push(redlock_async_t *a, rl_call_t *c) {
+    if (a->heap_n == a->heap_cap) {
+        size_t cap = a->heap_cap ? a->heap_cap * 2 : 64;
+        rl_call_t **h = realloc(a->heap, cap * sizeof *h);
+        if (!h) return -1;
+        a->heap = h;
+        a->heap_cap = cap;
+    }
+    c->heap_at = a->heap_n;
+    a->heap[a->heap_n++] = c;
+    heap_fix(a, c->heap_at);
+    return 0;
+}
+
+/* Takes c out of the heap if it is there. */
+void rl_heap_remove(redlock_async_t *a, rl_call_t *c) {
+    size_t i = c->heap_at;
+    if (i == SIZE_MAX) return;
+    c->heap_at = SIZE_MAX;
+    if (i != --a->heap_n) {
+        a->heap[i] = a->heap[a->heap_n];
+        a->heap[i]->heap_at = i;
+        heap_fix(a, i);
+    }
+}
+
+/* ------------------------------------------------------ the ready list */
+
+/* Queues c to be stepped (its round is decided). */
+void rl_ready_push(redlock_async_t *a, rl_call_t *c) {
+    if (c->queued) return;
+    c->queued = 1;
+    c->rnext = NULL;
+    c->rprev = a->rtail;
+    if (a->rtail)
+        a->rtail->rnext = c;
+    else
+        a->ready = c;
+    a->rtail = c;
+}
+
+/* Takes c off the ready list if it is there. */
+void rl_ready_remove(redlock_async_t *a, rl_call_t *c) {
+    if (!c->queued) return;
+    if (c->rprev)
+        c->rprev->rnext = c->rnext;
+    else
+        a->ready = c->rnext;
+    if (c->rnext)
+        c->rnext->rprev = c->rprev;
+    else
+        a->rtail = c->rprev;
+    c->queued = 0;
+}
+
+int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at) {
+    c->u.op.wake_us = at;
+    return rl_heap_push(a, c);
+}
+
+rl_call_t *rl_call_get(redlock_async_t *a) {
+    rl_call_t *c = a->pool;
+    if (c) {
+        a->pool = c->next;
+        char *name = c->name;
+        size_t cap = c->name_cap;
+        memset(c, 0, sizeof *c);
+        c->name = name;
+        c->name_cap = cap;
+    } else if (!(c = calloc(1, sizeof *c))) {
+        return NULL;
+    }
+    c->heap_at = SIZE_MAX;
+    c->next = a->pending;
+    if (a->pending) a->pending->prev = c;
+    a->pending = c;
+    return c;
+}
+
+void rl_call_recycle(redlock_async_t *a, rl_call_t *c) {
+    if (c->prev)
+        c->prev->next = c->next;
+    else if (a->pending == c)
+        a->pending = c->next;
+    if (c->next) c->next->prev = c->prev;
+    rl_heap_remove(a, c);
+    rl_ready_remove(a, c);
+    c->prev = NULL;
+    c->next = a->pool;
+    a->pool = c;
+}
+
+
+void rl_async_lock_add(redlock_async_t *a, redlock_lock_t *l) {
+    l->registered = 1;
+    l->held_prev = NULL;
+    l->held_next = a->locks;
+    if (a->locks) a->locks->held_prev = l;
+    a->locks = l;
+}
+
+void rl_async_lock_drop(redlock_async_t *a, redlock_lock_t *l) {
+    if (!l->registered) return;
+    if (l->held_prev)
+        l->held_prev->held_next = l->held_next;
+    else
+        a->locks = l->held_next;
+    if (l->held_next) l->held_next->held_prev = l->held_prev;
+    l->registered = 0;
+}

@@ -1,0 +1,66 @@
+/* check.c -- argument checks shared by every call: resource sets and TTLs.
+ * Each returns REDLOCK_OK or REDLOCK_ERR_INVALID with the bad value named. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rl.h"
+#include "timing.h"
+
+int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n) {
+    uint64_t drift_ms = (rl_drift_us(ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms) + 999) / 1000;
+    if (ttl_ms == 0 || ttl_ms > INT32_MAX)
+        return snprintf(msg, n, "ttl_ms=%u is out of range: it must be 1..%d", ttl_ms, INT32_MAX),
+               REDLOCK_ERR_INVALID;
+    if (rl->opt.max_ttl_ms && ttl_ms > rl->opt.max_ttl_ms)
+        return snprintf(msg, n, "ttl_ms=%u exceeds max_ttl_ms=%u (the quarantines rely on it)", ttl_ms,
+                        rl->opt.max_ttl_ms),
+               REDLOCK_ERR_INVALID;
+    if ((uint64_t)ttl_ms <= drift_ms + rl->opt.op_timeout_ms)
+        return snprintf(msg, n, "ttl_ms=%u is too short to ever be valid: it must exceed drift (%llu ms) + "
+                        "op_timeout_ms (%u ms)", ttl_ms, (unsigned long long)drift_ms, rl->opt.op_timeout_ms),
+               REDLOCK_ERR_INVALID;
+    return REDLOCK_OK;
+}
+
+/* Checks one resource name; returns 0 or INVALID with msg. */
+static int check_resource(const char *res, size_t *len, char *msg, size_t n) {
+    if (!res) return snprintf(msg, n, "resource is NULL"), REDLOCK_ERR_INVALID;
+    *len = strnlen(res, REDLOCK_MAX_RESOURCE + 1);
+    if (*len == 0) return snprintf(msg, n, "resource is empty"), REDLOCK_ERR_INVALID;
+    if (*len > REDLOCK_MAX_RESOURCE)
+        return snprintf(msg, n, "resource '%.40s...' is longer than %d bytes", res, REDLOCK_MAX_RESOURCE),
+               REDLOCK_ERR_INVALID;
+    return REDLOCK_OK;
+}
+
+int rl_check_keys(const rl_keys_t *keys, char *msg, size_t n) {
+    if (keys->n == 0 || keys->n > REDLOCK_MAX_RESOURCES)
+        return snprintf(msg, n, "%zu resources: a lock takes 1..%d", keys->n, REDLOCK_MAX_RESOURCES),
+               REDLOCK_ERR_INVALID;
+    for (size_t i = 0; i < keys->n; i++) {
+        size_t len;
+        int rc = check_resource(keys->k[i], &len, msg, n);
+        if (rc) return rc;
+        keys->len[i] = len;
+        for (size_t j = 0; j < i; j++)
+            if (keys->len[j] == len && !memcmp(keys->k[j], keys->k[i], len))
+                return snprintf(msg, n, "resource '%.60s' appears twice in the set", keys->k[i]), REDLOCK_ERR_INVALID;
+    }
+    return REDLOCK_OK;
+}
+
+int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
+    int rc = rl_check_keys(keys, msg, n);
+    return rc ? rc : rl_check_ttl(rl, ttl_ms, msg, n);
+}
+
+
+/* Checks that lock may be used with rl; returns 0 or INVALID with msg. */
+int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, size_t n) {
+    if (!rl) return snprintf(msg, n, "redlock_t is NULL"), REDLOCK_ERR_INVALID;
+    if (!lock) return snprintf(msg, n, "lock is NULL"), REDLOCK_ERR_INVALID;
+    if (lock->owner != rl)
+        return snprintf(msg, n, "lock on '%.60s' was acquired through another redlock_t", lock->res[0]),
+               REDLOCK_ERR_INVALID;
+    return REDLOCK_OK;
+}

@@ -1,0 +1,115 @@
+/* ctx.c -- the context both drivers share (struct redlock in rl.h): set
+ * up from validated options, and torn down. The driver then builds its
+ * node set from rl_ctx_nodes_config and rl_ctx_parse_uris. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "rl.h"
+#include "tls.h"
+#include "token.h"
+#include "uri.h"
+
+/* Copies the node URI strings so rl keeps nothing of the caller's. */
+static int copy_nodes(redlock_t *rl, const redlock_options_t *opt) {
+    rl->node_names = calloc(opt->n_nodes, sizeof *rl->node_names);
+    if (!rl->node_names) return -1;
+    for (size_t i = 0; i < opt->n_nodes; i++) {
+        size_t len = strlen(opt->nodes[i]) + 1;
+        if (!(rl->node_names[i] = malloc(len))) return -1;
+        memcpy(rl->node_names[i], opt->nodes[i], len);
+    }
+    rl->opt.nodes = (const char *const *)rl->node_names;
+    return 0;
+}
+
+/* 1 when any node URI is rediss:// (scheme letters in any case). */
+static int uses_tls(const redlock_options_t *opt) {
+    for (size_t i = 0; i < opt->n_nodes; i++)
+        if (!strncasecmp(opt->nodes[i], "rediss://", 9)) return 1;
+    return 0;
+}
+
+/* Finds the embedded scripts the operations use. */
+static void find_scripts(redlock_t *rl) {
+    rl->s_release = rl_script_find("release");
+    rl->s_extend = rl_script_find("extend");
+    rl->s_acquire_multi = rl_script_find("acquire_multi");
+    rl->s_release_multi = rl_script_find("release_multi");
+    rl->s_extend_multi = rl_script_find("extend_multi");
+    rl->s_acquire_fenced = rl_script_find("acquire_fenced");
+    rl->s_fence_set = rl_script_find("fence_set");
+    rl->s_fenced_set = rl_script_find("fenced_set");
+}
+
+int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {
+    err[0] = 0;
+    int rc = rl_options_check(opt, err, errlen);
+    if (rc == REDLOCK_OK && rl_token_init() < 0) {
+        snprintf(err, errlen, "libsodium failed to initialise");
+        rc = REDLOCK_ERR_CONFIG;
+    }
+    if (rc != REDLOCK_OK) {
+        if (opt && opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
+        return rc;
+    }
+    rl->opt = *opt;
+    rl->clock = rl_clock_monotonic_us;
+    rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
+    find_scripts(rl);
+    pthread_mutex_init(&rl->held_mu, NULL);
+    pthread_mutex_init(&rl->wd_start_mu, NULL);
+    rl->mu_ready = 1;
+    if (uses_tls(opt) && (rc = rl_tls_ctx_new(&rl->tls, opt, err, errlen)) != REDLOCK_OK) {
+        if (opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
+        return rc;
+    }
+    if ((opt->stats && !(rl->stats = rl_stats_new(opt->n_nodes))) || copy_nodes(rl, opt) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
+    return REDLOCK_OK;
+}
+
+void rl_ctx_destroy(redlock_t *rl) {
+    rl_pool_free(rl);
+    rl_tls_ctx_free(rl->tls);
+    for (size_t i = 0; rl->node_names && i < rl->opt.n_nodes; i++) free(rl->node_names[i]);
+    free(rl->node_names);
+    free(rl->stats);
+    if (rl->mu_ready) {
+        pthread_mutex_destroy(&rl->held_mu);
+        pthread_mutex_destroy(&rl->wd_start_mu);
+    }
+}
+
+void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {
+    *cfg = (rl_nodes_config_t){
+        .connect_timeout_ms = rl->opt.connect_timeout_ms,
+        .op_timeout_ms = rl->opt.op_timeout_ms,
+        .node_down_ms = rl->opt.node_down_ms,
+        .reconnect_min_ms = rl->opt.reconnect_min_ms,
+        .reconnect_max_ms = rl->opt.reconnect_max_ms,
+        .max_inflight = rl->opt.max_inflight,
+        .clock = rl->clock,
+        .log = rl->log,
+        .tls_ctx = rl->tls,
+        .tls_server_name = rl->opt.tls_server_name,
+        .tls_verify = rl->opt.tls_verify_peer,
+        .quarantine_ms = rl->opt.quarantine ? rl->opt.max_ttl_ms : 0,
+        .jump_quarantine_ms = rl->opt.clock_jump_ms ? rl->opt.max_ttl_ms : 0,
+        .clock_jump_ms = rl->opt.clock_jump_ms,
+        .clock_check_ms = rl->opt.clock_check_ms,
+        .stats = rl->stats,
+    };
+}
+
+int rl_ctx_parse_uris(const redlock_t *rl, rl_uri_t *uris) {
+    for (size_t i = 0; i < rl->opt.n_nodes; i++)
+        if (rl_uri_parse(rl->opt.nodes[i], &uris[i], NULL, 0) != REDLOCK_OK) {
+            while (i--) rl_uri_clear(&uris[i]);
+            return REDLOCK_ERR_NOMEM; /* parsed fine during validation */
+        }
+    return REDLOCK_OK;
+}

@@ -1,0 +1,78 @@
+/* lifeops.c -- the extend and release operations (see ops.h): one round
+ * each, and their verdicts (DESIGN.md section 1: extend from a fresh t0,
+ * release on every node). */
+#include <stdio.h>
+
+#include "ops.h"
+#include "timing.h"
+
+enum { LIFE_START = 0, LIFE_SENT };
+
+/* Extend: sends the script, then judges the quorum and the new validity. */
+static int extend_next(rl_op_t *op, uint64_t now) {
+    rl_life_op_t *e = (rl_life_op_t *)op;
+    redlock_t *rl = op->rl;
+    if (op->phase == LIFE_START) {
+        char ttl[16];
+        snprintf(ttl, sizeof ttl, "%u", e->ttl_ms);
+        rl_round_init(&op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+        op->phase = LIFE_SENT;
+        rl_run_script(rl, &op->r, e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi, &e->keys, e->token, ttl);
+        return RL_STEP_ROUND;
+    }
+    rl_report_round(op->rep, &op->r, now);
+    if (op->r.yes < op->r.quorum) {
+        op->rc = rl_round_reason(&op->r, REDLOCK_ERR_NOT_HELD);
+        return RL_STEP_DONE;
+    }
+    e->t0_us = op->r.t0_us;
+    e->deadline_us = rl_deadline_us(op->r.t0_us, e->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
+    int64_t left = rl_validity_us(e->deadline_us, now);
+    op->rc = left > 0 ? REDLOCK_OK : REDLOCK_ERR_EXPIRED;
+    if (left > 0 && op->rep) op->rep->validity_ms = rl_validity_ms(left);
+    return RL_STEP_DONE;
+}
+
+/* Release: sends the script to every node, then the verdict. */
+static int release_next(rl_op_t *op, uint64_t now) {
+    rl_life_op_t *e = (rl_life_op_t *)op;
+    if (op->phase == LIFE_START) {
+        op->phase = LIFE_SENT;
+        rl_release_round(op->rl, &op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL);
+        return RL_STEP_ROUND;
+    }
+    const rl_round_t *r = &op->r;
+    rl_report_round(op->rep, r, now);
+    if (r->yes >= r->quorum)
+        op->rc = REDLOCK_OK;
+    else if (r->no >= r->quorum)
+        op->rc = REDLOCK_ERR_NOT_HELD;
+    else
+        op->rc = r->auth_failed > r->n - r->quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
+    return RL_STEP_DONE;
+}
+
+/* Fills the fields both kinds share. */
+static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock_t *rl, const rl_keys_t *keys,
+                      const char *token, uint32_t ttl_ms, redlock_report_t *rep) {
+    e->op.next = next;
+    e->op.rl = rl;
+    e->op.rep = rep;
+    e->op.rc = REDLOCK_OK;
+    e->op.phase = LIFE_START;
+    e->op.wake_us = 0;
+    e->keys = *keys;
+    e->token = token;
+    e->ttl_ms = ttl_ms;
+    e->t0_us = e->deadline_us = 0;
+}
+
+void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
+                       redlock_report_t *rep) {
+    life_init(e, extend_next, rl, keys, token, ttl_ms, rep);
+}
+
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
+                        redlock_report_t *rep) {
+    life_init(e, release_next, rl, keys, token, 0, rep);
+}

@@ -1,0 +1,83 @@
+/* nodes.h -- the protocol core over one connection per node, sans I/O
+ * loop: no mutex, no poll, no sleep, no thread. A driver (the blocking
+ * engine, the async handle) owns an rl_nodes_t, tells it when sockets are
+ * ready and time has passed, and learns through round_done when a round
+ * it started is decided. Every function takes the driver's `now` (µs on
+ * the monotonic clock) and must be called by one thread at a time. */
+#ifndef RL_NODES_H
+#define RL_NODES_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "conn.h"
+#include "fanout.h"
+#include "log.h"
+#include "uri.h"
+
+struct rl_stats;
+
+typedef struct rl_nodes_config {
+    uint32_t connect_timeout_ms, op_timeout_ms;
+    uint32_t node_down_ms, reconnect_min_ms, reconnect_max_ms;
+    uint32_t max_inflight;
+    rl_clock_fn clock;
+    rl_logger_t log;
+    void *tls_ctx;               /* rl_tls_ctx_t for rediss:// nodes, or NULL */
+    const char *tls_server_name; /* verification / SNI override, or NULL */
+    int tls_verify;
+    uint32_t quarantine_ms;      /* a node restarted less than this ago gets no acquire vote; 0: off */
+    uint32_t jump_quarantine_ms; /* a node whose clock jumped gets no acquire vote for this long; 0: off */
+    uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
+    uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
+    struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
+} rl_nodes_config_t;
+
+typedef struct rl_nodes {
+    rl_conn_t *conns;
+    size_t n;
+    rl_nodes_config_t cfg;
+    /* called once per round, the moment it is decided (from inside any of
+     * the functions below): the driver wakes or resumes the round's owner */
+    void (*round_done)(void *arg, rl_round_t *r);
+    void *done_arg;
+} rl_nodes_t;
+
+/* Sets up ns for n nodes, taking ownership of the uris' strings (they are
+ * cleared, also on failure); lookups of node names write a byte to
+ * notify_fd when they end. Returns 0 or REDLOCK_ERR_NOMEM. */
+int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd);
+
+/* Closes every connection and frees what ns owns. Safe after a failed init. */
+void rl_nodes_destroy(rl_nodes_t *ns);
+
+/* Sends r's command to every node (r->t0_us = now). r may be decided
+ * before this returns (every node down, say): round_done is then called
+ * from inside. A round started decided and send_all goes out with no
+ * owner (its replies are dropped): a fire-and-forget release. */
+void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now);
+
+/* Gives up r: its requests still owed a reply are detached (their replies
+ * will be dropped) and r is marked done, without calling round_done. */
+void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r);
+
+/* Writes pending output of every ready node. */
+void rl_nodes_flush(rl_nodes_t *ns, uint64_t now);
+
+/* The poll events (POLLIN, POLLOUT) node i's socket waits for, 0 when it
+ * has none. */
+short rl_nodes_interest(const rl_nodes_t *ns, size_t i);
+
+/* Node i's socket had events rev (POLLIN / POLLOUT / POLLERR / POLLHUP). */
+void rl_nodes_events(rl_nodes_t *ns, size_t i, short rev, uint64_t now);
+
+/* Picks up name lookups that ended (after notify_fd was written). */
+void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);
+
+/* Judges deadlines: late requests, connects and silent nodes. */
+void rl_nodes_expire(rl_nodes_t *ns, uint64_t now);
+
+/* The next instant rl_nodes_expire has work; UINT64_MAX when none. */
+uint64_t rl_nodes_next_us(const rl_nodes_t *ns, uint64_t now);
+
+#endif

@@ -1,0 +1,96 @@
+/* ops.h -- the Redlock operations as state machines (DESIGN.md 5.2).
+ *
+ * An operation never does I/O, sleeps or locks. Its driver calls
+ * op->next(op, now) to start it and again whenever what it asked for has
+ * happened; next answers with what it needs now:
+ *   RL_STEP_ROUND  it sent a round through rl->send: call again once that
+ *                  round is decided (a blocking send has already waited);
+ *   RL_STEP_WAIT   call again at op->wake_us (a retry's delay);
+ *   RL_STEP_DONE   finished: op->rc says how (acquire: a->lock is set).
+ * The report (op->rep, may be NULL) is filled as the op goes: attempts,
+ * votes, validity; the driver ends it. The blocking API drives an op on
+ * the caller's stack to completion; the async handle keeps it on the heap
+ * and resumes it from loop events. */
+#ifndef RL_OPS_H
+#define RL_OPS_H
+#include <stdint.h>
+
+#include "rl.h"
+
+enum { RL_STEP_ROUND = 1, RL_STEP_WAIT, RL_STEP_DONE };
+
+typedef struct rl_op rl_op_t;
+
+struct rl_op {
+    int (*next)(rl_op_t *op, uint64_t now);
+    redlock_t *rl;
+    redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
+    rl_round_t r;           /* the op's main round: its votes are the report's */
+    rl_round_t aux;         /* a fencing write-back or an acquire's clean-up */
+    uint64_t wake_us;
+    int rc;
+    int phase;
+};
+
+/* Acquire: attempts (SET NX PX, the multi-key script, or the fenced
+ * script and its write-back), the validity check, the clean-up release
+ * after a failed attempt, and jittered retries within wait_ms. */
+typedef struct rl_acquire_op {
+    rl_op_t op;
+    rl_keys_t keys;         /* the caller's names (must outlive the op) */
+    char token[REDLOCK_TOKEN_LEN + 1];
+    uint32_t ttl_ms;
+    int64_t wait_ms;
+    uint64_t start_us;
+    uint32_t n;             /* attempts made before the current one */
+    int last;               /* the current attempt is the one at the wait deadline */
+    int fenced;
+    uint64_t fence_max;     /* highest fence counter the granting nodes returned */
+    uint64_t deadline_us;
+    redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
+} rl_acquire_op_t;
+
+/* Prepares a for keys (checked by the caller) with a fresh token. */
+void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,
+                        redlock_report_t *rep, uint64_t now);
+
+/* Switches a pending acquire to its clean-up: the release round of what
+ * it may have set, then DONE with rc (REDLOCK_ERR_CANCELLED). The round in
+ * flight, if any, must have been abandoned by the driver. */
+int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc);
+
+/* Extend or release of keys/token: one round. Extend's result on OK: t0
+ * and deadline (validity in the report). */
+typedef struct rl_life_op {
+    rl_op_t op;
+    rl_keys_t keys;
+    const char *token;
+    uint32_t ttl_ms;
+    uint64_t t0_us, deadline_us;
+} rl_life_op_t;
+
+void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
+                       redlock_report_t *rep);
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
+                        redlock_report_t *rep);
+
+/* watch.c: auto-extension policy. rl_watch_setup fills l's watch fields
+ * from opt (NULL: defaults); INVALID when the interval is not below the
+ * TTL. rl_watch_due, when l's next_us has come: REDLOCK_ERR_EXPIRED (its
+ * validity is gone: lost), 1 (capped: next_us moved to its deadline, no
+ * extension), 0 (extend it by its TTL now). rl_watch_after takes the
+ * extension's rc: 0 (next_us set: keep watching) or the reason l is lost.
+ * rl_watch_lost marks l lost, counts and logs it (the caller then runs
+ * on_lost). */
+int rl_watch_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
+                   uint64_t now);
+int rl_watch_due(redlock_lock_t *l, uint64_t now);
+int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now);
+void rl_watch_lost(redlock_t *rl, redlock_lock_t *l, int reason);
+
+/* fence.c: the fenced attempt's rounds (see fence.c for why two). */
+void rl_fence_send_attempt(rl_acquire_op_t *a);
+int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now); /* 1: write-back sent, 0: failed (op.rc set) */
+int rl_fence_written(rl_acquire_op_t *a, uint64_t now);   /* REDLOCK_OK or why the write-back failed */
+
+#endif

@@ -1,0 +1,60 @@
+/* report.c -- filling a call's redlock_report_t (rep may be NULL
+ * everywhere): its start, a round's counts, its end and message. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rl.h"
+
+void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
+    if (!rep) return;
+    rep->result = REDLOCK_OK;
+    rep->attempts = 0;
+    rep->n_nodes = rl ? rl->opt.n_nodes : 0;
+    rep->quorum = rl ? redlock_quorum(rep->n_nodes) : 0;
+    rep->yes = rep->no = rep->failed = 0;
+    rep->elapsed_us = 0;
+    rep->validity_ms = 0;
+    rep->message[0] = '\0';
+    for (size_t i = 0; i < rep->n_nodes; i++)
+        rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->conns[i].uri.display, .rtt_us = -1};
+}
+
+void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us) {
+    if (!rep) return;
+    rep->yes = r->yes;
+    rep->no = r->no;
+    rep->failed = r->failed;
+    rep->elapsed_us = (int64_t)(end_us - r->t0_us);
+}
+
+int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg) {
+    if (msg && rl) rl_logf(&rl->log, REDLOCK_LOG_ERROR, "%s", msg);
+    if (!rep) return rc;
+    rep->result = rc;
+    if (msg)
+        snprintf(rep->message, sizeof rep->message, "%s", msg);
+    else if (rc != REDLOCK_OK && !rep->message[0])
+        snprintf(rep->message, sizeof rep->message, "%s: %zu yes, %zu no, %zu failed of %zu nodes (quorum %zu)",
+                 redlock_strerror(rc), rep->yes, rep->no, rep->failed, rep->n_nodes, rep->quorum);
+    return rc;
+}
+
+
+void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r) {
+    if (!rep) return;
+    rep->yes = r->yes;
+    rep->no = r->no;
+    rep->failed = r->failed;
+    for (size_t i = 0; i < r->n && i < rep->n_nodes; i++) {
+        redlock_node_report_t *nr = &rep->nodes[i];
+        const rl_conn_t *c = &rl->ns->conns[i];
+        nr->vote = (redlock_vote_t)r->vote[i];
+        nr->err = r->err[i];
+        nr->rtt_us = r->rtt_us[i];
+        if (nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO)
+            memcpy(nr->address, c->addr, sizeof nr->address);
+        else if (nr->vote != REDLOCK_VOTE_NONE) /* the node's last words, or the code's name */
+            snprintf(nr->detail, sizeof nr->detail, "%s", c->last_err == nr->err && c->last_detail[0]
+                                                             ? c->last_detail : redlock_strerror(nr->err));
+    }
+}

@@ -1,0 +1,255 @@
+/* test_async.c -- the async API's own rules on a real libuv loop against
+ * the fixture cluster: each callback runs exactly once, never from inside
+ * the call, under a grant, TAKEN, NO_QUORUM and a node paused mid-round;
+ * free from inside a callback; bad input refused with no callback;
+ * extend, fencing and auto-extension through the handle. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include <redlock/libuv.h>
+
+#include "rltest.h"
+
+static tc_cluster_t C;
+static void setup(void) { rt_setup(&C); }
+TestSuite(async, .init = setup, .timeout = 300);
+
+/* What the callbacks saw. */
+static struct {
+    redlock_async_t *a;
+    int in_call;          /* 1 while a redlock_async_* call runs: a callback then is a defect */
+    int cbs, rc, last_rc;
+    redlock_lock_t *lock;
+    size_t yes, no, failed;
+    int free_in_cb;       /* the acquire callback frees the handle */
+    int other_cbs, other_rc;
+} S;
+
+static uv_loop_t L;
+
+/* A handle on the first n fixture nodes (or on uris when given). */
+static redlock_async_t *new_handle(const char *const *uris, size_t n, redlock_options_t *o) {
+    redlock_options_t d;
+    if (!o) {
+        rt_options(&d);
+        o = &d;
+    }
+    const char *nodes[TC_MAX_NODES];
+    for (size_t i = 0; i < n; i++) nodes[i] = uris ? uris[i] : C.uri[i];
+    o->nodes = nodes;
+    o->n_nodes = n;
+    redlock_async_t *a = NULL;
+    cr_assert_eq(redlock_async_new(&a, o), REDLOCK_OK);
+    cr_assert_eq(redlock_libuv_attach(a, &L), REDLOCK_OK);
+    memset(&S, 0, sizeof S);
+    S.a = a;
+    return a;
+}
+
+static void on_acquire(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    (void)arg;
+    cr_assert_not(S.in_call, "callback ran from inside the call");
+    S.cbs++;
+    S.rc = rc;
+    S.lock = lock;
+    S.yes = rep->yes, S.no = rep->no, S.failed = rep->failed;
+    cr_assert_eq(rep->result, rc);
+    if (rc == REDLOCK_OK) cr_assert_not_null(lock);
+    if (S.free_in_cb) redlock_async_free(S.a);
+}
+
+static void on_other(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    (void)lock, (void)rep, (void)arg;
+    S.other_cbs++;
+    S.other_rc = rc;
+}
+
+static void on_done(int rc, const redlock_report_t *rep, void *arg) {
+    (void)rep, (void)arg;
+    cr_assert_not(S.in_call, "callback ran from inside the call");
+    S.cbs++;
+    S.last_rc = rc;
+}
+
+/* Starts an acquire with the in-call guard; returns the call's rc. */
+static int acquire(const char *res, uint32_t ttl, int64_t wait_ms) {
+    S.in_call = 1;
+    int rc = redlock_async_acquire(S.a, res, ttl, wait_ms, on_acquire, NULL);
+    S.in_call = 0;
+    return rc;
+}
+
+/* Runs the loop until the callbacks counted reach want. */
+static void run_until(int want) {
+    while (S.cbs < want) cr_assert_eq(uv_run(&L, UV_RUN_ONCE) >= 0, 1);
+}
+
+/* Frees the handle and runs the loop until it is empty. */
+static void finish(void) {
+    redlock_async_free(S.a);
+    cr_assert_eq(uv_run(&L, UV_RUN_DEFAULT), 0, "something left on the loop");
+    cr_assert_eq(uv_loop_close(&L), 0);
+}
+
+Test(async, granted_then_taken_then_released_each_callback_once) {
+    uv_loop_init(&L);
+    new_handle(NULL, (size_t)C.n, NULL);
+    cr_assert_eq(acquire("async:once", 10000, 0), REDLOCK_OK);
+    cr_assert_eq(S.cbs, 0, "no callback from inside the call");
+    run_until(1);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_geq(S.yes, redlock_quorum((size_t)C.n), "the round stops at a quorum");
+    redlock_lock_t *held = S.lock;
+    cr_assert_eq(tc_count_value(&C, "async:once", redlock_lock_token(held)), C.n);
+    cr_assert_eq(acquire("async:once", 10000, 0), REDLOCK_OK);
+    run_until(2);
+    cr_assert_eq(S.rc, REDLOCK_ERR_TAKEN);
+    cr_assert_null(S.lock);
+    cr_assert_geq(S.no, redlock_quorum((size_t)C.n));
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, held, on_done, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_async_release(S.a, held, on_done, NULL), REDLOCK_ERR_INVALID, "double release");
+    S.in_call = 0;
+    run_until(3);
+    cr_assert_eq(S.last_rc, REDLOCK_OK);
+    cr_assert_eq(tc_count_value(&C, "async:once", NULL), 0);
+    for (int i = 0; i < 20; i++) uv_run(&L, UV_RUN_NOWAIT);
+    cr_assert_eq(S.cbs, 3, "a callback ran twice");
+    finish();
+}
+
+Test(async, no_quorum_with_dead_nodes_reports_each_vote) {
+    uv_loop_init(&L);
+    const char *uris[3] = {C.uri[0], "redis://127.0.0.1:1", "redis://127.0.0.1:2"};
+    new_handle(uris, 3, NULL);
+    cr_assert_eq(acquire("async:nq", 10000, 0), REDLOCK_OK);
+    run_until(1);
+    cr_assert_eq(S.rc, REDLOCK_ERR_NO_QUORUM);
+    cr_assert_eq(S.failed, 2u, "both dead nodes failed");
+    cr_assert_eq(tc_count_value(&C, "async:nq", NULL), 0, "the clean-up released node 0");
+    finish();
+}
+
+Test(async, node_paused_mid_round_still_one_callback) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 200;
+    new_handle(NULL, (size_t)C.n, &o);
+    cr_assert_eq(tc_node_pause(&C, 0), 0);
+    cr_assert_eq(acquire("async:paused", 10000, 0), REDLOCK_OK);
+    run_until(1);
+    cr_assert_eq(tc_node_resume(&C, 0), 0);
+    cr_assert_eq(S.rc, REDLOCK_OK, "four of five nodes grant");
+    cr_assert_geq(S.yes, redlock_quorum((size_t)C.n));
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    run_until(2);
+    for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
+    cr_assert_eq(S.cbs, 2);
+    finish();
+}
+
+Test(async, free_from_inside_a_callback_cancels_the_rest) {
+    uv_loop_init(&L);
+    redlock_t *rl = rt_new(&C, (size_t)C.n, NULL);
+    redlock_lock_t *busy = NULL;
+    cr_assert_eq(redlock_acquire(rl, "async:busy", 30000, &busy), REDLOCK_OK);
+    new_handle(NULL, (size_t)C.n, NULL);
+    cr_assert_eq(redlock_async_acquire(S.a, "async:busy", 5000, 20000, on_other, NULL), REDLOCK_OK);
+    S.free_in_cb = 1;
+    cr_assert_eq(acquire("async:free-in-cb", 5000, 0), REDLOCK_OK);
+    cr_assert_eq(uv_run(&L, UV_RUN_DEFAULT), 0, "the loop ends once the handle is freed");
+    cr_assert_eq(S.cbs, 1);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_eq(S.other_cbs, 1);
+    cr_assert_eq(S.other_rc, REDLOCK_ERR_CANCELLED);
+    cr_assert_eq(tc_count_value(&C, "async:busy", redlock_lock_token(busy)), C.n, "the holder's key is untouched");
+    redlock_lock_free(S.lock); /* detached by the free: still set until its TTL */
+    cr_assert_eq(uv_loop_close(&L), 0);
+    cr_assert_eq(redlock_release(rl, busy), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(async, bad_input_is_invalid_and_runs_no_callback) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.max_ttl_ms = 60000;
+    new_handle(NULL, (size_t)C.n, &o);
+    char longname[REDLOCK_MAX_RESOURCE + 2];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_acquire(NULL, "r", 1000, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, "r", 1000, 0, NULL, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, "", 1000, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, NULL, 1000, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, longname, 1000, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, "r", 0, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_acquire(S.a, "r", 60001, 0, on_acquire, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_extend(S.a, NULL, 1000, on_done, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_release(S.a, NULL, on_done, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_cancel(NULL, NULL), REDLOCK_ERR_INVALID);
+    S.in_call = 0;
+    /* a lock of another handle (a blocking one) */
+    redlock_t *rl = rt_new(&C, (size_t)C.n, NULL);
+    redlock_lock_t *foreign = NULL;
+    cr_assert_eq(redlock_acquire(rl, "async:foreign", 10000, &foreign), REDLOCK_OK);
+    cr_assert_eq(redlock_async_release(S.a, foreign, on_done, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_extend(S.a, foreign, 1000, on_done, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_autoextend(S.a, foreign, NULL), REDLOCK_ERR_INVALID);
+    for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
+    cr_assert_eq(S.cbs, 0, "a refused call ran its callback");
+    cr_assert_eq(redlock_release(rl, foreign), REDLOCK_OK);
+    redlock_free(rl);
+    finish();
+}
+
+Test(async, extend_fencing_and_autoextend_through_the_handle) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.fencing = 1;
+    new_handle(NULL, (size_t)C.n, &o);
+    cr_assert_eq(acquire("async:fenced", 300, 0), REDLOCK_OK);
+    run_until(1);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    redlock_lock_t *l = S.lock;
+    uint64_t f1 = redlock_lock_fence(l);
+    cr_assert_gt(f1, 0u, "a fenced lock has a token");
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_extend(S.a, l, 2000, on_done, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    run_until(2);
+    cr_assert_eq(S.last_rc, REDLOCK_OK);
+    cr_assert_gt(redlock_lock_validity_ms(l), 1000, "extended to 2 s");
+    redlock_autoextend_options_t ao;
+    redlock_autoextend_options_init(&ao);
+    ao.interval_ms = 100;
+    cr_assert_eq(redlock_async_autoextend(S.a, l, &ao), REDLOCK_OK);
+    cr_assert_eq(redlock_async_autoextend(S.a, l, &ao), REDLOCK_ERR_INVALID, "already auto-extended");
+    uint64_t end = rt_now_us() + 700000;
+    while (rt_now_us() < end) uv_run(&L, UV_RUN_ONCE);
+    cr_assert_geq(redlock_lock_extensions(l), 3u, "about 6 extensions in 700 ms at 100 ms");
+    cr_assert(redlock_lock_valid(l, 0));
+    cr_assert_geq(tc_count_value(&C, "async:fenced", redlock_lock_token(l)), 3);
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, l, on_done, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    run_until(3);
+    cr_assert_eq(S.last_rc, REDLOCK_OK);
+    /* the next holder's fence is greater */
+    cr_assert_eq(acquire("async:fenced", 1000, 0), REDLOCK_OK);
+    run_until(4);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_gt(redlock_lock_fence(S.lock), f1);
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, S.lock, NULL, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    finish();
+}
