@@ -38,6 +38,7 @@ struct rl_call {
     rl_call_t *next, *prev;     /* the pending list */
     rl_call_t *rnext, *rprev;   /* the ready list */
     int queued;                 /* on the ready list */
+    _Alignas(rl_round_t) unsigned char rooms[]; /* the op's two rounds, room for n nodes each */
 };
 
 struct redlock_async {

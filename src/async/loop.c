@@ -204,8 +204,8 @@ int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hoo
 
 /* Abandons c's rounds in flight and takes it off the heap and ready list. */
 static void detach_call(redlock_async_t *a, rl_call_t *c) {
-    rl_nodes_abandon(&a->ns, &c->u.op.r);
-    rl_nodes_abandon(&a->ns, &c->u.op.aux);
+    rl_nodes_abandon(&a->ns, c->u.op.r);
+    rl_nodes_abandon(&a->ns, c->u.op.aux);
     rl_heap_remove(a, c);
     rl_ready_remove(a, c);
 }
@@ -225,8 +225,8 @@ void rl_async_release_all(redlock_async_t *a) {
         rl_call_t *c = a->pending;
         detach_call(a, c);
         if (c->kind == RL_CALL_ACQUIRE) { /* what it may have set goes, ownerless */
-            rl_round_t r;
-            rl_release_round(&a->ctx, &r, &c->u.acq.keys, c->u.acq.token, NULL);
+            RL_ROUND(r);
+            rl_release_round(&a->ctx, r, &c->u.acq.keys, c->u.acq.token, NULL);
         }
         if (c->kind == RL_CALL_WATCH) {
             if (c->lock) c->lock->watch = NULL;
@@ -300,6 +300,7 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
     a->ctx.send = send_async;
     a->ctx.unhold = unhold_async;
     a->ctx.is_async = 1;
+    a->ctx.pool_max = UINT32_MAX; /* as many as were ever held at once: a warm loop allocates nothing */
     int fds[2];
     rl_uri_t uris[REDLOCK_MAX_NODES];
     rl_nodes_config_t cfg;

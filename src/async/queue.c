@@ -104,9 +104,11 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
-    } else if (!(c = calloc(1, sizeof *c))) {
+    } else if (!(c = calloc(1, sizeof *c + 2 * rl_round_size(a->ns.n)))) {
         return NULL;
     }
+    c->u.op.r = (rl_round_t *)(void *)c->rooms;
+    c->u.op.aux = (rl_round_t *)(void *)(c->rooms + rl_round_size(a->ns.n));
     c->heap_at = SIZE_MAX;
     c->next = a->pending;
     if (a->pending) a->pending->prev = c;

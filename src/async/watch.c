@@ -57,7 +57,7 @@ void rl_async_watch_stop(redlock_async_t *a, redlock_lock_t *lock) {
     rl_call_t *c = lock->watch;
     lock->watch = NULL;
     if (!c) return;
-    rl_nodes_abandon(&a->ns, &c->u.op.r);
+    rl_nodes_abandon(&a->ns, c->u.op.r);
     c->lock = NULL;
     rl_call_recycle(a, c);
 }

@@ -10,6 +10,10 @@
 static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
                         redlock_report_t *rep) {
     rl_acquire_op_t a;
+    RL_ROUND(r);
+    RL_ROUND(aux);
+    a.op.r = r;
+    a.op.aux = aux;
     rl_acquire_op_init(&a, rl, keys, ttl_ms, wait_ms, rep, rl->clock());
     int rc = rl_drive(&a.op);
     *out = a.lock;

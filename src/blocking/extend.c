@@ -9,6 +9,9 @@
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
                     uint64_t *t0, uint64_t *deadline) {
     rl_life_op_t e;
+    RL_ROUND(r);
+    e.op.r = r;
+    e.op.aux = NULL;
     rl_extend_op_init(&e, rl, keys, token, ttl_ms, rep);
     int rc = rl_drive(&e.op);
     *t0 = e.t0_us;

@@ -9,20 +9,20 @@
  * every node with no early stop; returns how many answered without error. */
 static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *script, rl_reply_fn fn, void *arg,
                         redlock_report_t *rep) {
-    rl_round_t r;
+    RL_ROUND(r);
     rl_report_begin(rl, rep);
-    rl_round_init(&r, rl->opt.n_nodes, RL_STOP_ALL, rep ? rep->nodes : NULL);
-    r.send_all = 1;
-    r.cmd = cmd->data;
-    r.cmd_len = cmd->len;
-    r.script = script;
-    r.classify = rl_classify_any;
-    r.on_reply = fn;
-    r.reply_arg = arg;
-    rl_send_blocking(rl, &r);
-    rl_report_round(rep, &r, rl->clock());
+    rl_round_init(r, rl->opt.n_nodes, RL_STOP_ALL, rep ? rep->nodes : NULL);
+    r->send_all = 1;
+    r->cmd = cmd->data;
+    r->cmd_len = cmd->len;
+    r->script = script;
+    r->classify = rl_classify_any;
+    r->on_reply = fn;
+    r->reply_arg = arg;
+    rl_send_blocking(rl, r);
+    rl_report_round(rep, r, rl->clock());
     if (rep) rep->attempts = 1;
-    return r.yes;
+    return r->yes;
 }
 
 size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, rl_reply_fn fn, void *arg,

@@ -6,6 +6,9 @@
 
 int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep) {
     rl_life_op_t e;
+    RL_ROUND(r);
+    e.op.r = r;
+    e.op.aux = NULL;
     rl_release_op_init(&e, rl, keys, token, rep);
     return rl_drive(&e.op);
 }

@@ -24,15 +24,15 @@ static int send_attempt(rl_acquire_op_t *a) {
     }
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
-    rl_round_init(&op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
-    op->r.grants = 1;
+    rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+    op->r->grants = 1;
     if (a->keys.n > 1) {
-        rl_run_script(rl, &op->r, rl->s_acquire_multi, &a->keys, a->token, ttl);
+        rl_run_script(rl, op->r, rl->s_acquire_multi, &a->keys, a->token, ttl);
         return RL_STEP_ROUND;
     }
     const char *argv[6] = {"SET", a->keys.k[0], a->token, "NX", "PX", ttl};
     size_t lens[6] = {3, a->keys.len[0], REDLOCK_TOKEN_LEN, 2, 2, strlen(ttl)};
-    rl_run_command(rl, &op->r, 6, argv, lens, rl_classify_set);
+    rl_run_command(rl, op->r, 6, argv, lens, rl_classify_set);
     return RL_STEP_ROUND;
 }
 
@@ -40,7 +40,7 @@ static int send_attempt(rl_acquire_op_t *a) {
  * may still have applied it); the op then decides about retrying. */
 static int cleanup(rl_acquire_op_t *a) {
     a->op.phase = ACQ_CLEANED;
-    rl_release_round(a->op.rl, &a->op.aux, &a->keys, a->token, NULL);
+    rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL);
     return RL_STEP_ROUND;
 }
 
@@ -48,7 +48,7 @@ static int cleanup(rl_acquire_op_t *a) {
 static int grant(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     if (rl_validity_us(a->deadline_us, now) <= 0) return REDLOCK_ERR_EXPIRED;
-    a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r.t0_us, a->deadline_us);
+    a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us);
     if (!a->lock) return REDLOCK_ERR_NOMEM;
     if (op->rep) op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
     return REDLOCK_OK;
@@ -58,8 +58,8 @@ static int grant(rl_acquire_op_t *a, uint64_t now) {
 static int attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     redlock_t *rl = op->rl;
-    rl_report_round(op->rep, &op->r, now);
-    a->deadline_us = rl_deadline_us(op->r.t0_us, a->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
+    rl_report_round(op->rep, op->r, now);
+    a->deadline_us = rl_deadline_us(op->r->t0_us, a->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
     if (a->fenced) {
         if (rl_fence_attempted(a, now)) {
             op->phase = ACQ_WRITTEN;
@@ -67,7 +67,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
         }
         return cleanup(a);
     }
-    op->rc = op->r.yes >= op->r.quorum ? grant(a, now) : rl_round_reason(&op->r, REDLOCK_ERR_TAKEN);
+    op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
     return op->rc == REDLOCK_OK ? RL_STEP_DONE : cleanup(a);
 }
 

@@ -58,6 +58,7 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     rl->clock = rl_clock_monotonic_us;
     rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
     find_scripts(rl);
+    rl->pool_max = 64; /* a blocking handle's threads rarely hold more at once */
     pthread_mutex_init(&rl->held_mu, NULL);
     pthread_mutex_init(&rl->wd_start_mu, NULL);
     rl->mu_ready = 1;

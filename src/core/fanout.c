@@ -19,8 +19,7 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->n = n;
     r->quorum = redlock_quorum(n);
     r->nodes = nodes;
-    memset(r->vote, REDLOCK_VOTE_NONE, n);
-    for (size_t i = 0; i < n; i++) r->slot[i] = RL_NO_SLOT, r->err[i] = 0, r->rtt_us[i] = -1;
+    for (size_t i = 0; i < n; i++) r->pn[i] = (rl_round_node_t){.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE};
     r->yes = r->no = r->failed = r->auth_failed = 0;
     r->pending = n;
     r->done = 0;
@@ -62,10 +61,10 @@ int rl_round_decided(const rl_round_t *r) {
 }
 
 int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail) {
-    if (r->vote[i] != REDLOCK_VOTE_NONE) return 0; /* already counted */
-    r->vote[i] = (uint8_t)v;
-    r->err[i] = (int8_t)err;
-    r->rtt_us[i] = rtt_us > INT32_MAX ? INT32_MAX : (int32_t)rtt_us;
+    if (r->pn[i].vote != REDLOCK_VOTE_NONE) return 0; /* already counted */
+    r->pn[i].vote = (uint8_t)v;
+    r->pn[i].err = (int8_t)err;
+    r->pn[i].rtt_us = rtt_us > INT32_MAX ? INT32_MAX : (int32_t)rtt_us;
     r->pending--;
     if (v == REDLOCK_VOTE_YES)
         r->yes++;

@@ -27,6 +27,15 @@ enum {
  * sets *err and writes the node's words into detail. */
 typedef redlock_vote_t (*rl_classify_fn)(const void *reply, int *err, char *detail, size_t n);
 
+/* A round's record of one node (12 bytes, so a round costs what its node
+ * count needs: a pending async call holds two). */
+typedef struct rl_round_node {
+    uint32_t slot;   /* queue slot of the node's pending request, or RL_NO_SLOT */
+    int32_t rtt_us;  /* the vote's round trip, -1 without an answer */
+    uint8_t vote;    /* REDLOCK_VOTE_* */
+    int8_t err;      /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
+} rl_round_node_t;
+
 typedef struct rl_round {
     /* set by the caller before rl_engine_run */
     const char *cmd;                /* encoded request for every node */
@@ -42,16 +51,24 @@ typedef struct rl_round {
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
     void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (from inside the driver) */
     void *reply_arg;
-    /* kept by the engine under its mutex */
-    uint8_t vote[REDLOCK_MAX_NODES];
-    int8_t err[REDLOCK_MAX_NODES];    /* each vote's REDLOCK_ERR_* (compact: kept without nodes) */
-    int32_t rtt_us[REDLOCK_MAX_NODES]; /* each vote's round trip, -1 without an answer */
-    uint32_t slot[REDLOCK_MAX_NODES]; /* queue slot of the node's pending request, or RL_NO_SLOT */
+    /* kept by the core as votes come */
     size_t yes, no, failed, pending, auth_failed;
     int done;
     uint64_t t0_us;                   /* when the round was sent */
     void *owner;                      /* the driver's: who waits for this round */
+    rl_round_node_t pn[];             /* per node: n entries (see rl_round_size) */
 } rl_round_t;
+
+/* Bytes a round for n nodes takes (its per-node records included). */
+#define rl_round_size(n) (sizeof(rl_round_t) + (n) * sizeof(rl_round_node_t))
+
+/* Room for a round of any node count, for the stack:
+ *   RL_ROUND(r);  declares rl_round_t *r with REDLOCK_MAX_NODES records. */
+typedef union rl_round_room {
+    rl_round_t r;
+    unsigned char room[rl_round_size(REDLOCK_MAX_NODES)];
+} rl_round_room_t;
+#define RL_ROUND(name) rl_round_room_t name##_room_; rl_round_t *const name = &name##_room_.r
 
 /* Prepares r for n nodes (all pending) with the given stop rule; nodes may
  * be NULL. The command fields are set by the caller afterwards. */

@@ -65,18 +65,18 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     fence_keys(a, fkey, sizeof fkey, k, klen, &both);
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     a->fence_max = 0;
-    rl_round_init(&op->r, op->rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
-    op->r.grants = 1;
-    op->r.on_reply = take_max;
-    op->r.reply_arg = &a->fence_max;
-    rl_run_script_as(op->rl, &op->r, op->rl->s_acquire_fenced, &both, a->token, ttl, classify_fenced);
+    rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+    op->r->grants = 1;
+    op->r->on_reply = take_max;
+    op->r->reply_arg = &a->fence_max;
+    rl_run_script_as(op->rl, op->r, op->rl->s_acquire_fenced, &both, a->token, ttl, classify_fenced);
 }
 
 int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     (void)now;
-    if (op->r.yes < op->r.quorum) {
-        op->rc = rl_round_reason(&op->r, REDLOCK_ERR_TAKEN);
+    if (op->r->yes < op->r->quorum) {
+        op->rc = rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
         return 0;
     }
     /* round two: write max + 1 back where the lock is ours */
@@ -86,20 +86,20 @@ int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_keys_t both;
     fence_keys(a, fkey, sizeof fkey, k, klen, &both);
     snprintf(fence, sizeof fence, "%" PRIu64, a->fence_max + 1);
-    rl_round_init(&op->aux, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
-    rl_run_script(op->rl, &op->aux, op->rl->s_fence_set, &both, a->token, fence);
+    rl_round_init(op->aux, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    rl_run_script(op->rl, op->aux, op->rl->s_fence_set, &both, a->token, fence);
     return 1;
 }
 
 int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
-    const rl_round_t *w = &op->aux;
+    const rl_round_t *w = op->aux;
     int rc = REDLOCK_OK;
     if (rl_validity_us(a->deadline_us, now) <= 0)
         rc = REDLOCK_ERR_EXPIRED;
     else if (w->yes < w->quorum)
         rc = rl_round_reason(w, REDLOCK_ERR_NO_QUORUM);
-    else if (!(a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r.t0_us, a->deadline_us)))
+    else if (!(a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us)))
         rc = REDLOCK_ERR_NOMEM;
     if (rc == REDLOCK_OK) {
         a->lock->fence = a->fence_max + 1;

@@ -15,18 +15,18 @@ static int extend_next(rl_op_t *op, uint64_t now) {
     if (op->phase == LIFE_START) {
         char ttl[16];
         snprintf(ttl, sizeof ttl, "%u", e->ttl_ms);
-        rl_round_init(&op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+        rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
         op->phase = LIFE_SENT;
-        rl_run_script(rl, &op->r, e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi, &e->keys, e->token, ttl);
+        rl_run_script(rl, op->r, e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi, &e->keys, e->token, ttl);
         return RL_STEP_ROUND;
     }
-    rl_report_round(op->rep, &op->r, now);
-    if (op->r.yes < op->r.quorum) {
-        op->rc = rl_round_reason(&op->r, REDLOCK_ERR_NOT_HELD);
+    rl_report_round(op->rep, op->r, now);
+    if (op->r->yes < op->r->quorum) {
+        op->rc = rl_round_reason(op->r, REDLOCK_ERR_NOT_HELD);
         return RL_STEP_DONE;
     }
-    e->t0_us = op->r.t0_us;
-    e->deadline_us = rl_deadline_us(op->r.t0_us, e->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
+    e->t0_us = op->r->t0_us;
+    e->deadline_us = rl_deadline_us(op->r->t0_us, e->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
     int64_t left = rl_validity_us(e->deadline_us, now);
     op->rc = left > 0 ? REDLOCK_OK : REDLOCK_ERR_EXPIRED;
     if (left > 0 && op->rep) op->rep->validity_ms = rl_validity_ms(left);
@@ -38,10 +38,10 @@ static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
-        rl_release_round(op->rl, &op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL);
+        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL);
         return RL_STEP_ROUND;
     }
-    const rl_round_t *r = &op->r;
+    const rl_round_t *r = op->r;
     rl_report_round(op->rep, r, now);
     if (r->yes >= r->quorum)
         op->rc = REDLOCK_OK;

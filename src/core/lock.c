@@ -45,7 +45,6 @@ static int copy_keys(redlock_lock_t *l, const rl_keys_t *keys) {
     return 0;
 }
 
-#define RL_POOL_MAX 64
 
 /* A pooled lock object whose name buffer holds len bytes, or NULL. */
 static redlock_lock_t *pool_get(redlock_t *rl, size_t len) {
@@ -68,7 +67,7 @@ static int pool_put(redlock_lock_t *lock) {
     int kept = 0;
     if (!rl || lock->n_res != 1) return 0;
     pthread_mutex_lock(&rl->held_mu);
-    if (rl->pool_n < RL_POOL_MAX) {
+    if (rl->pool_n < rl->pool_max) {
         lock->pooled = 1;
         lock->held_next = rl->pool;
         rl->pool = lock;

@@ -23,9 +23,9 @@
 static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
     r->done = 1;
     for (size_t i = 0; i < r->n; i++) {
-        if (r->vote[i] != REDLOCK_VOTE_NONE || r->slot[i] == RL_NO_SLOT) continue;
+        if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].slot == RL_NO_SLOT) continue;
         rl_conn_t *c = &ns->conns[i];
-        rl_req_t *q = &c->q[r->slot[i]];
+        rl_req_t *q = &c->q[r->pn[i].slot];
         if (q->round == r) q->round = NULL;
     }
 }
@@ -43,7 +43,7 @@ void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r) {
 /* Records a vote and finishes the round if that decided it. */
 static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
                  const char *detail) {
-    if (r->vote[i] == REDLOCK_VOTE_NONE) {
+    if (r->pn[i].vote == REDLOCK_VOTE_NONE) {
         rl_stats_vote(ns->cfg.stats, i, v, err, rtt);
         if (r->nodes) /* the address this node's answer came over */
             memcpy(r->nodes[i].address, ns->conns[i].addr, sizeof r->nodes[i].address);
@@ -119,7 +119,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
         return;
     }
     q->script = r->script;
-    if (owner) r->slot[i] = (c->qhead + c->qlen - 1) % c->qcap;
+    if (owner) r->pn[i].slot = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, r->cmd, r->cmd_len);
     size_t head, args;
     if (rc == 0 && r->script && evalsha_split(r->cmd, r->cmd_len, &head, &args)) {
@@ -161,7 +161,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
-    if (old.round) old.round->slot[c->idx] = (c->qhead + c->qlen - 1) % c->qcap;
+    if (old.round) old.round->pn[c->idx].slot = (c->qhead + c->qlen - 1) % c->qcap;
 }
 
 /* Matches one reply to the request at the head of c's queue. */

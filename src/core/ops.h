@@ -10,7 +10,9 @@
  * The report (op->rep, may be NULL) is filled as the op goes: attempts,
  * votes, validity; the driver ends it. The blocking API drives an op on
  * the caller's stack to completion; the async handle keeps it on the heap
- * and resumes it from loop events. */
+ * and resumes it from loop events. The op's two rounds live where its
+ * driver puts them (r and aux are set before the op's init: RL_ROUND on
+ * the stack, or room for n nodes after an async call). */
 #ifndef RL_OPS_H
 #define RL_OPS_H
 #include <stdint.h>
@@ -25,8 +27,8 @@ struct rl_op {
     int (*next)(rl_op_t *op, uint64_t now);
     redlock_t *rl;
     redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
-    rl_round_t r;           /* the op's main round: its votes are the report's */
-    rl_round_t aux;         /* a fencing write-back or an acquire's clean-up */
+    rl_round_t *r;          /* the op's main round: its votes are the report's */
+    rl_round_t *aux;        /* a fencing write-back or an acquire's clean-up */
     uint64_t wake_us;
     int rc;
     int phase;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "node.h"
 #include "rl.h"
 
 void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
@@ -48,13 +49,16 @@ void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_
     for (size_t i = 0; i < r->n && i < rep->n_nodes; i++) {
         redlock_node_report_t *nr = &rep->nodes[i];
         const rl_conn_t *c = &rl->ns->conns[i];
-        nr->vote = (redlock_vote_t)r->vote[i];
-        nr->err = r->err[i];
-        nr->rtt_us = r->rtt_us[i];
+        nr->vote = (redlock_vote_t)r->pn[i].vote;
+        nr->err = r->pn[i].err;
+        nr->rtt_us = r->pn[i].rtt_us;
         if (nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO)
             memcpy(nr->address, c->addr, sizeof nr->address);
-        else if (nr->vote != REDLOCK_VOTE_NONE) /* the node's last words, or the code's name */
-            snprintf(nr->detail, sizeof nr->detail, "%s", c->last_err == nr->err && c->last_detail[0]
-                                                             ? c->last_detail : redlock_strerror(nr->err));
+        if (nr->vote == REDLOCK_VOTE_NONE || nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO) continue;
+        /* why it failed: the quarantine's reason, the node's last words, or the code's name */
+        if (nr->err == REDLOCK_ERR_QUARANTINED && rl_node_quarantined(c, rl->clock(), nr->detail, sizeof nr->detail))
+            continue;
+        snprintf(nr->detail, sizeof nr->detail, "%s",
+                 c->last_err == nr->err && c->last_detail[0] ? c->last_detail : redlock_strerror(nr->err));
     }
 }

@@ -43,6 +43,7 @@ struct redlock {
     redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
     redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
     unsigned pool_n;
+    unsigned pool_max;        /* released lock objects kept at most (the driver's choice) */
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;

@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_CALLERS 64
@@ -34,6 +35,7 @@ static struct {
     long counter[MAX_RESOURCES];
     long grants[MAX_RESOURCES];
     long acq_calls, acq_cbs, rel_calls, rel_cbs, refusals;
+    long attempts; /* acquire attempts the granted calls' reports counted */
     int callers_done;
     int freed;
     caller_t caller[MAX_CALLERS];
@@ -159,6 +161,8 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
         return;
     }
     cr_assert_not_null(lock);
+    cr_assert_not_null(rep);
+    S.attempts += rep->attempts;
     cr_assert_str_eq(redlock_lock_resource(lock), S.names[c->res]);
     cr_assert_eq(S.owner[c->res], -1, "resource %d granted to caller %d while caller %d holds it", c->res, c->id,
                  S.owner[c->res]);
@@ -227,8 +231,10 @@ void scenario_contend(const async_loop_ops_t *ops, const tc_cluster_t *cl, int c
         cr_assert_eq(S.caller[i].cycles_done, cycles, "caller %d", i);
         cr_assert_eq(S.caller[i].state, IDLE, "caller %d", i);
     }
-    cr_log_info("%s: %d callers x %d cycles on %d resources: %ld acquire calls (%ld refused)", ops->name, callers,
-                cycles, resources, S.acq_calls, S.refusals);
+    cr_log_info("%s: %d callers x %d cycles on %d resources: %ld acquire calls (%ld refused), %ld attempts granted",
+                ops->name, callers, cycles, resources, S.acq_calls, S.refusals, S.attempts);
+    if (callers > resources) /* several callers per resource: some must have waited */
+        cr_assert_gt(S.attempts, total, "every acquire was granted at its first attempt: no contention was tested");
     assert_nodes_empty(cl);
 }
 
@@ -236,12 +242,14 @@ void scenario_contend(const async_loop_ops_t *ops, const tc_cluster_t *cl, int c
 
 #define WAITERS 8
 
-/* Free scenario's state: a waiter's outcome, the granted lock. */
+/* Free scenarios' state: the waiters' outcomes, the other key's lock. */
 static struct {
+    int waiters; /* how many waiters were started */
+    int keep;    /* keep the other key's lock (detach) instead of releasing it */
     int cbs[WAITERS], rc[WAITERS], from_free[WAITERS];
     redlock_lock_t *got[WAITERS];
-    redlock_lock_t *kept; /* granted on another key, never released */
-    int kept_cbs;
+    redlock_lock_t *other; /* granted on the other key */
+    int other_cbs;
 } F;
 
 /* A waiter's callback: expected only from inside redlock_async_free. */
@@ -255,32 +263,47 @@ static void on_waiter(redlock_lock_t *lock, int rc, const redlock_report_t *rep,
     F.got[i] = lock;
 }
 
-/* Loop timer: frees the handle while the waiters still wait. */
+/* Loop timer: unless the lock is to be kept, asks for its release (no
+ * callback) and, at once, frees the handle while that release and the
+ * waiters are still pending. */
 static void free_now(void *arg) {
     (void)arg;
     redlock_async_t *a = S.a;
     S.a = NULL;
+    if (!F.keep) {
+        S.in_call = 1;
+        int rc = redlock_async_release(a, F.other, NULL, NULL);
+        S.in_call = 0;
+        cr_assert_eq(rc, REDLOCK_OK, "release: %s", redlock_strerror(rc));
+        F.other = NULL;
+    }
     S.in_free = 1;
     redlock_async_free(a);
     S.in_free = 0;
     S.freed = 1;
 }
 
-/* The other key's grant: keeps the lock and arms the timer that frees. */
-static void on_kept(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+/* The other key's grant: arms the timer that frees the handle. */
+static void on_other(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
     (void)arg;
-    F.kept_cbs++;
-    cr_assert_eq(rc, REDLOCK_OK, "acquire of the kept key: %s: %s", redlock_strerror(rc), msg(rep));
-    F.kept = lock;
+    cr_assert_not(S.in_call);
+    F.other_cbs++;
+    cr_assert_eq(rc, REDLOCK_OK, "acquire of the other key: %s: %s", redlock_strerror(rc), msg(rep));
+    F.other = lock;
     cr_assert_eq(S.ops->after(S.loop, 60, free_now, NULL), 0);
 }
 
-void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *cl) {
+/* Runs a handle with `waiters` acquires waiting on a key another client
+ * holds and one granted lock on another key, and frees it from a loop
+ * timer; see scenario_free_pending and scenario_free_detaches. */
+static void free_scenario(const async_loop_ops_t *ops, const tc_cluster_t *cl, int waiters, int keep) {
     begin(ops);
     memset(&F, 0, sizeof F);
-    char busy[64], other[64];
+    F.waiters = waiters;
+    F.keep = keep;
+    char busy[64], other[64], token[REDLOCK_TOKEN_LEN + 1];
     snprintf(busy, sizeof busy, "async:%s:busy", ops->name);
-    snprintf(other, sizeof other, "async:%s:kept", ops->name);
+    snprintf(other, sizeof other, "async:%s:other", ops->name);
 
     /* Another client (the blocking API) holds `busy` for 30 s. */
     redlock_t *rl = rt_new(cl, (size_t)cl->n, NULL);
@@ -291,7 +314,7 @@ void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *cl) 
     contention_options(&o);
     o.retry_delay_ms = 10;
     S.a = new_handle(cl, &o);
-    for (int i = 0; i < WAITERS; i++) {
+    for (int i = 0; i < waiters; i++) {
         F.rc[i] = 1; /* no result yet */
         S.in_call = 1;
         int rc = redlock_async_acquire(S.a, busy, 5000, 20000, on_waiter, &F.rc[i]);
@@ -299,28 +322,52 @@ void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *cl) 
         cr_assert_eq(rc, REDLOCK_OK, "waiter %d: %s", i, redlock_strerror(rc));
     }
     S.in_call = 1;
-    cr_assert_eq(redlock_async_acquire(S.a, other, 30000, 0, on_kept, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_async_acquire(S.a, other, 30000, 0, on_other, NULL), REDLOCK_OK);
     S.in_call = 0;
     run_to_end();
 
     cr_assert(S.freed);
-    cr_assert_eq(F.kept_cbs, 1);
-    for (int i = 0; i < WAITERS; i++) {
+    cr_assert_eq(F.other_cbs, 1);
+    for (int i = 0; i < waiters; i++) {
         cr_assert_eq(F.cbs[i], 1, "waiter %d: %d callbacks", i, F.cbs[i]);
         cr_assert_eq(F.rc[i], REDLOCK_ERR_CANCELLED, "waiter %d: %s", i, redlock_strerror(F.rc[i]));
         cr_assert(F.from_free[i], "waiter %d: callback not from inside redlock_async_free", i);
         cr_assert_null(F.got[i]);
     }
-    /* The holder's key is untouched by the cancelled waiters. */
+    /* The other client's key is untouched by the cancelled waiters. */
     cr_assert_eq(tc_count_value(cl, busy, redlock_lock_token(held)), cl->n);
-    /* The kept lock was detached, not released: still valid, still set. */
-    cr_assert_not_null(F.kept);
-    cr_assert_gt(redlock_lock_validity_ms(F.kept), 0);
-    cr_assert_geq(tc_count_value(cl, other, redlock_lock_token(F.kept)), 3);
-    redlock_lock_free(F.kept);
+    if (keep) {
+        /* Detached, not released: still valid and still set; freeing the
+         * handle-less lock releases nothing either. */
+        cr_assert_not_null(F.other);
+        cr_assert_gt(redlock_lock_validity_ms(F.other), 0);
+        snprintf(token, sizeof token, "%s", redlock_lock_token(F.other));
+        cr_assert_geq(tc_count_value(cl, other, token), 3);
+        redlock_lock_free(F.other);
+        cr_assert_geq(tc_count_value(cl, other, token), 3);
+    } else {
+        /* The release pending at the free still went out, to every node. */
+        for (int tries = 0; tries < 200; tries++) {
+            int left = 0;
+            for (int i = 0; i < cl->n; i++) {
+                char *v = tc_get(cl, i, other);
+                left += v != NULL;
+                free(v);
+            }
+            if (!left) break;
+            cr_assert_lt(tries, 199, "the release pending at redlock_async_free left the key on %d nodes", left);
+            rt_sleep_ms(10);
+        }
+    }
     cr_assert_eq(redlock_release(rl, held), REDLOCK_OK);
     redlock_free(rl);
 }
+
+void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *cl) {
+    free_scenario(ops, cl, WAITERS, 0);
+}
+
+void scenario_free_detaches(const async_loop_ops_t *ops, const tc_cluster_t *cl) { free_scenario(ops, cl, 0, 1); }
 
 /* ---------------------------------------------------------------- cancel */
 

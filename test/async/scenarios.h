@@ -30,12 +30,18 @@ typedef struct async_loop_ops {
  * nodes keep no key. */
 void scenario_contend(const async_loop_ops_t *ops, const tc_cluster_t *c, int callers, int resources, int cycles);
 
-/* Acquires pending (waiting on a key another client holds) when the handle
- * is freed from a plain loop timer: each callback runs once, from inside
- * redlock_async_free, with REDLOCK_ERR_CANCELLED and no lock; the other
- * client's key is untouched; a lock granted earlier is detached but still
- * valid; the loop then returns by itself. */
+/* Acquires pending (waiting on a key another client holds) and a release
+ * just asked for when the handle is freed from a plain loop timer: each
+ * acquire's callback runs once, from inside redlock_async_free, with
+ * REDLOCK_ERR_CANCELLED and no lock; the other client's key is untouched;
+ * the pending release still deletes its key on every node; the loop then
+ * returns by itself. */
 void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *c);
+
+/* A granted lock not released when the handle is freed is detached: it
+ * stays valid and set on the nodes, and redlock_lock_free frees it without
+ * releasing anything. */
+void scenario_free_detaches(const async_loop_ops_t *ops, const tc_cluster_t *c);
 
 /* redlock_async_cancel of one of two waiters: it returns 1, the cancelled
  * callback runs later from the loop with REDLOCK_ERR_CANCELLED, the other

@@ -76,6 +76,8 @@ Test(libevent_adapter, free_with_acquires_pending_cancels_them_and_the_loop_ends
     scenario_free_pending(&EV_OPS, &C);
 }
 
+Test(libevent_adapter, free_detaches_granted_locks_still_valid) { scenario_free_detaches(&EV_OPS, &C); }
+
 Test(libevent_adapter, cancel_one_waiter_the_other_gets_the_lock) { scenario_cancel(&EV_OPS, &C); }
 
 Test(libevent_adapter, attach_errors_leave_nothing_on_the_loop) { scenario_attach_errors(&EV_OPS, &C); }

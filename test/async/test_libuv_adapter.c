@@ -82,6 +82,8 @@ Test(libuv_adapter, callers_64_contend_for_4_resources_on_one_loop) { scenario_c
 
 Test(libuv_adapter, free_with_acquires_pending_cancels_them_and_the_loop_ends) { scenario_free_pending(&UV_OPS, &C); }
 
+Test(libuv_adapter, free_detaches_granted_locks_still_valid) { scenario_free_detaches(&UV_OPS, &C); }
+
 Test(libuv_adapter, cancel_one_waiter_the_other_gets_the_lock) { scenario_cancel(&UV_OPS, &C); }
 
 Test(libuv_adapter, attach_errors_leave_nothing_on_the_loop) { scenario_attach_errors(&UV_OPS, &C); }

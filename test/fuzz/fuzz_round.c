@@ -76,23 +76,23 @@ static const char *const details[] = {
 };
 
 static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *v, size_t nv) {
-    rl_round_t r;
+    RL_ROUND(r);
     redlock_node_report_t nodes[MAX_N];
-    memset(&r, 0xa5, sizeof r); /* init must set all it uses */
+    memset(&r_room_, 0xa5, sizeof r_room_); /* init must set all it uses */
     memset(nodes, 0xa5, sizeof nodes);
-    rl_round_init(&r, n, stop, with_nodes ? nodes : NULL);
+    rl_round_init(r, n, stop, with_nodes ? nodes : NULL);
     size_t q = redlock_quorum(n);
-    FUZZ_CHECK(r.n == n && r.quorum == q && q >= 1 && q <= n && 2 * q > n);
-    FUZZ_CHECK(r.yes == 0 && r.no == 0 && r.failed == 0 && r.auth_failed == 0 && r.pending == n && !r.done);
-    FUZZ_CHECK(r.send_all == (stop == RL_STOP_RESOLVE));
+    FUZZ_CHECK(r->n == n && r->quorum == q && q >= 1 && q <= n && 2 * q > n);
+    FUZZ_CHECK(r->yes == 0 && r->no == 0 && r->failed == 0 && r->auth_failed == 0 && r->pending == n && !r->done);
+    FUZZ_CHECK(r->send_all == (stop == RL_STOP_RESOLVE));
     for (size_t i = 0; i < n; i++) {
-        FUZZ_CHECK(r.vote[i] == REDLOCK_VOTE_NONE && r.slot[i] == RL_NO_SLOT);
+        FUZZ_CHECK(r->pn[i].vote == REDLOCK_VOTE_NONE && r->pn[i].slot == RL_NO_SLOT);
         if (with_nodes) FUZZ_CHECK(nodes[i].vote == REDLOCK_VOTE_NONE && nodes[i].detail[0] == '\0');
     }
 
     tally_t t = {0, 0, 0, 0};
     uint8_t cast[MAX_N] = {0};
-    int decided = rl_round_decided(&r);
+    int decided = rl_round_decided(r);
     FUZZ_CHECK(decided == determined(stop, n, &t, n));
     FUZZ_CHECK(!decided); /* nothing is known before any vote */
     int fired = 0, settled_outcome = 0;
@@ -103,14 +103,15 @@ static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *
         int failing = kind != REDLOCK_VOTE_YES && kind != REDLOCK_VOTE_NO;
         int err = failing ? fail_codes[(v[k + 1] / 5) % 5] : REDLOCK_OK;
         const char *detail = details[(v[k] / MAX_N) % 5];
-        rl_round_t before = r;
+        rl_round_room_t before_room = r_room_;
+        const rl_round_t *before = &before_room.r;
 
-        int ret = rl_round_vote(&r, i, kind, err, failing ? -1 : rtt, detail);
+        int ret = rl_round_vote(r, i, kind, err, failing ? -1 : rtt, detail);
         if (cast[i]) { /* a second vote from the same node changes nothing */
             FUZZ_CHECK(ret == 0);
-            FUZZ_CHECK(r.yes == before.yes && r.no == before.no && r.failed == before.failed &&
-                       r.pending == before.pending && r.auth_failed == before.auth_failed &&
-                       r.vote[i] == before.vote[i]);
+            FUZZ_CHECK(r->yes == before->yes && r->no == before->no && r->failed == before->failed &&
+                       r->pending == before->pending && r->auth_failed == before->auth_failed &&
+                       r->pn[i].vote == before->pn[i].vote);
             continue;
         }
         cast[i] = 1;
@@ -124,9 +125,9 @@ static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *
             t.other++;
 
         size_t pending = n - (t.yes + t.no + t.auth + t.other);
-        FUZZ_CHECK(r.vote[i] == (uint8_t)kind);
-        FUZZ_CHECK(r.yes == t.yes && r.no == t.no && r.failed == t.auth + t.other && r.auth_failed == t.auth);
-        FUZZ_CHECK(r.pending == pending && r.yes + r.no + r.failed + r.pending == n);
+        FUZZ_CHECK(r->pn[i].vote == (uint8_t)kind);
+        FUZZ_CHECK(r->yes == t.yes && r->no == t.no && r->failed == t.auth + t.other && r->auth_failed == t.auth);
+        FUZZ_CHECK(r->pending == pending && r->yes + r->no + r->failed + r->pending == n);
         if (with_nodes) {
             FUZZ_CHECK(nodes[i].vote == kind && nodes[i].err == err && nodes[i].rtt_us == (failing ? -1 : rtt));
             FUZZ_CHECK(memchr(nodes[i].detail, '\0', sizeof nodes[i].detail));
@@ -135,25 +136,25 @@ static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *
             FUZZ_CHECK(strlen(nodes[i].detail) == dl && !memcmp(nodes[i].detail, d, dl));
         }
 
-        int now = rl_round_decided(&r);
+        int now = rl_round_decided(r);
         FUZZ_CHECK(!decided || now); /* monotonic */
         FUZZ_CHECK(now == determined(stop, n, &t, pending));
-        FUZZ_CHECK(ret == (now && !decided && !r.done)); /* 1 exactly on the deciding vote */
+        FUZZ_CHECK(ret == (now && !decided && !r->done)); /* 1 exactly on the deciding vote */
         if (ret) {
             FUZZ_CHECK(!fired);
             fired = 1;
-            r.done = 1; /* what the engine's finish_round does */
+            r->done = 1; /* what the engine's finish_round does */
             settled_outcome = outcome(stop, n, &t);
         }
         if (fired && stop != RL_STOP_ALL) FUZZ_CHECK(outcome(stop, n, &t) == settled_outcome);
         if (pending == 0) FUZZ_CHECK(now);
         decided = now;
 
-        if (r.yes < r.quorum) {
+        if (r->yes < r->quorum) {
             size_t slack = n - q;
             for (int j = 0; j < 2; j++) {
                 int no_code = j ? REDLOCK_ERR_NOT_HELD : REDLOCK_ERR_TAKEN;
-                int why = rl_round_reason(&r, no_code);
+                int why = rl_round_reason(r, no_code);
                 FUZZ_CHECK(why == REDLOCK_ERR_AUTH || why == no_code || why == REDLOCK_ERR_NO_QUORUM);
                 FUZZ_CHECK(why == (t.auth > slack ? REDLOCK_ERR_AUTH : t.no > slack ? no_code : REDLOCK_ERR_NO_QUORUM));
             }

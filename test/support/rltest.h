@@ -23,4 +23,7 @@ uint64_t rt_now_us(void);
 /* Sleeps ms milliseconds. */
 void rt_sleep_ms(unsigned ms);
 
+/* Built with -DRL_TEST_ASYNC, the blocking calls run through the async API. */
+#include "asyncmode.h"
+
 #endif

@@ -131,27 +131,27 @@ Test(round, init_for_1_to_9_nodes) {
     static const int stops[] = {RL_STOP_MAJORITY, RL_STOP_RESOLVE, RL_STOP_ALL};
     for (size_t n = 1; n <= 9; n++)
         for (size_t s = 0; s < 3; s++) {
-            rl_round_t r;
+            RL_ROUND(r);
             redlock_node_report_t rep[10];
-            memset(&r, 0x5A, sizeof r);
+            memset(&r_room_, 0x5A, sizeof r_room_);
             memset(rep, 0x5A, sizeof rep);
-            rl_round_init(&r, n, stops[s], rep);
-            cr_assert_eq(r.n, n);
-            cr_assert_eq(r.quorum, n / 2 + 1, "n %zu: quorum %zu", n, r.quorum);
-            cr_assert_eq(r.stop, stops[s]);
-            cr_assert_eq(r.send_all, stops[s] == RL_STOP_RESOLVE, "n %zu stop %d: send_all %d", n, stops[s],
-                         r.send_all);
-            cr_assert_eq(r.pending, n);
-            cr_assert(r.yes == 0 && r.no == 0 && r.failed == 0 && r.auth_failed == 0, "n %zu: counts not zero", n);
-            cr_assert_eq(r.done, 0);
-            cr_assert(r.cmd == NULL && r.script == NULL && r.classify == NULL);
-            cr_assert(r.cmd_len == 0);
-            cr_assert_eq(r.nodes, rep);
-            cr_assert_null(r.owner);
+            rl_round_init(r, n, stops[s], rep);
+            cr_assert_eq(r->n, n);
+            cr_assert_eq(r->quorum, n / 2 + 1, "n %zu: quorum %zu", n, r->quorum);
+            cr_assert_eq(r->stop, stops[s]);
+            cr_assert_eq(r->send_all, stops[s] == RL_STOP_RESOLVE, "n %zu stop %d: send_all %d", n, stops[s],
+                         r->send_all);
+            cr_assert_eq(r->pending, n);
+            cr_assert(r->yes == 0 && r->no == 0 && r->failed == 0 && r->auth_failed == 0, "n %zu: counts not zero", n);
+            cr_assert_eq(r->done, 0);
+            cr_assert(r->cmd == NULL && r->script == NULL && r->classify == NULL);
+            cr_assert(r->cmd_len == 0);
+            cr_assert_eq(r->nodes, rep);
+            cr_assert_null(r->owner);
             for (size_t i = 0; i < n; i++) {
-                cr_assert_eq(r.vote[i], REDLOCK_VOTE_NONE, "n %zu: vote[%zu]", n, i);
-                cr_assert_eq(r.slot[i], RL_NO_SLOT, "n %zu: slot[%zu]", n, i);
-                cr_assert(r.err[i] == 0 && r.rtt_us[i] == -1, "n %zu: compact result %zu not reset", n, i);
+                cr_assert_eq(r->pn[i].vote, REDLOCK_VOTE_NONE, "n %zu: vote[%zu]", n, i);
+                cr_assert_eq(r->pn[i].slot, RL_NO_SLOT, "n %zu: slot[%zu]", n, i);
+                cr_assert(r->pn[i].err == 0 && r->pn[i].rtt_us == -1, "n %zu: compact result %zu not reset", n, i);
                 cr_assert_eq(rep[i].vote, REDLOCK_VOTE_NONE);
                 cr_assert_eq(rep[i].err, REDLOCK_OK);
                 cr_assert_eq(rep[i].rtt_us, -1);
@@ -159,36 +159,36 @@ Test(round, init_for_1_to_9_nodes) {
             }
             /* Entries past n are not the round's. */
             cr_assert_eq(rep[n].rtt_us, (int64_t)0x5A5A5A5A5A5A5A5Aull, "n %zu: report entry n was written", n);
-            cr_assert_not(rl_round_decided(&r), "n %zu stop %d: decided before any vote", n, stops[s]);
+            cr_assert_not(rl_round_decided(r), "n %zu stop %d: decided before any vote", n, stops[s]);
         }
 }
 
 Test(round, init_without_reports_and_at_max_nodes) {
-    rl_round_t r;
-    rl_round_init(&r, REDLOCK_MAX_NODES, RL_STOP_MAJORITY, NULL);
-    cr_assert_null(r.nodes);
-    cr_assert_eq(r.quorum, REDLOCK_MAX_NODES / 2 + 1);
+    RL_ROUND(r);
+    rl_round_init(r, REDLOCK_MAX_NODES, RL_STOP_MAJORITY, NULL);
+    cr_assert_null(r->nodes);
+    cr_assert_eq(r->quorum, REDLOCK_MAX_NODES / 2 + 1);
     for (size_t i = 0; i < REDLOCK_MAX_NODES; i++) {
-        int decided = rl_round_vote(&r, i, REDLOCK_VOTE_YES, REDLOCK_OK, 1, "x");
-        cr_assert_eq(decided, i + 1 == r.quorum, "vote %zu", i);
-        if (decided) r.done = 1;
+        int decided = rl_round_vote(r, i, REDLOCK_VOTE_YES, REDLOCK_OK, 1, "x");
+        cr_assert_eq(decided, i + 1 == r->quorum, "vote %zu", i);
+        if (decided) r->done = 1;
     }
-    cr_assert_eq(r.yes, REDLOCK_MAX_NODES);
-    cr_assert_eq(r.pending, 0);
+    cr_assert_eq(r->yes, REDLOCK_MAX_NODES);
+    cr_assert_eq(r->pending, 0);
 }
 
 /* ---- RL_STOP_MAJORITY --------------------------------------------------- */
 
 Test(round, majority_decides_at_quorum_of_yes) {
     for (size_t n = 1; n <= 9; n++) {
-        rl_round_t r;
-        rl_round_init(&r, n, RL_STOP_MAJORITY, NULL);
+        RL_ROUND(r);
+        rl_round_init(r, n, RL_STOP_MAJORITY, NULL);
         size_t q = n / 2 + 1;
         for (size_t i = 0; i < n; i++) {
-            int ret = cast(&r, i, K_YES);
+            int ret = cast(r, i, K_YES);
             cr_assert_eq(ret, i + 1 == q, "n %zu: yes vote %zu returned %d", n, i + 1, ret);
-            cr_assert_eq(rl_round_decided(&r), i + 1 >= q, "n %zu after %zu yes", n, i + 1);
-            if (ret) r.done = 1;
+            cr_assert_eq(rl_round_decided(r), i + 1 >= q, "n %zu after %zu yes", n, i + 1);
+            if (ret) r->done = 1;
         }
     }
 }
@@ -196,52 +196,52 @@ Test(round, majority_decides_at_quorum_of_yes) {
 Test(round, majority_waits_until_the_reason_is_settled) {
     /* N = 3, Q = 2, slack 1. NO then TIMEOUT: no quorum of yes is possible,
      * but the last node decides between TAKEN (2 no) and NO_QUORUM. */
-    rl_round_t r;
-    rl_round_init(&r, 3, RL_STOP_MAJORITY, NULL);
-    cr_assert_eq(cast(&r, 0, K_NO), 0);
-    cr_assert_eq(cast(&r, 1, K_TIMEOUT), 0);
-    cr_assert_not(rl_round_decided(&r), "decided before the reason was known");
-    cr_assert_eq(cast(&r, 2, K_NO), 1);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_TAKEN);
+    RL_ROUND(r);
+    rl_round_init(r, 3, RL_STOP_MAJORITY, NULL);
+    cr_assert_eq(cast(r, 0, K_NO), 0);
+    cr_assert_eq(cast(r, 1, K_TIMEOUT), 0);
+    cr_assert_not(rl_round_decided(r), "decided before the reason was known");
+    cr_assert_eq(cast(r, 2, K_NO), 1);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_TAKEN);
 
-    rl_round_init(&r, 3, RL_STOP_MAJORITY, NULL);
-    cast(&r, 0, K_NO);
-    cast(&r, 1, K_TIMEOUT);
-    cr_assert_eq(cast(&r, 2, K_TIMEOUT), 1);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
+    rl_round_init(r, 3, RL_STOP_MAJORITY, NULL);
+    cast(r, 0, K_NO);
+    cast(r, 1, K_TIMEOUT);
+    cr_assert_eq(cast(r, 2, K_TIMEOUT), 1);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
 
     /* N = 5, Q = 3, slack 2: three no votes settle TAKEN at once. */
-    rl_round_init(&r, 5, RL_STOP_MAJORITY, NULL);
-    cr_assert_eq(cast(&r, 0, K_NO), 0);
-    cr_assert_eq(cast(&r, 1, K_NO), 0);
-    cr_assert_eq(cast(&r, 2, K_NO), 1);
-    cr_assert_eq(r.pending, 2);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_TAKEN);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_NOT_HELD), REDLOCK_ERR_NOT_HELD, "no_code is passed through");
+    rl_round_init(r, 5, RL_STOP_MAJORITY, NULL);
+    cr_assert_eq(cast(r, 0, K_NO), 0);
+    cr_assert_eq(cast(r, 1, K_NO), 0);
+    cr_assert_eq(cast(r, 2, K_NO), 1);
+    cr_assert_eq(r->pending, 2);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_TAKEN);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_NOT_HELD), REDLOCK_ERR_NOT_HELD, "no_code is passed through");
 
     /* N = 5: three timeouts settle NO_QUORUM (at most 2 no can follow). */
-    rl_round_init(&r, 5, RL_STOP_MAJORITY, NULL);
-    cast(&r, 0, K_TIMEOUT);
-    cast(&r, 1, K_TIMEOUT);
-    cr_assert_eq(cast(&r, 2, K_TIMEOUT), 1);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
+    rl_round_init(r, 5, RL_STOP_MAJORITY, NULL);
+    cast(r, 0, K_TIMEOUT);
+    cast(r, 1, K_TIMEOUT);
+    cr_assert_eq(cast(r, 2, K_TIMEOUT), 1);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
 
     /* N = 5: three AUTH refusals -> AUTH. */
-    rl_round_init(&r, 5, RL_STOP_MAJORITY, NULL);
-    cast(&r, 0, K_AUTH);
-    cast(&r, 1, K_AUTH);
-    cr_assert_eq(cast(&r, 2, K_AUTH), 1);
-    cr_assert_eq(r.auth_failed, 3);
-    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_AUTH);
+    rl_round_init(r, 5, RL_STOP_MAJORITY, NULL);
+    cast(r, 0, K_AUTH);
+    cast(r, 1, K_AUTH);
+    cr_assert_eq(cast(r, 2, K_AUTH), 1);
+    cr_assert_eq(r->auth_failed, 3);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_AUTH);
 
     /* N = 5: 2 yes, 2 no: the last vote decides quorum or not. */
-    rl_round_init(&r, 5, RL_STOP_MAJORITY, NULL);
-    cast(&r, 0, K_YES);
-    cast(&r, 1, K_NO);
-    cast(&r, 2, K_YES);
-    cr_assert_eq(cast(&r, 3, K_NO), 0);
-    cr_assert_eq(cast(&r, 4, K_YES), 1);
-    cr_assert_eq(r.yes, 3);
+    rl_round_init(r, 5, RL_STOP_MAJORITY, NULL);
+    cast(r, 0, K_YES);
+    cast(r, 1, K_NO);
+    cast(r, 2, K_YES);
+    cr_assert_eq(cast(r, 3, K_NO), 0);
+    cr_assert_eq(cast(r, 4, K_YES), 1);
+    cr_assert_eq(r->yes, 3);
 }
 
 /* Plays every sequence of n votes drawn from the four kinds, the votes
@@ -258,15 +258,15 @@ static void exhaustive(int stop) {
             for (size_t i = 0; i < n; i++, code /= K_KINDS) kinds[i] = (int)(code % K_KINDS);
             size_t rot = seq % n; /* the k-th vote goes to node (k + rot) % n */
             redlock_node_report_t rep[7];
-            rl_round_t r;
-            rl_round_init(&r, n, stop, (seq & 1) ? rep : NULL);
+            RL_ROUND(r);
+            rl_round_init(r, n, stop, (seq & 1) ? rep : NULL);
             model_t m = model_new(n);
             int model_was_decided = 0;
             size_t no_at_decision = 0, auth_at_decision = 0;
             char sbuf[16];
             for (size_t k = 0; k < n; k++) {
                 size_t node = (k + rot) % n;
-                int ret = cast(&r, node, kinds[k]);
+                int ret = cast(r, node, kinds[k]);
                 model_vote(&m, kinds[k]);
                 int want = model_decided(&m, stop);
                 const char *s = seq_str(kinds, k + 1, sbuf);
@@ -274,39 +274,39 @@ static void exhaustive(int stop) {
                     cr_assert_eq(want, stated_majority_rule(&m), "model disagrees with the stated rule: n %zu %s", n,
                                  s);
                 cr_assert(!model_was_decided || want, "model: n %zu %s undecided again", n, s);
-                cr_assert_eq(rl_round_decided(&r), want, "n %zu stop %d votes %s: decided %d, want %d", n, stop, s,
-                             rl_round_decided(&r), want);
+                cr_assert_eq(rl_round_decided(r), want, "n %zu stop %d votes %s: decided %d, want %d", n, stop, s,
+                             rl_round_decided(r), want);
                 cr_assert_eq(ret, want && !model_was_decided, "n %zu stop %d votes %s: rl_round_vote returned %d", n,
                              stop, s, ret);
-                cr_assert(r.yes == m.yes && r.no == m.no && r.failed == m.failed && r.pending == m.pending &&
-                              r.auth_failed == m.auth,
+                cr_assert(r->yes == m.yes && r->no == m.no && r->failed == m.failed && r->pending == m.pending &&
+                              r->auth_failed == m.auth,
                           "n %zu votes %s: counts %zu/%zu/%zu/%zu auth %zu, want %zu/%zu/%zu/%zu auth %zu", n, s,
-                          r.yes, r.no, r.failed, r.pending, r.auth_failed, m.yes, m.no, m.failed, m.pending, m.auth);
+                          r->yes, r->no, r->failed, r->pending, r->auth_failed, m.yes, m.no, m.failed, m.pending, m.auth);
                 if (ret) {
-                    r.done = 1; /* what the engine's finish_round does */
-                    no_at_decision = r.no;
-                    auth_at_decision = r.auth_failed;
+                    r->done = 1; /* what the engine's finish_round does */
+                    no_at_decision = r->no;
+                    auth_at_decision = r->auth_failed;
                 }
                 model_was_decided = want;
             }
             const char *s = seq_str(kinds, n, sbuf);
-            cr_assert(r.done, "n %zu %s: never decided", n, s);
+            cr_assert(r->done, "n %zu %s: never decided", n, s);
             if (stop == RL_STOP_MAJORITY) {
-                int reason = rl_round_reason(&r, REDLOCK_ERR_TAKEN);
+                int reason = rl_round_reason(r, REDLOCK_ERR_TAKEN);
                 cr_assert_eq(reason, model_reason(&m, REDLOCK_ERR_TAKEN), "n %zu votes %s: reason %d, want %d", n, s,
                              reason, model_reason(&m, REDLOCK_ERR_TAKEN));
-                if (r.yes < r.quorum) {
+                if (r->yes < r->quorum) {
                     /* Stopping early never changed the reason: the AUTH and
                      * no counts were already on their final side of N-Q. */
-                    size_t slack = n - r.quorum;
-                    cr_assert_eq(auth_at_decision > slack, r.auth_failed > slack,
+                    size_t slack = n - r->quorum;
+                    cr_assert_eq(auth_at_decision > slack, r->auth_failed > slack,
                                  "n %zu votes %s: AUTH not settled at decision", n, s);
-                    if (r.auth_failed <= slack)
-                        cr_assert_eq(no_at_decision > slack, r.no > slack,
+                    if (r->auth_failed <= slack)
+                        cr_assert_eq(no_at_decision > slack, r->no > slack,
                                      "n %zu votes %s: TAKEN not settled at decision", n, s);
                 }
             }
-            if (r.nodes)
+            if (r->nodes)
                 for (size_t k = 0; k < n; k++) {
                     const redlock_node_report_t *nr = &rep[(k + rot) % n];
                     cr_assert_eq(nr->vote, kind_vote(kinds[k]), "n %zu votes %s: report of vote %zu", n, s, k);
@@ -326,18 +326,18 @@ Test(round, majority_reason_rule) {
         for (size_t yes = 0; yes < q; yes++)
             for (size_t no = 0; yes + no <= n; no++)
                 for (size_t auth = 0; yes + no + auth <= n; auth++) {
-                    rl_round_t r;
-                    rl_round_init(&r, n, RL_STOP_MAJORITY, NULL);
+                    RL_ROUND(r);
+                    rl_round_init(r, n, RL_STOP_MAJORITY, NULL);
                     size_t i = 0;
-                    for (size_t j = 0; j < auth; j++) cast(&r, i++, K_AUTH);
-                    for (size_t j = 0; j < no; j++) cast(&r, i++, K_NO);
-                    for (size_t j = 0; j < yes; j++) cast(&r, i++, K_YES);
-                    while (i < n) cast(&r, i++, K_TIMEOUT);
+                    for (size_t j = 0; j < auth; j++) cast(r, i++, K_AUTH);
+                    for (size_t j = 0; j < no; j++) cast(r, i++, K_NO);
+                    for (size_t j = 0; j < yes; j++) cast(r, i++, K_YES);
+                    while (i < n) cast(r, i++, K_TIMEOUT);
                     int want = auth > slack ? REDLOCK_ERR_AUTH : no > slack ? REDLOCK_ERR_TAKEN : REDLOCK_ERR_NO_QUORUM;
-                    cr_assert_eq(rl_round_reason(&r, REDLOCK_ERR_TAKEN), want,
+                    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), want,
                                  "n %zu: %zu yes %zu no %zu auth: reason %d, want %d", n, yes, no, auth,
-                                 rl_round_reason(&r, REDLOCK_ERR_TAKEN), want);
-                    cr_assert(rl_round_decided(&r));
+                                 rl_round_reason(r, REDLOCK_ERR_TAKEN), want);
+                    cr_assert(rl_round_decided(r));
                 }
     }
 }
@@ -349,36 +349,36 @@ Test(round, resolve_exhaustive_1_to_7) {
 }
 
 Test(round, resolve_examples) {
-    rl_round_t r;
+    RL_ROUND(r);
     /* N = 5, Q = 3: three no votes are a quorum of "not there". */
-    rl_round_init(&r, 5, RL_STOP_RESOLVE, NULL);
-    cr_assert_eq(cast(&r, 0, K_NO), 0);
-    cr_assert_eq(cast(&r, 1, K_NO), 0);
-    cr_assert_eq(cast(&r, 2, K_NO), 1);
+    rl_round_init(r, 5, RL_STOP_RESOLVE, NULL);
+    cr_assert_eq(cast(r, 0, K_NO), 0);
+    cr_assert_eq(cast(r, 1, K_NO), 0);
+    cr_assert_eq(cast(r, 2, K_NO), 1);
     /* N = 5: 2 yes, 2 no -> the last vote decides. */
-    rl_round_init(&r, 5, RL_STOP_RESOLVE, NULL);
-    cast(&r, 0, K_YES);
-    cast(&r, 1, K_NO);
-    cast(&r, 2, K_YES);
-    cr_assert_eq(cast(&r, 3, K_NO), 0);
-    cr_assert_eq(cast(&r, 4, K_TIMEOUT), 1);
+    rl_round_init(r, 5, RL_STOP_RESOLVE, NULL);
+    cast(r, 0, K_YES);
+    cast(r, 1, K_NO);
+    cast(r, 2, K_YES);
+    cr_assert_eq(cast(r, 3, K_NO), 0);
+    cr_assert_eq(cast(r, 4, K_TIMEOUT), 1);
     /* N = 5: 1 yes, 1 no, 2 failed -> neither quorum reachable. */
-    rl_round_init(&r, 5, RL_STOP_RESOLVE, NULL);
-    cast(&r, 0, K_YES);
-    cast(&r, 1, K_NO);
-    cr_assert_eq(cast(&r, 2, K_AUTH), 0);
-    cr_assert_eq(cast(&r, 3, K_TIMEOUT), 1);
-    cr_assert_eq(r.pending, 1);
+    rl_round_init(r, 5, RL_STOP_RESOLVE, NULL);
+    cast(r, 0, K_YES);
+    cast(r, 1, K_NO);
+    cr_assert_eq(cast(r, 2, K_AUTH), 0);
+    cr_assert_eq(cast(r, 3, K_TIMEOUT), 1);
+    cr_assert_eq(r->pending, 1);
 }
 
 Test(round, stop_all_waits_for_every_node) {
     for (size_t n = 1; n <= 9; n++) {
-        rl_round_t r;
-        rl_round_init(&r, n, RL_STOP_ALL, NULL);
+        RL_ROUND(r);
+        rl_round_init(r, n, RL_STOP_ALL, NULL);
         for (size_t i = 0; i < n; i++) {
-            int ret = cast(&r, i, K_YES);
+            int ret = cast(r, i, K_YES);
             cr_assert_eq(ret, i + 1 == n, "n %zu vote %zu", n, i + 1);
-            cr_assert_eq(rl_round_decided(&r), i + 1 == n);
+            cr_assert_eq(rl_round_decided(r), i + 1 == n);
         }
     }
 }
@@ -387,34 +387,34 @@ Test(round, stop_all_waits_for_every_node) {
 
 Test(round, second_vote_for_a_node_is_ignored) {
     redlock_node_report_t rep[5];
-    rl_round_t r;
-    rl_round_init(&r, 5, RL_STOP_MAJORITY, rep);
-    cr_assert_eq(rl_round_vote(&r, 1, REDLOCK_VOTE_YES, REDLOCK_OK, 42, "first"), 0);
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_MAJORITY, rep);
+    cr_assert_eq(rl_round_vote(r, 1, REDLOCK_VOTE_YES, REDLOCK_OK, 42, "first"), 0);
     static const redlock_vote_t again[] = {REDLOCK_VOTE_YES, REDLOCK_VOTE_NO, REDLOCK_VOTE_TIMEOUT,
                                            REDLOCK_VOTE_DOWN, REDLOCK_VOTE_ERROR};
     for (size_t j = 0; j < sizeof again / sizeof again[0]; j++) {
-        cr_assert_eq(rl_round_vote(&r, 1, again[j], REDLOCK_ERR_AUTH, 99, "second"), 0);
-        cr_assert(r.yes == 1 && r.no == 0 && r.failed == 0 && r.auth_failed == 0 && r.pending == 4,
+        cr_assert_eq(rl_round_vote(r, 1, again[j], REDLOCK_ERR_AUTH, 99, "second"), 0);
+        cr_assert(r->yes == 1 && r->no == 0 && r->failed == 0 && r->auth_failed == 0 && r->pending == 4,
                   "second vote %s changed the counts", redlock_vote_name(again[j]));
-        cr_assert_eq(r.vote[1], REDLOCK_VOTE_YES);
+        cr_assert_eq(r->pn[1].vote, REDLOCK_VOTE_YES);
         cr_assert_eq(rep[1].vote, REDLOCK_VOTE_YES);
         cr_assert_eq(rep[1].err, REDLOCK_OK);
         cr_assert_eq(rep[1].rtt_us, 42);
         cr_assert_str_eq(rep[1].detail, "first");
     }
     /* A repeated yes cannot make a quorum of one node's votes. */
-    cr_assert_not(rl_round_decided(&r));
+    cr_assert_not(rl_round_decided(r));
     /* After the round is decided, repeats are still ignored. */
-    cast(&r, 0, K_YES);
-    cr_assert_eq(cast(&r, 2, K_YES), 1);
-    r.done = 1;
-    cr_assert_eq(cast(&r, 2, K_NO), 0);
-    cr_assert_eq(cast(&r, 0, K_AUTH), 0);
-    cr_assert(r.yes == 3 && r.no == 0 && r.failed == 0 && r.pending == 2);
+    cast(r, 0, K_YES);
+    cr_assert_eq(cast(r, 2, K_YES), 1);
+    r->done = 1;
+    cr_assert_eq(cast(r, 2, K_NO), 0);
+    cr_assert_eq(cast(r, 0, K_AUTH), 0);
+    cr_assert(r->yes == 3 && r->no == 0 && r->failed == 0 && r->pending == 2);
     /* A late first vote from a pending node is still recorded, without
      * deciding the round a second time. */
-    cr_assert_eq(cast(&r, 3, K_NO), 0);
-    cr_assert_eq(r.no, 1);
+    cr_assert_eq(cast(r, 3, K_NO), 0);
+    cr_assert_eq(r->no, 1);
     cr_assert_eq(rep[3].vote, REDLOCK_VOTE_NO);
 }
 
@@ -424,15 +424,15 @@ Test(round, node_reports_record_each_vote) {
         unsigned char guard[64];
     } b;
     memset(&b, 0x77, sizeof b);
-    rl_round_t r;
-    rl_round_init(&r, 6, RL_STOP_RESOLVE, b.rep);
+    RL_ROUND(r);
+    rl_round_init(r, 6, RL_STOP_RESOLVE, b.rep);
     char long_detail[600];
     memset(long_detail, 'd', sizeof long_detail - 1);
     long_detail[sizeof long_detail - 1] = '\0';
-    rl_round_vote(&r, 0, REDLOCK_VOTE_YES, REDLOCK_OK, 1500, NULL);
-    rl_round_vote(&r, 2, REDLOCK_VOTE_ERROR, REDLOCK_ERR_AUTH, 2500, "WRONGPASS invalid username-password pair");
-    rl_round_vote(&r, 3, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, "no reply within 50 ms");
-    rl_round_vote(&r, 5, REDLOCK_VOTE_DOWN, REDLOCK_ERR_IO, -1, long_detail);
+    rl_round_vote(r, 0, REDLOCK_VOTE_YES, REDLOCK_OK, 1500, NULL);
+    rl_round_vote(r, 2, REDLOCK_VOTE_ERROR, REDLOCK_ERR_AUTH, 2500, "WRONGPASS invalid username-password pair");
+    rl_round_vote(r, 3, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, "no reply within 50 ms");
+    rl_round_vote(r, 5, REDLOCK_VOTE_DOWN, REDLOCK_ERR_IO, -1, long_detail);
 
     const redlock_node_report_t *rep = b.rep;
     cr_assert_eq(rep[0].vote, REDLOCK_VOTE_YES);
@@ -462,7 +462,7 @@ Test(round, node_reports_record_each_vote) {
         cr_assert_eq(rep[i].rtt_us, -1, "node %zu", i);
         cr_assert_str_empty(rep[i].detail, "node %zu", i);
     }
-    cr_assert(r.yes == 1 && r.no == 0 && r.failed == 3 && r.auth_failed == 1 && r.pending == 2);
+    cr_assert(r->yes == 1 && r->no == 0 && r->failed == 3 && r->auth_failed == 1 && r->pending == 2);
 }
 
 /* ---- classifiers -------------------------------------------------------- */
