@@ -260,7 +260,7 @@ static void flush_before_close(redlock_async_t *a) {
 }
 
 void rl_async_teardown(redlock_async_t *a) {
-    flush_before_close(a);
+    if (a->ns.n) flush_before_close(a); /* (a failed redlock_async_new has no nodes, maybe no clock) */
     for (redlock_lock_t *l = a->locks; l; l = l->held_next) l->owner = NULL, l->registered = 0; /* detached */
     for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
     if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);

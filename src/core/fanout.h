@@ -59,8 +59,11 @@ typedef struct rl_round {
     rl_round_node_t pn[];             /* per node: n entries (see rl_round_size) */
 } rl_round_t;
 
-/* Bytes a round for n nodes takes (its per-node records included). */
-#define rl_round_size(n) (sizeof(rl_round_t) + (n) * sizeof(rl_round_node_t))
+/* Bytes a round for n nodes takes (its per-node records included),
+ * rounded up so that rounds placed one after another stay aligned. */
+#define rl_round_size(n)                                                                                   \
+    ((sizeof(rl_round_t) + (n) * sizeof(rl_round_node_t) + _Alignof(rl_round_t) - 1) / _Alignof(rl_round_t) * \
+     _Alignof(rl_round_t))
 
 /* Room for a round of any node count, for the stack:
  *   RL_ROUND(r);  declares rl_round_t *r with REDLOCK_MAX_NODES records. */

@@ -42,7 +42,8 @@ static redlock_async_t *new_handle(const char *const *uris, size_t n, redlock_op
     o->nodes = nodes;
     o->n_nodes = n;
     redlock_async_t *a = NULL;
-    cr_assert_eq(redlock_async_new(&a, o), REDLOCK_OK);
+    int rc = redlock_async_new(&a, o);
+    cr_assert_eq(rc, REDLOCK_OK, "redlock_async_new: %s", redlock_strerror(rc));
     cr_assert_eq(redlock_libuv_attach(a, &L), REDLOCK_OK);
     memset(&S, 0, sizeof S);
     S.a = a;
@@ -152,6 +153,38 @@ Test(async, node_paused_mid_round_still_one_callback) {
     for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
     cr_assert_eq(S.cbs, 2);
     finish();
+}
+
+Test(async, node_killed_mid_round_still_one_callback) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 2000;
+    o.node_down_ms = 5000;
+    new_handle(NULL, (size_t)C.n, &o);
+    cr_assert_eq(acquire("async:warm", 10000, 0), REDLOCK_OK); /* connections open first */
+    run_until(1);
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    run_until(2);
+    /* nodes 0 and 1 stop answering, then die while the round waits for them */
+    cr_assert_eq(tc_node_pause(&C, 0), 0);
+    cr_assert_eq(tc_node_pause(&C, 1), 0);
+    cr_assert_eq(acquire("async:killed", 10000, 0), REDLOCK_OK);
+    for (int i = 0; i < 5; i++) uv_run(&L, UV_RUN_NOWAIT); /* the SETs are written */
+    cr_assert_eq(tc_node_kill(&C, 0), 0);
+    cr_assert_eq(tc_node_kill(&C, 1), 0);
+    run_until(3);
+    cr_assert_eq(S.rc, REDLOCK_OK, "three of five still grant: %s", redlock_strerror(S.rc));
+    S.in_call = 1;
+    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
+    S.in_call = 0;
+    run_until(4);
+    for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
+    cr_assert_eq(S.cbs, 4, "a callback ran twice");
+    finish();
+    tc_cluster_heal(&C);
 }
 
 Test(async, free_from_inside_a_callback_cancels_the_rest) {
