@@ -145,6 +145,7 @@ else
   say "node or npm missing: node-redlock will be n/a"
 fi
 
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 CDIR=$TMP/c5
 "$CLUSTER_SH" start -n 5 -d "$CDIR" >/dev/null 2>>"$ERRLOG" || die "cluster.sh could not start 5 nodes"
 U5=$(paste -sd, "$CDIR/nodes")
@@ -196,6 +197,7 @@ say "server limit: ${LIMIT:-n/a} cycles/s"
 "$CLUSTER_SH" stop -d "$CDIR" >/dev/null 2>>"$ERRLOG" || true
 CDIR=""
 RUN_SECS=$((SECONDS - T0))
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ------------------------------------------------------------------ tables
 
@@ -217,6 +219,9 @@ a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block
     "$(fmt "$(pick head.async allocs_per_cycle)" 3)" "$(fmt "$(pick head.block allocs_per_cycle)" 3)"
   printf '| … made by the static link (libredlock, adapter, bench) | %s | n/a | %s | | |\n' \
     "$(fmt "$(pick head.async own_allocs_per_cycle)" 3)" "$(fmt "$(pick head.block own_allocs_per_cycle)" 3)"
+  printf '| async: node votes not YES (%% of all, largest run; timeout / error / down votes) | %s (%s / %s / %s) | | | | |\n' \
+    "$(fmt "$(pick head.async votes_not_yes_pct max)" 2)" "$(fmt "$(pick head.async votes_timeout max)")" \
+    "$(fmt "$(pick head.async votes_error max)")" "$(fmt "$(pick head.async votes_down max)")"
   printf '| errors (all runs) | %s | %s | %s | | |\n' "$(awk '$1 == "head.async"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
     "$(awk '$1 == "head.node"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
     "$(awk '$1 == "head.block"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')"
@@ -224,12 +229,13 @@ a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block
 } >"$HEAD_MD"
 
 {
-  echo "| in flight K | async: cycles/s (1 loop thread) | async: cycle p50 (µs) | node-redlock, K callers: cycles/s | blocking, K threads: cycles/s | async / node-redlock | async / blocking |"
-  echo "|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| in flight K | async: cycles/s (1 loop thread) | async: cycle p50 (µs) | async: heap allocations per cycle | async: node votes not YES, % (largest run) | node-redlock, K callers: cycles/s | blocking, K threads: cycles/s | async / node-redlock | async / blocking |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in $LEVELS; do
     a=$(pick "async.$k" cps) n=$(pick "node.$k" cps) b=$(pick "block.$k" cps)
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" "$(fmt "$n")" "$(fmt "$b")" \
-      "$(over "$a" "$n")" "$(over "$a" "$b")"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" \
+      "$(fmt "$(pick "async.$k" allocs_per_cycle)" 3)" "$(fmt "$(pick "async.$k" votes_not_yes_pct max)" 2)" \
+      "$(fmt "$n")" "$(fmt "$b")" "$(over "$a" "$n")" "$(over "$a" "$b")"
   done
 } >"$SWEEP_MD"
 
@@ -246,6 +252,8 @@ name_b=$(pick pending resource_bytes)
     "$(fmt "$(pick pending bytes_per_pending_marginal)" 1)"
   printf '| resident size per 1000 pending (KiB, VmRSS) | %s |\n' "$(fmt "$(pick pending rss_kb_per_1000_pending)" 1)"
   printf '| heap after one redlock_async_cancel of all, callbacks run (bytes) | %s |\n' "$(fmt "$(pick pending heap_after_cancel_b)")"
+  printf '| node votes error / down over the run, largest run (a burst beyond max_inflight marks a node down) | %s / %s |\n' \
+    "$(fmt "$(pick pending votes_error max)")" "$(fmt "$(pick pending votes_down max)")"
   printf '| redlock_async_cancel returned / callbacks with CANCELLED / granted | %s / %s / %s |\n' \
     "$(fmt "$(pick pending cancel_returned min)")" "$(fmt "$(pick pending cancelled min)")" "$(fmt "$(pick pending granted max)")"
 } >"$MEM_MD"
@@ -340,8 +348,10 @@ CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 VIRT=$(systemd-detect-virt 2>/dev/null || true)
 grep -q firecracker /proc/cmdline 2>/dev/null && VIRT="${VIRT:+$VIRT container in a }Firecracker VM"
 GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-if [[ $GIT_REV != "?" && -n $(git -C "$ROOT" status --porcelain -- src include 2>/dev/null) ]]; then
-  GIT_REV="$GIT_REV + uncommitted changes in src/include"
+# files of src/ or include/ that are not as committed, ignored ones included
+LOOSE=$(git -C "$ROOT" status --porcelain --ignored -- src include 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
+if [[ $GIT_REV != "?" && -n $LOOSE ]]; then
+  GIT_REV="$GIT_REV + files not as committed in src/include: $LOOSE"
 fi
 REPORT=$TMP/report.md
 {
@@ -349,7 +359,8 @@ REPORT=$TMP/report.md
   echo
   echo "Made by \`bench/async.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) on $DATE; the measurements took ${RUN_SECS} s. One run on one machine: compare the ratios."
   echo
-  echo "- **Machine**: $(nproc) cores, ${CPU_MODEL:-?}, kernel $(uname -r)${VIRT:+, virtualized ($VIRT)}; the client and the 5 redis-server processes share those cores."
+  echo "- **Machine**: $(nproc) cores, ${CPU_MODEL:-?}, kernel $(uname -r)${VIRT:+, virtualized ($VIRT)}; the client and the 5 redis-server processes share those cores;"
+  echo "  load average (1, 5, 15 min) $LOAD_BEFORE before the run, $LOAD_AFTER after it (the run's own load is about 2)."
   echo "- **Source**: git $GIT_REV; $ASYNC_VERSIONS (Release build); node $(node --version 2>/dev/null || echo n/a), $NODE_VERSIONS; redis-server $(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')."
   echo "- **Cluster**: 5 independent local masters (deploy/cluster.sh, TCP loopback), one cluster for the whole run."
   echo "- **Method**: headline runs of ${D_HEAD} s, async / node-redlock / blocking interleaved, $REPS× (median); sweep levels ${D_SWEEP} s each, $SWEEP_REPS× (median);"
@@ -365,6 +376,12 @@ REPORT=$TMP/report.md
   echo "### Throughput against cycles in flight"
   echo
   cat "$SWEEP_MD"
+  echo
+  echo "Reading the node-votes column: on distinct keys every vote should be a YES. A round ends at its quorum, so a cycle"
+  echo "can start its next round while the slowest node still owes replies; when the servers (sharing the cores with the"
+  echo "client) cannot keep up, that node's backlog grows until it owes max_inflight (4096) requests, and it is marked down"
+  echo "for reconnect_min_ms (50 ms): its votes are then DOWN (and the requests it owed, ERROR), and those cycles were"
+  echo "decided by the other nodes. The library's first warnings of each run are in bench_async's stderr."
   echo
   echo "$PLOT_NOTE"
   echo

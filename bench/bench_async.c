@@ -23,7 +23,10 @@
  *             hblkhd, every arena) of the warm handle with none pending, with
  *             COUNT/10 and with COUNT pending; then one redlock_async_cancel
  *             for all of them, whose callbacks are counted, and the heap once
- *             they have run.
+ *             they have run and it settled again.
+ * Both also print the handle's node counters over the whole run (votes by
+ * kind, reconnects): on distinct keys a vote other than YES is a sign of an
+ * overloaded node.
  *
  * Diagnostics go to stderr; a run that could not measure what it was asked
  * exits non-zero (its RESULT line, when printed, says why). */
@@ -63,6 +66,14 @@ static uv_loop_t loop;
 static redlock_async_t *handle;
 static int freeing; /* redlock_async_free is running: callbacks start nothing */
 
+/* The library's warnings, to stderr: the first 20 of a run (a run that
+ * hits trouble says what it was without drowning the output). */
+static void log_to_stderr(void *arg, int level, const char *msg) {
+    static unsigned n;
+    (void)arg;
+    if (n++ < 20) fprintf(stderr, "bench_async: libredlock [%d]: %s\n", level, msg);
+}
+
 /* Fills opt for the bench nodes with the suite's settings (bench_redlock's
  * make_redlock): generous timeouts, no retries unless asked. */
 static void bench_options(redlock_options_t *opt, uint32_t retry_count, uint32_t retry_delay_ms) {
@@ -75,6 +86,8 @@ static void bench_options(redlock_options_t *opt, uint32_t retry_count, uint32_t
     opt->retry_count = retry_count;
     opt->retry_delay_ms = retry_delay_ms;
     opt->retry_jitter_ms = retry_delay_ms ? 1 : 0;
+    opt->log = log_to_stderr;
+    opt->log_level = REDLOCK_LOG_WARN;
 }
 
 /* Makes the loop and the async handle attached to it; exits on failure. */
@@ -108,6 +121,32 @@ static int close_handle(void) {
         return 1;
     }
     return 0;
+}
+
+/* Adds the handle's node counters to the RESULT line (whole run, warm-up
+ * included): every vote that was not a YES, and reconnects. On distinct
+ * keys each of these is a hiccup worth a look (a NO means a key was there). */
+static void kv_node_health(void) {
+    static redlock_stats_t st; /* large: not on the stack */
+    uint64_t yes = 0, no = 0, timeout = 0, error = 0, down = 0, quarantined = 0, reconnects = 0;
+    if (redlock_async_stats(handle, &st) == REDLOCK_OK)
+        for (size_t i = 0; i < st.n_nodes; i++) {
+            yes += st.nodes[i].yes;
+            no += st.nodes[i].no;
+            timeout += st.nodes[i].timeout;
+            error += st.nodes[i].error;
+            down += st.nodes[i].down;
+            quarantined += st.nodes[i].quarantined;
+            reconnects += st.nodes[i].reconnects;
+        }
+    uint64_t all = yes + no + timeout + error + down + quarantined;
+    bench_kv_u64("votes_yes", yes);
+    bench_kv_f("votes_not_yes_pct", all ? 100.0 * (double)(all - yes) / (double)all : 0);
+    bench_kv_u64("votes_no", no);
+    bench_kv_u64("votes_timeout", timeout);
+    bench_kv_u64("votes_error", error);
+    bench_kv_u64("votes_down", down + quarantined);
+    bench_kv_u64("reconnects", reconnects);
 }
 
 /* Heap bytes in use, all arenas: small chunks plus mmap'd ones. */
@@ -276,7 +315,6 @@ static int run_inflight(void) {
     open_handle(&opt);
     bench_samples_init(&run.lat, (size_t)(cfg.secs * 200000.0) + 1000);
     run_slots(k, cfg.warmup >= 0 ? (uint64_t)cfg.warmup : (k * 8u > 2000u ? k * 8u : 2000u));
-    int loop_err = close_handle();
 
     double secs = run.cycles ? cfg.secs : 0;
     double c = run.cycles ? (double)run.cycles : 1;
@@ -297,7 +335,9 @@ static int run_inflight(void) {
     bench_kv_u64("errors", run.errors + run.start_errors);
     bench_kv_str("first_error", run.first_error ? redlock_strerror(run.first_error) : "none");
     bench_kv_u64("stuck", run.stuck);
+    kv_node_health();
     bench_line_end();
+    int loop_err = close_handle();
     if (run.first_error) fprintf(stderr, "bench_async: first error: %s\n", redlock_strerror(run.first_error));
     bench_samples_free(&run.lat);
     return run.cycles && !run.stuck && !loop_err && !run.start_errors ? 0 : 1;
@@ -305,7 +345,7 @@ static int run_inflight(void) {
 
 /* ----------------------------------------------------------------- pending */
 
-enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DONE };
+enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DRAIN, DONE };
 
 #define PENDING_BATCH 500        /* acquires started per timer tick */
 #define SETTLE_MIN_NS 1000000000ull  /* a stage lasts at least this long */
@@ -344,11 +384,32 @@ static void on_pending_done(redlock_lock_t *lock, int rc, const redlock_report_t
     }
 }
 
+/* One tick of waiting for the heap to settle (SETTLE_TICKS ticks within
+ * 256 bytes, and SETTLE_MIN_NS since `since`; or SETTLE_MAX_NS since
+ * then). Returns 1 once settled, with the figure in *heap. */
+static int heap_settled(uint64_t now, size_t *heap) {
+    size_t h = heap_in_use();
+    size_t d = h > pend.last_heap ? h - pend.last_heap : pend.last_heap - h;
+    pend.stable = d <= 256 ? pend.stable + 1 : 0;
+    pend.last_heap = h;
+    *heap = h;
+    return (pend.stable >= SETTLE_TICKS && now - pend.since >= SETTLE_MIN_NS) || now - pend.since >= SETTLE_MAX_NS;
+}
+
+/* Starts waiting for the heap to settle, in state st. */
+static void settle_from(enum pstate st, uint64_t now) {
+    pend.state = st;
+    pend.since = now;
+    pend.stable = 0;
+    pend.last_heap = heap_in_use();
+}
+
 /* Every 10 ms: starts the next batch of pending acquires, or waits for the
- * heap to settle and records the stage, or cancels them all and waits for
- * their callbacks. */
+ * heap to settle and records the stage, or cancels them all, waits for
+ * their callbacks and for the heap to settle again. */
 static void on_pending_tick(uv_timer_t *t) {
     uint64_t now = bench_now_ns();
+    size_t h;
     if (pend.state == ISSUE) {
         uint64_t goal = pend.stage_target[pend.stage];
         for (int i = 0; i < PENDING_BATCH && pend.issued < goal; i++) {
@@ -363,36 +424,27 @@ static void on_pending_tick(uv_timer_t *t) {
             }
             pend.issued++;
         }
-        if (pend.issued == goal) {
-            pend.state = SETTLE;
-            pend.since = now;
-            pend.stable = 0;
-            pend.last_heap = heap_in_use();
-        }
+        if (pend.issued == goal) settle_from(SETTLE, now);
     } else if (pend.state == SETTLE) {
-        size_t h = heap_in_use();
-        size_t d = h > pend.last_heap ? h - pend.last_heap : pend.last_heap - h;
-        pend.stable = d <= 256 ? pend.stable + 1 : 0;
-        pend.last_heap = h;
-        if ((pend.stable >= SETTLE_TICKS && now - pend.since >= SETTLE_MIN_NS) || now - pend.since >= SETTLE_MAX_NS) {
-            pend.heap_stage[pend.stage] = h;
-            pend.rss_stage[pend.stage] = bench_rss_kb();
-            pend.stage_ns[pend.stage] = now - pend.since;
-            if (++pend.stage < 2) {
-                pend.state = ISSUE;
-            } else {
-                pend.cancel_rc = redlock_async_cancel(handle, &pend.tag);
-                pend.state = CANCEL_WAIT;
-                pend.since = now;
-            }
+        if (!heap_settled(now, &h)) return;
+        pend.heap_stage[pend.stage] = h;
+        pend.rss_stage[pend.stage] = bench_rss_kb();
+        pend.stage_ns[pend.stage] = now - pend.since;
+        if (++pend.stage < 2) {
+            pend.state = ISSUE;
+            return;
         }
+        pend.cancel_rc = redlock_async_cancel(handle, &pend.tag);
+        pend.state = CANCEL_WAIT;
+        pend.since = now;
     } else if (pend.state == CANCEL_WAIT) {
-        if (pend.callbacks >= pend.issued || now - pend.since >= SETTLE_MAX_NS) {
-            pend.heap_after_cancel = heap_in_use();
-            pend.state = DONE;
-            uv_timer_stop(t);
-            uv_stop(&loop);
-        }
+        if (pend.callbacks >= pend.issued || now - pend.since >= SETTLE_MAX_NS) settle_from(DRAIN, now);
+    } else if (pend.state == DRAIN) {
+        if (!heap_settled(now, &h)) return;
+        pend.heap_after_cancel = h;
+        pend.state = DONE;
+        uv_timer_stop(t);
+        uv_stop(&loop);
     }
 }
 
@@ -433,11 +485,11 @@ static int run_pending(void) {
     }
 
     /* waiters: retry far later than the run lasts, so that each stays
-     * pending after its first refused attempt; room for a burst of them */
+     * pending after its first refused attempt (they start in batches of
+     * PENDING_BATCH, well under max_inflight requests owed to a node) */
     redlock_options_t opt;
     bench_options(&opt, 1000000u, (uint32_t)cfg.wait);
     opt.reentrant = 0;
-    opt.max_inflight = 1000000;
     open_handle(&opt);
     uint64_t warm_cycles = cfg.warmup >= 0 ? (uint64_t)cfg.warmup : 4000u;
     if (warm_cycles) warm_handle(256, warm_cycles);
@@ -453,9 +505,6 @@ static int run_pending(void) {
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_timer_stop(&tick);
     uv_close((uv_handle_t *)&tick, NULL);
-    int loop_err = close_handle();
-    redlock_release(holder, held);
-    redlock_free(holder);
 
     size_t name = strlen(resource) + 1;
     uint64_t a = pend.stage_target[0];
@@ -481,7 +530,11 @@ static int run_pending(void) {
     bench_kv_u64("cancelled", pend.cancelled);
     bench_kv_u64("granted", pend.granted);
     bench_kv_str("other_error", pend.other_rc ? redlock_strerror(pend.other_rc) : "none");
+    kv_node_health();
     bench_line_end();
+    int loop_err = close_handle();
+    redlock_release(holder, held);
+    redlock_free(holder);
     int ok = pend.issued == n && pend.cancel_rc == (int)n && pend.cancelled == n && !pend.granted && !pend.other_rc;
     if (!ok)
         fprintf(stderr,
