@@ -174,6 +174,42 @@ static void check_watchdog(void) {
     CHECK(1, "free with the watchdog running");
 }
 
+/* A waiter on a held resource: its wait ends by redlock_cancel_waits. */
+static atomic_int cancelled_waits, finished_waits;
+static void *cancel_waiter(void *arg) {
+    (void)arg;
+    redlock_lock_t *lk = NULL;
+    int rc = redlock_acquire_ex(RL, "st:held", 5000, 30000, &lk, NULL);
+    if (rc == REDLOCK_ERR_CANCELLED) atomic_fetch_add(&cancelled_waits, 1);
+    if (lk) redlock_release(RL, lk);
+    atomic_fetch_add(&finished_waits, 1);
+    return NULL;
+}
+
+/* Cancels RL's waits from another thread, repeatedly, while the waiters
+ * come and go: the cancel pipe and generation under ThreadSanitizer. */
+static void check_cancel_waits(void) {
+    RL = make_rl(1000000);
+    for (int i = 0; i < C.n; i++) tc_set(&C, i, "st:held", "someone", 60000);
+    for (int round = 0; round < 3; round++) {
+        pthread_t t[8];
+        atomic_store(&cancelled_waits, 0);
+        atomic_store(&finished_waits, 0);
+        for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, cancel_waiter, NULL);
+        /* cancel until every waiter is back (a slow thread may start its wait after a cancel) */
+        for (int k = 0; k < 400 && atomic_load(&finished_waits) < 8; k++) {
+            sleep_ms(50);
+            redlock_cancel_waits(RL);
+        }
+        for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+        CHECK(atomic_load(&cancelled_waits) == 8, "cancel round %d: %d of 8 waits cancelled", round,
+              atomic_load(&cancelled_waits));
+    }
+    CHECK(tc_count_value(&C, "st:held", "someone") == C.n, "the holder's key stayed on every node");
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "st:held");
+    redlock_free(RL);
+}
+
 int main(void) {
     if (tc_cluster_load(&C) != 0) {
         printf("no test cluster\n");
@@ -182,6 +218,7 @@ int main(void) {
     tc_cluster_heal(&C);
     check_distinct_and_shared();
     check_watchdog();
+    check_cancel_waits();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
