@@ -348,6 +348,9 @@ typedef void (*redlock_done_cb)(int rc, const redlock_report_t *report, void *ar
 /* Makes a handle (opt as for redlock_new; validated the same way, with
  * REDLOCK_ERR_CONFIG naming the bad value). No socket is opened yet. */
 int redlock_async_new(redlock_async_t **out, const redlock_options_t *opt);
+/* The same, with the reason a CONFIG / INVALID refusal names written into
+ * err (errlen bytes, may be NULL), as redlock_new_ex. */
+int redlock_async_new_ex(redlock_async_t **out, const redlock_options_t *opt, char *err, size_t errlen);
 /* NULL-safe. Pending calls' callbacks run once each, from inside this
  * call, with REDLOCK_ERR_CANCELLED; what pending acquires had set is
  * released (the release is written before the sockets close) and pending

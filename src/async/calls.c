@@ -9,19 +9,31 @@
 #include "async.h"
 #include "timing.h"
 
-int redlock_async_new(redlock_async_t **out, const redlock_options_t *opt) {
-    if (!out) return REDLOCK_ERR_INVALID;
+int redlock_async_new_ex(redlock_async_t **out, const redlock_options_t *opt, char *err, size_t errlen) {
+    char scratch[256];
+    if (!err || !errlen) err = scratch, errlen = sizeof scratch;
+    err[0] = '\0';
+    if (!out) {
+        snprintf(err, errlen, "out is NULL");
+        return REDLOCK_ERR_INVALID;
+    }
     *out = NULL;
     redlock_async_t *a = calloc(1, sizeof *a);
-    if (!a) return REDLOCK_ERR_NOMEM;
-    char err[256];
-    int rc = rl_async_init(a, opt, err, sizeof err);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
+    int rc = rl_async_init(a, opt, err, errlen);
     if (rc) {
         rl_async_teardown(a);
         return rc;
     }
     *out = a;
     return REDLOCK_OK;
+}
+
+int redlock_async_new(redlock_async_t **out, const redlock_options_t *opt) {
+    return redlock_async_new_ex(out, opt, NULL, 0);
 }
 
 void redlock_async_free(redlock_async_t *a) {

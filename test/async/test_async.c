@@ -208,6 +208,28 @@ Test(async, free_from_inside_a_callback_cancels_the_rest) {
     redlock_free(rl);
 }
 
+Test(async, bad_options_are_refused_naming_the_value) {
+    redlock_options_t o;
+    rt_options(&o);
+    const char *nodes[1] = {"redis://127.0.0.1:notaport"};
+    o.nodes = nodes;
+    o.n_nodes = 1;
+    redlock_async_t *a = (redlock_async_t *)&o; /* must be set to NULL */
+    char err[256];
+    cr_assert_eq(redlock_async_new_ex(&a, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert_null(a);
+    cr_assert(strstr(err, "notaport"), "%s", err);
+    rt_options(&o);
+    o.nodes = (const char *[]){C.uri[0]};
+    o.n_nodes = 1;
+    o.op_timeout_ms = 0;
+    cr_assert_eq(redlock_async_new_ex(&a, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert(strstr(err, "op_timeout_ms"), "%s", err);
+    cr_assert_eq(redlock_async_new_ex(NULL, &o, err, sizeof err), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_new(&a, NULL), REDLOCK_ERR_INVALID);
+    redlock_async_free(NULL); /* NULL-safe */
+}
+
 Test(async, bad_input_is_invalid_and_runs_no_callback) {
     uv_loop_init(&L);
     redlock_options_t o;
