@@ -293,6 +293,18 @@ static int unhold_async(redlock_lock_t *lock) {
     return 0;
 }
 
+/* ctx.queue_moved of the handle: the calls waiting in a local queue look
+ * again (the new head starts contending, the others wait on). */
+static void queue_moved(redlock_t *ctx) {
+    redlock_async_t *a = (redlock_async_t *)ctx;
+    if (a->dead) return;
+    for (rl_call_t *c = a->pending; c; c = c->next)
+        if (c->kind == RL_CALL_ACQUIRE && rl_acquire_op_in_line(&c->u.acq) && c->heap_at != SIZE_MAX) {
+            rl_heap_remove(a, c);
+            rl_ready_push(a, c);
+        }
+}
+
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n) {
     a->wake_rd = a->wake_wr = -1;
     for (size_t i = 0; i <= REDLOCK_MAX_NODES; i++) a->io[i].fd = -1;
@@ -300,6 +312,7 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
     if (rc) return rc;
     a->ctx.send = send_async;
     a->ctx.unhold = unhold_async;
+    a->ctx.queue_moved = queue_moved;
     a->ctx.is_async = 1;
     a->ctx.pool_max = UINT32_MAX; /* as many as were ever held at once: a warm loop allocates nothing */
     int fds[2];

@@ -11,6 +11,7 @@
  * blocking handle's rl->send. */
 int rl_drive(rl_op_t *op);
 void rl_send_blocking(redlock_t *rl, rl_round_t *r);
+void rl_poke_waiters(redlock_t *rl); /* rl->queue_moved: every waiting thread looks again */
 
 /* lifetime.c: the extend round for keys/token (DESIGN.md section 1's
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity

@@ -31,6 +31,14 @@ void redlock_cancel_waits(redlock_t *rl) {
     (void)n;
 }
 
+/* rl->queue_moved of a blocking handle: wakes every waiting thread so the
+ * new head of a local queue starts contending (the others wait again). */
+void rl_poke_waiters(redlock_t *rl) {
+    atomic_fetch_add(&rl->poke_gen, 1);
+    ssize_t n = write(rl->cancel_wr, "x", 1);
+    (void)n;
+}
+
 /* Reads the cancel pipe empty: only the last waiter does, and if another
  * waiter arrived meanwhile the pipe is armed again for it. */
 static void drain_stale(redlock_t *rl) {
@@ -43,9 +51,11 @@ static void drain_stale(redlock_t *rl) {
     }
 }
 
-/* Sleeps until at_us unless a cancel moves rl's generation past gen.
- * Returns 1 when cancelled. */
-static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen) {
+/* Sleeps until at_us unless a cancel moves rl's generation past gen, or
+ * a local queue moves past poked (taken before the op last looked at its
+ * queue, so a move in between is not missed; the caller then steps the
+ * op again). Returns 1 when cancelled. */
+static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen, unsigned poked) {
     int cancelled = 0;
     atomic_fetch_add(&rl->waiters, 1);
     for (;;) {
@@ -53,12 +63,13 @@ static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen) {
             cancelled = 1;
             break;
         }
+        if (atomic_load(&rl->poke_gen) != poked) break;
         uint64_t now = rl->clock();
         if (now >= at_us) break;
         uint64_t left_ms = (at_us - now + 999u) / 1000u;
         struct pollfd p = {.fd = rl->cancel_rd, .events = POLLIN, .revents = 0};
         if (poll(&p, 1, left_ms > INT_MAX ? INT_MAX : (int)left_ms) <= 0) continue;
-        if (atomic_load(&rl->cancel_gen) != gen) continue; /* ours: seen at the top */
+        if (atomic_load(&rl->cancel_gen) != gen || atomic_load(&rl->poke_gen) != poked) continue; /* seen at the top */
         if (atomic_load(&rl->waiters) == 1)                 /* a byte of an earlier cancel */
             drain_stale(rl);
         else
@@ -72,10 +83,11 @@ int rl_drive(rl_op_t *op) {
     redlock_t *rl = op->rl;
     const unsigned gen = atomic_load(&rl->cancel_gen);
     for (;;) {
+        unsigned poked = atomic_load(&rl->poke_gen);
         int step = op->next(op, rl->clock());
         if (step == RL_STEP_DONE) return op->rc;
         int cancel = op->cancel && atomic_load(&rl->cancel_gen) != gen;
-        if (step == RL_STEP_WAIT && !cancel && op->cancel) cancel = wait_until(rl, op->wake_us, gen);
+        if (step == RL_STEP_WAIT && !cancel && op->cancel) cancel = wait_until(rl, op->wake_us, gen, poked);
         else if (step == RL_STEP_WAIT && !op->cancel && op->wake_us > rl->clock()) rl_sleep_us(op->wake_us - rl->clock());
         if (cancel) {
             int (*fn)(rl_op_t *, int) = op->cancel;

@@ -60,6 +60,7 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
     }
     rl->send = rl_send_blocking;
     rl->unhold = unhold_blocking;
+    rl->queue_moved = rl_poke_waiters;
     *out = rl;
     return REDLOCK_OK;
 }

@@ -11,7 +11,7 @@
 #include "timing.h"
 #include "token.h"
 
-enum { ACQ_START = 0, ACQ_ATTEMPTED, ACQ_WRITTEN, ACQ_CLEANED, ACQ_RETRY };
+enum { ACQ_START = 0, ACQ_ATTEMPTED, ACQ_WRITTEN, ACQ_CLEANED, ACQ_RETRY, ACQ_QUEUED };
 
 /* A waiting attempt's reply: 1 set, <= -1 taken (see acquire_wait.lua). */
 static redlock_vote_t classify_wait(const void *reply, int *err, char *detail, size_t n) {
@@ -38,6 +38,7 @@ static int send_attempt(rl_acquire_op_t *a) {
     redlock_t *rl = op->rl;
     if (op->rep) op->rep->attempts = a->n + 1;
     op->phase = ACQ_ATTEMPTED;
+    a->note = RL_NOTE_NONE;
     if (a->fenced) {
         rl_fence_send_attempt(a);
         return RL_STEP_ROUND;
@@ -102,6 +103,35 @@ static int retryable(int rc) {
     return rc == REDLOCK_ERR_TAKEN || rc == REDLOCK_ERR_NO_QUORUM || rc == REDLOCK_ERR_EXPIRED;
 }
 
+void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uint64_t now) {
+    const rl_round_t *r = a->op.r, *w = a->op.aux;
+    if (!rep) return;
+    char *m = rep->message;
+    size_t n = sizeof rep->message;
+    unsigned long long ms = (unsigned long long)((now - a->start_us) / 1000);
+    if (a->note == RL_NOTE_QUEUED)
+        snprintf(m, n, "%s: waited %llu ms behind earlier local waiters for the same resource (wait_ms=%lld)",
+                 redlock_strerror(a->op.rc), ms, (long long)a->wait_ms);
+    else if (a->note == RL_NOTE_WAITED)
+        snprintf(m, n, "%s: %zu yes, %zu no, %zu failed of %zu nodes (quorum %zu) at the last of %u attempts; "
+                 "waited %llu ms", redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->n + 1, ms);
+    else if (a->note == RL_NOTE_FENCE)
+        snprintf(m, n, "fencing token write-back: %zu of %zu nodes (quorum %zu)", w->yes, w->n, w->quorum);
+}
+
+/* Ends the op with a note for its report (see rl_acquire_op_describe). */
+static int noted(rl_acquire_op_t *a, int note, uint64_t now) {
+    a->note = (uint8_t)note;
+    rl_acquire_op_describe(a, a->op.rep, now);
+    return RL_STEP_DONE;
+}
+
+/* Ends a wait that found the lock still taken, the report saying how long
+ * it waited and what the last attempt got. */
+static int waited(rl_acquire_op_t *a, uint64_t now) {
+    return noted(a, a->op.rc == REDLOCK_ERR_CANCELLED ? RL_NOTE_NONE : RL_NOTE_WAITED, now);
+}
+
 /* When a quorum of nodes may be free of the holder's key, on what the
  * refused attempt's nodes said of its remaining TTL: the k-th earliest
  * expiry among the refusals, k being how many of them must expire for a
@@ -132,14 +162,15 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
 static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
-    if (!retryable(op->rc) || a->n >= o->retry_count || a->wait_ms == 0 || a->last) return RL_STEP_DONE;
+    if (!retryable(op->rc) || a->wait_ms == 0) return RL_STEP_DONE;
+    if (a->n >= o->retry_count || a->last) return a->n ? waited(a, now) : RL_STEP_DONE;
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN ? holder_gone_us(op->r) : 0;
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
     if (a->wait_ms > 0) {
         uint64_t end = a->start_us + (uint64_t)a->wait_ms * 1000u;
-        if (now >= end) return RL_STEP_DONE;
+        if (now >= end) return waited(a, now);
         if (now + d >= end) d = end - now, a->last = 1;
     }
     op->wake_us = now + d;
@@ -147,12 +178,41 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     return RL_STEP_WAIT;
 }
 
-/* The acquire's next step (see ops.h). */
-static int acquire_next(rl_op_t *op, uint64_t now) {
+/* The wait deadline (UINT64_MAX without a bound). */
+static uint64_t wait_end(const rl_acquire_op_t *a) {
+    return a->wait_ms < 0 ? UINT64_MAX : a->start_us + (uint64_t)a->wait_ms * 1000u;
+}
+
+/* A queued waiter (not the head of its resource's local queue): contends
+ * once it is the head, gives up TAKEN at the wait deadline. */
+static int queued(rl_acquire_op_t *a, uint64_t now) {
+    rl_op_t *op = &a->op;
+    if (rl_waitq_is_head(a)) return send_attempt(a);
+    if (now >= wait_end(a)) {
+        op->rc = REDLOCK_ERR_TAKEN;
+        return noted(a, RL_NOTE_QUEUED, now);
+    }
+    op->phase = ACQ_QUEUED;
+    op->wake_us = wait_end(a);
+    return RL_STEP_WAIT;
+}
+
+/* The first step: a caller that will wait for one resource joins the
+ * local queue, and only its head contends. */
+static int start(rl_acquire_op_t *a, uint64_t now) {
+    if (a->wait_ms != 0 && a->keys.n == 1 && a->op.rl->opt.retry_count > 0 && !rl_waitq_join(a))
+        return queued(a, now);
+    return send_attempt(a);
+}
+
+/* The acquire's steps (see ops.h). */
+static int acquire_step(rl_op_t *op, uint64_t now) {
     rl_acquire_op_t *a = (rl_acquire_op_t *)op;
     switch (op->phase) {
     case ACQ_START:
-        return send_attempt(a);
+        return start(a, now);
+    case ACQ_QUEUED:
+        return queued(a, now);
     case ACQ_ATTEMPTED:
         return attempted(a, now);
     case ACQ_WRITTEN:
@@ -160,10 +220,18 @@ static int acquire_next(rl_op_t *op, uint64_t now) {
         return op->rc == REDLOCK_OK ? RL_STEP_DONE : cleanup(a);
     case ACQ_CLEANED:
         return cleaned(a, now);
-    default: /* ACQ_RETRY: the delay passed */
+    default: /* ACQ_RETRY: the delay passed (a wake-up before it is not an attempt) */
+        if (now < op->wake_us) return RL_STEP_WAIT;
         a->n++;
         return send_attempt(a);
     }
+}
+
+/* The acquire's next step; an acquire that ends leaves the local queue. */
+static int acquire_next(rl_op_t *op, uint64_t now) {
+    int step = acquire_step(op, now);
+    if (step == RL_STEP_DONE) rl_waitq_leave((rl_acquire_op_t *)op);
+    return step;
 }
 
 /* op->cancel of an acquire. */
@@ -190,6 +258,9 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->fence_max = 0;
     a->lock = NULL;
+    a->queued = 0;
+    a->qnext = NULL;
+    a->note = RL_NOTE_NONE;
 }
 
 int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
@@ -200,6 +271,14 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
         a->lock = NULL;
     }
     /* nothing sent yet, or the last attempt's clean-up already sent: done */
-    if (a->op.phase == ACQ_START || a->op.phase == ACQ_CLEANED || a->op.phase == ACQ_RETRY) return RL_STEP_DONE;
+    int p = a->op.phase;
+    if (p == ACQ_START || p == ACQ_QUEUED || p == ACQ_CLEANED || p == ACQ_RETRY) {
+        rl_waitq_leave(a);
+        return RL_STEP_DONE;
+    }
     return cleanup(a);
+}
+
+int rl_acquire_op_in_line(const rl_acquire_op_t *a) {
+    return a->op.phase == ACQ_QUEUED;
 }

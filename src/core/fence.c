@@ -106,8 +106,7 @@ int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
         if (op->rep) op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
         return REDLOCK_OK;
     }
-    if (op->rep)
-        snprintf(op->rep->message, sizeof op->rep->message, "fencing token write-back: %zu of %zu nodes (quorum %zu)",
-                 w->yes, w->n, w->quorum);
+    a->note = RL_NOTE_FENCE;
+    rl_acquire_op_describe(a, op->rep, now);
     return rc;
 }

@@ -53,7 +53,25 @@ typedef struct rl_acquire_op {
     uint64_t fence_max;     /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;
     redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
+    uint8_t queued;         /* in the handle's local queue (waitq.c) */
+    uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
+    struct rl_acquire_op *qnext;
 } rl_acquire_op_t;
+
+/* waitq.c: the local queue of waiters. rl_waitq_join appends a and
+ * returns 1 when it is the head (first for its resource); rl_waitq_is_head
+ * tells whether it is now; rl_waitq_leave takes it out (no-op when not
+ * queued) and, when that makes another waiter head, calls rl->queue_moved. */
+int rl_waitq_join(rl_acquire_op_t *a);
+int rl_waitq_is_head(const rl_acquire_op_t *a);
+void rl_waitq_leave(rl_acquire_op_t *a);
+/* attempt.c: 1 when a waits in the local queue for its turn (not the head). */
+int rl_acquire_op_in_line(const rl_acquire_op_t *a);
+
+/* Notes for an acquire's report message, written by rl_acquire_op_describe
+ * (the op itself with a report, or the async handle at its callback). */
+enum { RL_NOTE_NONE = 0, RL_NOTE_QUEUED, RL_NOTE_WAITED, RL_NOTE_FENCE };
+void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uint64_t now);
 
 /* Prepares a for keys (checked by the caller) with a fresh token. */
 void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,

@@ -34,6 +34,10 @@ struct redlock {
      * lock remains (the object stays), 0 when it may be destroyed */
     int (*unhold)(redlock_lock_t *lock);
     struct rl_engine *eng;    /* blocking driver, NULL in an async handle */
+    /* the driver's: another waiter became the head of its resource's local
+     * queue (waitq.c); wake the waiters so it contends. May be NULL. */
+    void (*queue_moved)(struct redlock *rl);
+    struct rl_acquire_op *waitq; /* the local queue, in arrival order (under held_mu) */
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
@@ -51,6 +55,7 @@ struct redlock {
     /* redlock_cancel_waits (blocking handle): a generation and a pipe that
      * waiting threads poll; see blocking/drive.c */
     atomic_uint cancel_gen;
+    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
     atomic_int waiters;
     int cancel_rd, cancel_wr;
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */

@@ -7,6 +7,7 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -84,6 +85,80 @@ Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
                  (unsigned long long)took);
     cr_assert(rep.attempts >= 2 && rep.attempts <= 3, "%u attempts", rep.attempts);
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+/* ------------------------------------------------------ the local queue */
+
+typedef struct fifo {
+    redlock_t *rl;
+    int id;
+    atomic_int *next_rank;
+    int rank;          /* order of the grant, from 0 */
+    int rc;
+} fifo_t;
+
+/* A waiter that, once granted, holds for 20 ms and releases. */
+static void *fifo_waiter(void *arg) {
+    fifo_t *f = arg;
+    redlock_lock_t *l = NULL;
+    f->rc = redlock_acquire_ex(f->rl, "w:fifo", 5000, 20000, &l, NULL);
+    if (f->rc != REDLOCK_OK) return NULL;
+    f->rank = atomic_fetch_add(f->next_rank, 1);
+    rt_sleep_ms(20);
+    f->rc = redlock_release(f->rl, l);
+    return NULL;
+}
+
+Test(wait, local_waiters_are_granted_in_arrival_order) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 100000;
+    o.retry_delay_ms = 30;
+    o.retry_jitter_ms = 10;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    hold_raw("w:fifo", "holder", 60000);
+    atomic_int next_rank = 0;
+    fifo_t f[8];
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) { /* arrive one after another */
+        f[i] = (fifo_t){rl, i, &next_rank, -1, 1};
+        pthread_create(&t[i], NULL, fifo_waiter, &f[i]);
+        rt_sleep_ms(40);
+    }
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "w:fifo"); /* the holder goes */
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(f[i].rc, REDLOCK_OK, "waiter %d: %s", i, redlock_strerror(f[i].rc));
+        cr_assert_eq(f[i].rank, i, "waiter %d (arrived %d-th) was granted %d-th", i, i, f[i].rank);
+    }
+    redlock_free(rl);
+}
+
+Test(wait, a_queued_waiter_gives_up_at_its_deadline_and_says_how_long_it_waited) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 100000;
+    o.retry_delay_ms = 50;
+    o.retry_jitter_ms = 10;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    hold_raw("w:fifo", "holder", 60000);
+    atomic_int rank = 0;
+    fifo_t head = {rl, 0, &rank, -1, 1};
+    pthread_t t;
+    pthread_create(&t, NULL, fifo_waiter, &head); /* the head of the local queue */
+    rt_sleep_ms(100);
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    uint64_t start = rt_now_us();
+    int rc = redlock_acquire_ex(rl, "w:fifo", 5000, 300, &l, &rep); /* queued behind it */
+    uint64_t took = (rt_now_us() - start) / 1000;
+    cr_assert_eq(rc, REDLOCK_ERR_TAKEN, "%s", redlock_strerror(rc));
+    cr_assert(took >= 280 && took < 2000, "gave up after %llu ms", (unsigned long long)took);
+    cr_assert(strstr(rep.message, "waited") && strstr(rep.message, "ms"), "how long it waited: %s", rep.message);
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "w:fifo"); /* the holder goes: the head gets it */
+    pthread_join(t, NULL);
+    cr_assert_eq(head.rc, REDLOCK_OK, "%s", redlock_strerror(head.rc));
     redlock_free(rl);
 }
 

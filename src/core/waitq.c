@@ -1,0 +1,62 @@
+/* waitq.c -- the local queue of waiters (DESIGN.md 6): callers of one
+ * handle that wait for the same resource line up in arrival order, and
+ * only the first of them (the head) contends on the nodes; the others
+ * wait without a round until they are first. A head keeps its place until
+ * its acquire ends (granted, given up, cancelled); then the next becomes
+ * head and the driver is told (rl->queue_moved) so it can wake it.
+ *
+ * One list per handle, in arrival order across resources (a head is the
+ * first entry of its resource); it is short (the waiting callers), and
+ * held_mu guards it (the blocking handle's threads share it). */
+#include <string.h>
+
+#include "ops.h"
+
+/* 1 when a and b wait for the same resource. */
+static int same_resource(const rl_acquire_op_t *a, const rl_acquire_op_t *b) {
+    return a->keys.len[0] == b->keys.len[0] && !memcmp(a->keys.k[0], b->keys.k[0], a->keys.len[0]);
+}
+
+/* 1 when no earlier entry waits for a's resource (held_mu held). */
+static int first_of_its_resource(const redlock_t *rl, const rl_acquire_op_t *a) {
+    for (const rl_acquire_op_t *q = rl->waitq; q && q != a; q = q->qnext)
+        if (same_resource(q, a)) return 0;
+    return 1;
+}
+
+int rl_waitq_join(rl_acquire_op_t *a) {
+    redlock_t *rl = a->op.rl;
+    pthread_mutex_lock(&rl->held_mu);
+    rl_acquire_op_t **p = &rl->waitq;
+    while (*p) p = &(*p)->qnext;
+    *p = a;
+    a->qnext = NULL;
+    a->queued = 1;
+    int head = first_of_its_resource(rl, a);
+    pthread_mutex_unlock(&rl->held_mu);
+    return head;
+}
+
+int rl_waitq_is_head(const rl_acquire_op_t *a) {
+    redlock_t *rl = a->op.rl;
+    pthread_mutex_lock(&rl->held_mu);
+    int head = !a->queued || first_of_its_resource(rl, a);
+    pthread_mutex_unlock(&rl->held_mu);
+    return head;
+}
+
+void rl_waitq_leave(rl_acquire_op_t *a) {
+    if (!a->queued) return;
+    redlock_t *rl = a->op.rl;
+    pthread_mutex_lock(&rl->held_mu);
+    int was_head = first_of_its_resource(rl, a), others = 0;
+    for (rl_acquire_op_t **p = &rl->waitq; *p; p = &(*p)->qnext)
+        if (*p == a) {
+            *p = a->qnext;
+            break;
+        }
+    a->queued = 0;
+    for (const rl_acquire_op_t *q = rl->waitq; q && !others; q = q->qnext) others = same_resource(q, a);
+    pthread_mutex_unlock(&rl->held_mu);
+    if (was_head && others && rl->queue_moved) rl->queue_moved(rl); /* a new head: wake it */
+}
