@@ -217,7 +217,9 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
         return attempted(a, now);
     case ACQ_WRITTEN:
         op->rc = rl_fence_written(a, now);
-        return op->rc == REDLOCK_OK ? RL_STEP_DONE : cleanup(a);
+        if (op->rc == REDLOCK_OK) return RL_STEP_DONE;
+        rl_acquire_op_describe(a, op->rep, now);
+        return cleanup(a);
     case ACQ_CLEANED:
         return cleaned(a, now);
     default: /* ACQ_RETRY: the delay passed (a wake-up before it is not an attempt) */

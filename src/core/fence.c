@@ -106,7 +106,6 @@ int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
         if (op->rep) op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
         return REDLOCK_OK;
     }
-    a->note = RL_NOTE_FENCE;
-    rl_acquire_op_describe(a, op->rep, now);
+    a->note = RL_NOTE_FENCE; /* the acquire op writes it into the report */
     return rc;
 }
