@@ -133,14 +133,14 @@ static int waited(rl_acquire_op_t *a, uint64_t now) {
 }
 
 /* When a quorum of nodes may be free of the holder's key, on what the
- * refused attempt's nodes said of its remaining TTL: the k-th earliest
- * expiry among the refusals, k being how many of them must expire for a
- * quorum; 0 when unknown (no word, a key with no expiry, or a failure
- * that was not a refusal). */
+ * refused attempt's nodes said of its remaining TTL. Only the nodes that
+ * granted are known to be free; the others (refused, failed, not heard
+ * after the round was decided) are not, so the wait is for the k-th
+ * earliest expiry among the refusals that said when, k = quorum - grants.
+ * 0 when that cannot be known (too few refusals said when). */
 static uint64_t holder_gone_us(const rl_round_t *r) {
-    size_t free_now = r->n - r->no;
-    if (free_now >= r->quorum) return 0; /* not refused by the holder alone */
-    size_t k = r->quorum - free_now;     /* refusals that must expire, >= 1 */
+    if (r->yes >= r->quorum || r->no == 0) return 0;
+    size_t k = r->quorum - r->yes; /* refusals that must expire, >= 1 */
     uint64_t at[REDLOCK_MAX_NODES];      /* each refusal's expiry, earliest first */
     size_t m = 0;
     for (size_t i = 0; i < r->n; i++) {
@@ -166,7 +166,7 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     if (a->n >= o->retry_count || a->last) return a->n ? waited(a, now) : RL_STEP_DONE;
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
-    uint64_t gone = op->rc == REDLOCK_ERR_TAKEN ? holder_gone_us(op->r) : 0;
+    uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
     if (a->wait_ms > 0) {
         uint64_t end = a->start_us + (uint64_t)a->wait_ms * 1000u;

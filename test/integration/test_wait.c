@@ -73,6 +73,8 @@ Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
     o.retry_count = 100;
     o.retry_delay_ms = 2000; /* a poll would come 2 s after the attempt */
     o.retry_jitter_ms = 0;
+    o.op_timeout_ms = 1000; /* a slow (sanitized, loaded) run must not turn refusals into timeouts */
+    o.node_down_ms = 5000;
     redlock_t *rl = rt_new(&C, 5, &o);
     hold_raw("w:crashed", "crashed-holder", 600); /* its holder is gone: nobody releases */
     redlock_lock_t *l = NULL;
@@ -90,8 +92,31 @@ Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
 
 /* ------------------------------------------------------ the local queue */
 
+Test(wait, staggered_expiries_are_waited_for_until_a_quorum_is_free) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 100;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 0;
+    o.op_timeout_ms = 1000;
+    o.node_down_ms = 5000;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    uint64_t t = rt_now_us();
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_set(&C, i, "w:stagger", "gone", 400 + 100 * i), 0);
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "w:stagger", 5000, 5000, &l, &rep), REDLOCK_OK, "%s", rep.message);
+    uint64_t took = (rt_now_us() - t) / 1000;
+    /* a quorum (3 of 5) is free once the third key expires, 600 ms after they were set */
+    cr_assert_geq(took, 580, "granted at %llu ms, before a quorum was free", (unsigned long long)took);
+    cr_assert_lt(took, 1500, "granted at %llu ms: the 2 s poll, not the expiries", (unsigned long long)took);
+    cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    redlock_free(rl);
+}
+
 typedef struct fifo {
     redlock_t *rl;
+    const char *resource;
     int id;
     atomic_int *next_rank;
     int rank;          /* order of the grant, from 0 */
@@ -102,7 +127,7 @@ typedef struct fifo {
 static void *fifo_waiter(void *arg) {
     fifo_t *f = arg;
     redlock_lock_t *l = NULL;
-    f->rc = redlock_acquire_ex(f->rl, "w:fifo", 5000, 20000, &l, NULL);
+    f->rc = redlock_acquire_ex(f->rl, f->resource, 5000, 20000, &l, NULL);
     if (f->rc != REDLOCK_OK) return NULL;
     f->rank = atomic_fetch_add(f->next_rank, 1);
     rt_sleep_ms(20);
@@ -122,7 +147,7 @@ Test(wait, local_waiters_are_granted_in_arrival_order) {
     fifo_t f[8];
     pthread_t t[8];
     for (int i = 0; i < 8; i++) { /* arrive one after another */
-        f[i] = (fifo_t){rl, i, &next_rank, -1, 1};
+        f[i] = (fifo_t){rl, "w:fifo", i, &next_rank, -1, 1};
         pthread_create(&t[i], NULL, fifo_waiter, &f[i]);
         rt_sleep_ms(40);
     }
@@ -142,21 +167,21 @@ Test(wait, a_queued_waiter_gives_up_at_its_deadline_and_says_how_long_it_waited)
     o.retry_delay_ms = 50;
     o.retry_jitter_ms = 10;
     redlock_t *rl = rt_new(&C, 5, &o);
-    hold_raw("w:fifo", "holder", 60000);
+    hold_raw("w:queued", "holder", 60000);
     atomic_int rank = 0;
-    fifo_t head = {rl, 0, &rank, -1, 1};
+    fifo_t head = {rl, "w:queued", 0, &rank, -1, 1};
     pthread_t t;
     pthread_create(&t, NULL, fifo_waiter, &head); /* the head of the local queue */
     rt_sleep_ms(100);
     redlock_lock_t *l = NULL;
     redlock_report_t rep;
     uint64_t start = rt_now_us();
-    int rc = redlock_acquire_ex(rl, "w:fifo", 5000, 300, &l, &rep); /* queued behind it */
+    int rc = redlock_acquire_ex(rl, "w:queued", 5000, 300, &l, &rep); /* queued behind it */
     uint64_t took = (rt_now_us() - start) / 1000;
     cr_assert_eq(rc, REDLOCK_ERR_TAKEN, "%s", redlock_strerror(rc));
     cr_assert(took >= 280 && took < 2000, "gave up after %llu ms", (unsigned long long)took);
     cr_assert(strstr(rep.message, "waited") && strstr(rep.message, "ms"), "how long it waited: %s", rep.message);
-    for (int i = 0; i < C.n; i++) tc_del(&C, i, "w:fifo"); /* the holder goes: the head gets it */
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "w:queued"); /* the holder goes: the head gets it */
     pthread_join(t, NULL);
     cr_assert_eq(head.rc, REDLOCK_OK, "%s", redlock_strerror(head.rc));
     redlock_free(rl);
