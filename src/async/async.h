@@ -11,6 +11,7 @@
 #include "nodes.h"
 #include "ops.h"
 #include "rl.h"
+#include "subs.h"
 
 enum { RL_CALL_ACQUIRE = 1, RL_CALL_EXTEND, RL_CALL_RELEASE, RL_CALL_WATCH };
 
@@ -44,13 +45,15 @@ struct rl_call {
 struct redlock_async {
     redlock_t ctx;              /* the core's context (ctx.send = send_async) */
     rl_nodes_t ns;
+    rl_subs_t subs;             /* the release channels (connected on the first wait) */
     int wake_rd, wake_wr;       /* name lookups write wake_wr when they end */
     redlock_async_hooks_t hooks;
     int hooked;
     struct {
         int fd;                 /* -1: nothing announced */
         uint8_t rd, wr;
-    } io[REDLOCK_MAX_NODES + 1]; /* what each node's fd (and, last, wake_rd) is watched for */
+    } io[2 * REDLOCK_MAX_NODES + 1]; /* what is watched: node i's fd at i, wake_rd at n,
+                                 * node i's subscriber fd at n + 1 + i */
     rl_call_t *pending;         /* calls started and not called back yet */
     rl_call_t *ready, *rtail;   /* calls whose round was decided: to step */
     rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */

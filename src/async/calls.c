@@ -174,10 +174,7 @@ int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out) {
 
 int redlock_async_autoextend_ex(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
                                 redlock_lost_fn on_lost, void *arg) {
-    char msg[256];
-    if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg) || lock->pooled || lock->releasing ||
-        lock->watch)
-        return REDLOCK_ERR_INVALID;
+    if (!usable(a) || check_lock(a, lock) || lock->watch) return REDLOCK_ERR_INVALID;
     if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
     if (rl_watch_setup(lock, opt, on_lost, arg, a->ctx.clock()) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
     rl_call_t *c = rl_call_get(a);

@@ -11,7 +11,7 @@
 static void build_report(redlock_async_t *a, rl_call_t *c, redlock_report_t *rep, uint64_t now) {
     rl_op_t *op = &c->u.op;
     rl_report_begin(&a->ctx, rep);
-    rep->attempts = c->kind == RL_CALL_ACQUIRE ? c->u.acq.n + 1 : 1;
+    rep->attempts = c->kind == RL_CALL_ACQUIRE ? c->u.acq.tries : 1;
     if (op->r->t0_us) rl_report_votes(&a->ctx, rep, op->r);
     uint64_t start = c->kind == RL_CALL_ACQUIRE ? c->u.acq.start_us : op->r->t0_us;
     rep->elapsed_us = start && now > start ? (int64_t)(now - start) : 0;

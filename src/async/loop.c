@@ -89,9 +89,17 @@ static void fd_closing(void *arg, int idx, int fd) {
     if (a->io[idx].fd == fd) announce(a, (size_t)idx, -1, 0);
 }
 
+/* The same for a subscriber connection (slot n + 1 + idx). */
+static void sub_fd_closing(void *arg, int idx, int fd) {
+    redlock_async_t *a = arg;
+    size_t k = a->ns.n + 1 + (size_t)idx;
+    if (a->io[k].fd == fd) announce(a, k, -1, 0);
+}
+
 /* Asks the adapter for the timer the handle needs next. */
 static void announce_timer(redlock_async_t *a, uint64_t now) {
-    uint64_t next = rl_nodes_next_us(&a->ns, now);
+    uint64_t next = rl_nodes_next_us(&a->ns), subs = rl_subs_next_us(&a->subs);
+    if (subs < next) next = subs;
     if (a->heap_n && a->heap[0]->u.op.wake_us < next) next = a->heap[0]->u.op.wake_us;
     if (a->ready) next = now;
     if (next == UINT64_MAX) {
@@ -119,11 +127,15 @@ void rl_async_sync(redlock_async_t *a, int run) {
         if (run) run_ready(a);
         if (a->dead) return;
         rl_nodes_flush(&a->ns, a->ctx.clock());
+        rl_nodes_flush(&a->subs.ns, a->ctx.clock());
         if (!run || !a->ready) break;
     }
     if (!a->hooked) return;
-    for (size_t i = 0; i < a->ns.n; i++) announce(a, i, a->ns.conns[i].fd, rl_nodes_interest(&a->ns, i));
-    announce(a, a->ns.n, a->wake_rd, POLLIN);
+    size_t n = a->ns.n;
+    for (size_t i = 0; i < n; i++) announce(a, i, a->ns.conns[i].fd, rl_nodes_interest(&a->ns, i));
+    announce(a, n, a->wake_rd, POLLIN);
+    for (size_t i = 0; i < a->subs.ns.n; i++)
+        announce(a, n + 1 + i, a->subs.ns.conns[i].fd, rl_nodes_interest(&a->subs.ns, i));
     announce_timer(a, a->ctx.clock());
 }
 
@@ -160,25 +172,36 @@ void redlock_async_handle_read(redlock_async_t *a, int fd) {
         while (read(a->wake_rd, drain, sizeof drain) > 0) {
         }
         rl_nodes_lookups_ended(&a->ns, now);
+        rl_nodes_lookups_ended(&a->subs.ns, now);
     }
     for (size_t i = 0; i < a->ns.n; i++)
         if (a->ns.conns[i].fd == fd && fd >= 0) rl_nodes_events(&a->ns, i, POLLIN, now);
+    for (size_t i = 0; i < a->subs.ns.n; i++)
+        if (a->subs.ns.conns[i].fd == fd && fd >= 0) rl_nodes_events(&a->subs.ns, i, POLLIN, now);
     rl_nodes_expire(&a->ns, now);
+    rl_subs_expire(&a->subs, now);
     rl_async_leave(a);
+}
+
+/* fd is writable: a connect of one of ns's nodes goes on, or its
+ * output is written. */
+static void writable(rl_nodes_t *ns, int fd, uint64_t now) {
+    for (size_t i = 0; i < ns->n; i++) {
+        rl_conn_t *c = &ns->conns[i];
+        if (c->fd != fd || fd < 0) continue;
+        if (c->state == RL_CONN_CONNECTING)
+            rl_nodes_events(ns, i, POLLOUT, now);
+        else
+            rl_nodes_flush(ns, now);
+    }
 }
 
 void redlock_async_handle_write(redlock_async_t *a, int fd) {
     if (!a || a->dead) return;
     rl_async_enter(a);
     uint64_t now = a->ctx.clock();
-    for (size_t i = 0; i < a->ns.n; i++) {
-        rl_conn_t *c = &a->ns.conns[i];
-        if (c->fd != fd || fd < 0) continue;
-        if (c->state == RL_CONN_CONNECTING)
-            rl_nodes_events(&a->ns, i, POLLOUT, now);
-        else
-            rl_nodes_flush(&a->ns, now);
-    }
+    writable(&a->ns, fd, now);
+    writable(&a->subs.ns, fd, now);
     rl_async_leave(a);
 }
 
@@ -188,6 +211,7 @@ void redlock_async_handle_timer(redlock_async_t *a) {
     uint64_t now = a->ctx.clock();
     a->timer_at = 0;
     rl_nodes_expire(&a->ns, now);
+    rl_subs_expire(&a->subs, now);
     wake_due(a, now);
     rl_async_leave(a);
 }
@@ -265,10 +289,13 @@ void rl_async_teardown(redlock_async_t *a) {
     for (redlock_lock_t *l = a->locks; l; l = l->held_next) l->owner = NULL, l->registered = 0; /* detached */
     for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
     if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);
+    for (size_t i = 0; i < a->subs.ns.n; i++) announce(a, a->ns.n + 1 + i, -1, 0);
     if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
     if (a->hooked && a->hooks.cleanup) a->hooks.cleanup(a->hooks.data);
     for (size_t i = 0; i < a->ns.n; i++) a->ns.conns[i].closing = NULL;
+    for (size_t i = 0; i < a->subs.ns.n; i++) a->subs.ns.conns[i].closing = NULL;
     rl_nodes_destroy(&a->ns);
+    rl_subs_destroy(&a->subs);
     if (a->wake_rd >= 0) close(a->wake_rd);
     if (a->wake_wr >= 0) close(a->wake_wr);
     while (a->pool) {
@@ -305,9 +332,37 @@ static void queue_moved(redlock_t *ctx) {
         }
 }
 
+/* ctx.channel of the handle: counts a waiter in or out of res's channel. */
+static void channel_async(redlock_t *ctx, const char *res, size_t len, int join) {
+    redlock_async_t *a = (redlock_async_t *)ctx;
+    rl_subs_waiter(&a->subs, res, len, join, ctx->clock()); /* (out of memory: the waiter polls) */
+}
+
+/* subs' released hook: the head waiter of res attempts now. */
+static void released(void *arg, const char *res, size_t len) {
+    redlock_async_t *a = arg;
+    rl_waitq_wake(&a->ctx, res, len);
+}
+
+/* Sets up the subscriber connections (none opens before the first wait). */
+static int subs_init(redlock_async_t *a, const rl_nodes_config_t *cfg) {
+    rl_uri_t uris[REDLOCK_MAX_NODES];
+    int rc = rl_ctx_parse_uris(&a->ctx, uris);
+    if (rc == REDLOCK_OK) rc = rl_subs_init(&a->subs, uris, a->ctx.opt.n_nodes, cfg, a->wake_wr);
+    if (rc != REDLOCK_OK) return rc;
+    a->subs.released = released;
+    a->subs.arg = a;
+    for (size_t i = 0; i < a->subs.ns.n; i++) {
+        a->subs.ns.conns[i].closing = sub_fd_closing;
+        a->subs.ns.conns[i].closing_arg = a;
+    }
+    a->ctx.channel = channel_async;
+    return REDLOCK_OK;
+}
+
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n) {
     a->wake_rd = a->wake_wr = -1;
-    for (size_t i = 0; i <= REDLOCK_MAX_NODES; i++) a->io[i].fd = -1;
+    for (size_t i = 0; i <= 2 * REDLOCK_MAX_NODES; i++) a->io[i].fd = -1;
     int rc = rl_ctx_init(&a->ctx, opt, err, n);
     if (rc) return rc;
     a->ctx.send = send_async;
@@ -331,5 +386,5 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
         a->ns.conns[i].closing_arg = a;
     }
     a->ctx.ns = &a->ns;
-    return REDLOCK_OK;
+    return subs_init(a, &cfg);
 }

@@ -13,6 +13,13 @@ int rl_drive(rl_op_t *op);
 void rl_send_blocking(redlock_t *rl, rl_round_t *r);
 void rl_poke_waiters(redlock_t *rl); /* rl->queue_moved: every waiting thread looks again */
 
+/* listen.c: the release channels' thread. rl_listener_new sets it up (no
+ * thread, no connection yet) and sets rl->channel; returns 0 or
+ * REDLOCK_ERR_NOMEM. rl_listener_free stops and frees it (NULL-safe). */
+typedef struct rl_listener rl_listener_t;
+int rl_listener_new(redlock_t *rl);
+void rl_listener_free(redlock_t *rl);
+
 /* lifetime.c: the extend round for keys/token (DESIGN.md section 1's
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity
  * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,

@@ -8,9 +8,15 @@
  * compares the generation with the one its call started with. Nobody
  * reads the byte while a waiter may still need to see it: the last waiter
  * standing drains it (a waiter that finds a stale byte and others around
- * sleeps in short slices until then). */
+ * stops polling the pipe and looks at the generation in 5 ms slices).
+ *
+ * Waking: a waiting thread also polls an eventfd of its own, which
+ * rl_poke_waiters writes when a local queue moves or a release of a
+ * waited-for resource is heard (DESIGN.md 6). */
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "blocking.h"
@@ -31,12 +37,54 @@ void redlock_cancel_waits(redlock_t *rl) {
     (void)n;
 }
 
-/* rl->queue_moved of a blocking handle: wakes every waiting thread so the
- * new head of a local queue starts contending (the others wait again). */
+/* A thread waiting between attempts: its own eventfd, written when a
+ * local queue moves or a release is heard (rl_poke_waiters), so a wake-up
+ * reaches each sleeper however many there are. */
+struct rl_sleeper {
+    int fd;
+    struct rl_sleeper *next, *prev;
+};
+
+/* rl->queue_moved of a blocking handle: every sleeping thread looks again
+ * (the head of a local queue contends, a woken head attempts; the others
+ * wait on). */
 void rl_poke_waiters(redlock_t *rl) {
     atomic_fetch_add(&rl->poke_gen, 1);
-    ssize_t n = write(rl->cancel_wr, "x", 1);
-    (void)n;
+    const uint64_t one = 1;
+    pthread_mutex_lock(&rl->sleep_mu);
+    for (struct rl_sleeper *s = rl->sleepers; s; s = s->next) {
+        ssize_t n = write(s->fd, &one, sizeof one);
+        (void)n;
+    }
+    pthread_mutex_unlock(&rl->sleep_mu);
+}
+
+/* Puts s on rl's sleepers with a new eventfd. Returns 0, or -1 when no
+ * fd could be made (the thread then waits in slices, see wait_until). */
+static int sleeper_add(redlock_t *rl, struct rl_sleeper *s) {
+    s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (s->fd < 0) return -1;
+    pthread_mutex_lock(&rl->sleep_mu);
+    s->prev = NULL;
+    s->next = rl->sleepers;
+    if (s->next) s->next->prev = s;
+    rl->sleepers = s;
+    pthread_mutex_unlock(&rl->sleep_mu);
+    return 0;
+}
+
+/* Takes s off rl's sleepers and closes its fd (a no-op if never added). */
+static void sleeper_drop(redlock_t *rl, struct rl_sleeper *s) {
+    if (s->fd < 0) return;
+    pthread_mutex_lock(&rl->sleep_mu);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        rl->sleepers = s->next;
+    if (s->next) s->next->prev = s->prev;
+    pthread_mutex_unlock(&rl->sleep_mu);
+    close(s->fd);
+    s->fd = -1;
 }
 
 /* Reads the cancel pipe empty: only the last waiter does, and if another
@@ -52,11 +100,11 @@ static void drain_stale(redlock_t *rl) {
 }
 
 /* Sleeps until at_us unless a cancel moves rl's generation past gen, or
- * a local queue moves past poked (taken before the op last looked at its
- * queue, so a move in between is not missed; the caller then steps the
- * op again). Returns 1 when cancelled. */
-static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen, unsigned poked) {
-    int cancelled = 0;
+ * a poke moves rl->poke_gen past poked (taken before the op last looked
+ * at its queue, so a poke in between is not missed; the caller then steps
+ * the op again). Returns 1 when cancelled. */
+static int wait_until(redlock_t *rl, struct rl_sleeper *s, uint64_t at_us, unsigned gen, unsigned poked) {
+    int cancelled = 0, stale = 0;
     atomic_fetch_add(&rl->waiters, 1);
     for (;;) {
         if (atomic_load(&rl->cancel_gen) != gen) {
@@ -67,13 +115,20 @@ static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen, unsigned poke
         uint64_t now = rl->clock();
         if (now >= at_us) break;
         uint64_t left_ms = (at_us - now + 999u) / 1000u;
-        struct pollfd p = {.fd = rl->cancel_rd, .events = POLLIN, .revents = 0};
-        if (poll(&p, 1, left_ms > INT_MAX ? INT_MAX : (int)left_ms) <= 0) continue;
-        if (atomic_load(&rl->cancel_gen) != gen || atomic_load(&rl->poke_gen) != poked) continue; /* seen at the top */
-        if (atomic_load(&rl->waiters) == 1)                 /* a byte of an earlier cancel */
+        if (stale || s->fd < 0) left_ms = left_ms > 5 ? 5 : left_ms; /* poll in slices meanwhile */
+        struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN, .revents = 0},
+                              {.fd = stale ? -1 : rl->cancel_rd, .events = POLLIN, .revents = 0}};
+        if (poll(p, 2, left_ms > INT_MAX ? INT_MAX : (int)left_ms) <= 0) continue;
+        uint64_t v;
+        if (p[0].revents) { /* a poke: poke_gen moved, seen at the top */
+            ssize_t n = read(s->fd, &v, sizeof v);
+            (void)n;
+        }
+        if (!p[1].revents || atomic_load(&rl->cancel_gen) != gen) continue; /* seen at the top */
+        if (atomic_load(&rl->waiters) == 1) /* a byte of an earlier cancel */
             drain_stale(rl);
         else
-            rl_sleep_us(left_ms > 5 ? 5000u : left_ms * 1000u);
+            stale = 1; /* the last waiter drains it; until then it is not polled */
     }
     atomic_fetch_sub(&rl->waiters, 1);
     return cancelled;
@@ -82,17 +137,24 @@ static int wait_until(redlock_t *rl, uint64_t at_us, unsigned gen, unsigned poke
 int rl_drive(rl_op_t *op) {
     redlock_t *rl = op->rl;
     const unsigned gen = atomic_load(&rl->cancel_gen);
+    struct rl_sleeper me = {.fd = -1};
+    int joined = 0;
     for (;;) {
         unsigned poked = atomic_load(&rl->poke_gen);
         int step = op->next(op, rl->clock());
-        if (step == RL_STEP_DONE) return op->rc;
+        if (step == RL_STEP_DONE) break;
         int cancel = op->cancel && atomic_load(&rl->cancel_gen) != gen;
-        if (step == RL_STEP_WAIT && !cancel && op->cancel) cancel = wait_until(rl, op->wake_us, gen, poked);
-        else if (step == RL_STEP_WAIT && !op->cancel && op->wake_us > rl->clock()) rl_sleep_us(op->wake_us - rl->clock());
+        /* only acquires wait, and they are cancellable until cancelled (then they never wait again) */
+        if (step == RL_STEP_WAIT && !cancel) {
+            if (!joined) joined = 1, sleeper_add(rl, &me);
+            cancel = wait_until(rl, &me, op->wake_us, gen, poked);
+        }
         if (cancel) {
             int (*fn)(rl_op_t *, int) = op->cancel;
             op->cancel = NULL; /* cancelled once */
-            if (fn(op, REDLOCK_ERR_CANCELLED) == RL_STEP_DONE) return op->rc; /* else its clean-up ran */
+            if (fn(op, REDLOCK_ERR_CANCELLED) == RL_STEP_DONE) break; /* else its clean-up ran */
         }
     }
+    sleeper_drop(rl, &me);
+    return op->rc;
 }

@@ -138,7 +138,7 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         rl_nodes_flush(&e->ns, now);
         unsigned gens[REDLOCK_MAX_NODES];
         nfds_t np = build_pollset(e, gens);
-        uint64_t next = rl_nodes_next_us(&e->ns, now);
+        uint64_t next = rl_nodes_next_us(&e->ns);
         if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
         int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         unlock_and_wake(e);

@@ -54,6 +54,7 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
         rl->cancel_wr = fds[1];
     }
     if (rc == REDLOCK_OK && (rc = start_engine(rl)) != REDLOCK_OK) snprintf(err, errlen, "out of memory");
+    if (rc == REDLOCK_OK && (rc = rl_listener_new(rl)) != REDLOCK_OK) snprintf(err, errlen, "out of memory");
     if (rc != REDLOCK_OK) {
         redlock_free(rl);
         return rc;
@@ -73,6 +74,7 @@ void redlock_free(redlock_t *rl) {
     if (!rl) return;
     rl_watchdog_free(rl);
     rl_held_forget_all(rl);
+    rl_listener_free(rl);
     rl_engine_free(rl->eng);
     if (rl->cancel_rd >= 0) close(rl->cancel_rd);
     if (rl->cancel_wr >= 0) close(rl->cancel_wr);

@@ -36,8 +36,10 @@ static void note_left(void *arg, size_t node, const void *reply) {
 static int send_attempt(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     redlock_t *rl = op->rl;
-    if (op->rep) op->rep->attempts = a->n + 1;
+    a->tries++;
+    if (op->rep) op->rep->attempts = a->tries;
     op->phase = ACQ_ATTEMPTED;
+    rl_waitq_woken(a, 1); /* a release heard before now is seen by this attempt */
     a->note = RL_NOTE_NONE;
     if (a->fenced) {
         rl_fence_send_attempt(a);
@@ -114,7 +116,7 @@ void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uin
                  redlock_strerror(a->op.rc), ms, (long long)a->wait_ms);
     else if (a->note == RL_NOTE_WAITED)
         snprintf(m, n, "%s: %zu yes, %zu no, %zu failed of %zu nodes (quorum %zu) at the last of %u attempts; "
-                 "waited %llu ms", redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->n + 1, ms);
+                 "waited %llu ms", redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->tries, ms);
     else if (a->note == RL_NOTE_FENCE)
         snprintf(m, n, "fencing token write-back: %zu of %zu nodes (quorum %zu)", w->yes, w->n, w->quorum);
 }
@@ -155,6 +157,11 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
     return m < k ? 0 : at[k - 1];
 }
 
+/* The wait deadline (UINT64_MAX without a bound). */
+static uint64_t wait_end(const rl_acquire_op_t *a) {
+    return a->wait_ms < 0 ? UINT64_MAX : a->start_us + (uint64_t)a->wait_ms * 1000u;
+}
+
 /* The clean-up is done: finish, or wait for the next attempt: until the
  * holder's key expires when the refusals said when, else a jittered
  * retry delay (like flock -w, never past the wait deadline: the last
@@ -163,24 +170,20 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
     if (!retryable(op->rc) || a->wait_ms == 0) return RL_STEP_DONE;
-    if (a->n >= o->retry_count || a->last) return a->n ? waited(a, now) : RL_STEP_DONE;
+    int heard = rl_waitq_woken(a, 0); /* a release was heard while the attempt was out */
+    if (a->last || (a->n >= o->retry_count && !heard)) return a->tries > 1 ? waited(a, now) : RL_STEP_DONE;
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
-    if (a->wait_ms > 0) {
-        uint64_t end = a->start_us + (uint64_t)a->wait_ms * 1000u;
-        if (now >= end) return waited(a, now);
-        if (now + d >= end) d = end - now, a->last = 1;
-    }
+    if (heard) d = 0;
+    uint64_t end = wait_end(a);
+    if (now >= end) return waited(a, now);
+    if (d >= end - now) d = end - now, a->last = 1;
     op->wake_us = now + d;
     op->phase = ACQ_RETRY;
+    rl_waitq_listen(a);
     return RL_STEP_WAIT;
-}
-
-/* The wait deadline (UINT64_MAX without a bound). */
-static uint64_t wait_end(const rl_acquire_op_t *a) {
-    return a->wait_ms < 0 ? UINT64_MAX : a->start_us + (uint64_t)a->wait_ms * 1000u;
 }
 
 /* A queued waiter (not the head of its resource's local queue): contends
@@ -194,6 +197,7 @@ static int queued(rl_acquire_op_t *a, uint64_t now) {
     }
     op->phase = ACQ_QUEUED;
     op->wake_us = wait_end(a);
+    rl_waitq_listen(a);
     return RL_STEP_WAIT;
 }
 
@@ -222,9 +226,11 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
         return cleanup(a);
     case ACQ_CLEANED:
         return cleaned(a, now);
-    default: /* ACQ_RETRY: the delay passed (a wake-up before it is not an attempt) */
-        if (now < op->wake_us) return RL_STEP_WAIT;
-        a->n++;
+    default: /* ACQ_RETRY: the delay passed, or a release was heard (not a retry) */
+        if (!rl_waitq_woken(a, 0)) {
+            if (now < op->wake_us) return RL_STEP_WAIT; /* woken for another's sake */
+            a->n++;
+        }
         return send_attempt(a);
     }
 }
@@ -256,11 +262,14 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->wait_ms = wait_ms;
     a->start_us = now;
     a->n = 0;
+    a->tries = 0;
     a->last = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->fence_max = 0;
     a->lock = NULL;
     a->queued = 0;
+    a->woken = 0;
+    a->listening = 0;
     a->qnext = NULL;
     a->note = RL_NOTE_NONE;
 }
@@ -282,5 +291,5 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
 }
 
 int rl_acquire_op_in_line(const rl_acquire_op_t *a) {
-    return a->op.phase == ACQ_QUEUED;
+    return a->op.phase == ACQ_QUEUED || (a->op.phase == ACQ_RETRY && a->woken);
 }

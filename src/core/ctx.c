@@ -63,6 +63,7 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     rl->pool_max = 64; /* a blocking handle's threads rarely hold more at once */
     pthread_mutex_init(&rl->held_mu, NULL);
     pthread_mutex_init(&rl->wd_start_mu, NULL);
+    pthread_mutex_init(&rl->sleep_mu, NULL);
     rl->mu_ready = 1;
     if (uses_tls(opt) && (rc = rl_tls_ctx_new(&rl->tls, opt, err, errlen)) != REDLOCK_OK) {
         if (opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
@@ -84,6 +85,7 @@ void rl_ctx_destroy(redlock_t *rl) {
     if (rl->mu_ready) {
         pthread_mutex_destroy(&rl->held_mu);
         pthread_mutex_destroy(&rl->wd_start_mu);
+        pthread_mutex_destroy(&rl->sleep_mu);
     }
 }
 

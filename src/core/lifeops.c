@@ -33,7 +33,8 @@ static int extend_next(rl_op_t *op, uint64_t now) {
     return RL_STEP_DONE;
 }
 
-/* Release: sends the script to every node, then the verdict. */
+/* Release: sends the script to every node, wakes the handle's waiters
+ * for the resources, then the verdict. */
 static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
@@ -43,6 +44,9 @@ static int release_next(rl_op_t *op, uint64_t now) {
     }
     const rl_round_t *r = op->r;
     rl_report_round(op->rep, r, now);
+    /* this handle's own waiters attempt at once: each node runs their
+     * attempt after the delete, the connection keeping the order */
+    for (size_t i = 0; r->yes && i < e->keys.n; i++) rl_waitq_wake(op->rl, e->keys.k[i], e->keys.len[i]);
     if (r->yes >= r->quorum)
         op->rc = REDLOCK_OK;
     else if (r->no >= r->quorum)

@@ -119,6 +119,7 @@ int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
     if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
     if (c->retry_at_us) rl_stats_reconnect(cfg->stats, (size_t)c->idx); /* it failed before */
     int rc = rl_dial_open(c, now, cfg->connect_timeout_ms);
+    if (cfg->subscriber) return rc; /* a pub/sub connection: the handshake only */
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
     c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */

@@ -131,6 +131,26 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
+int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint64_t now) {
+    rl_conn_t *c = &ns->conns[i];
+    int was_waiting = now < c->retry_at_us;
+    int rc = c->state == RL_CONN_DOWN ? rl_node_open(&ns->cfg, c, now) : 0;
+    if (rc) {
+        if (!was_waiting) node_down(ns, c, rc, c->last_detail, now); /* a failed open backs off */
+        return rc;
+    }
+    uint64_t budget = (uint64_t)(ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u;
+    if (!rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget)) {
+        char why[96];
+        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qcap);
+        node_down(ns, c, REDLOCK_ERR_IO, why, now);
+        return REDLOCK_ERR_IO;
+    }
+    if (rl_conn_send(c, cmd, len) == 0) return 0;
+    node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    return REDLOCK_ERR_NOMEM;
+}
+
 /* NOSCRIPT for an EVALSHA (the node restarted or ran SCRIPT FLUSH): send
  * the request's EVAL form in its place with the same deadline and owner.
  * The EVAL form is built only now, from the EVALSHA's header and arguments
@@ -164,8 +184,28 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     if (old.round) old.round->pn[c->idx].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
 }
 
-/* Matches one reply to the request at the head of c's queue. */
+/* The RL_PUSH_* kind of a pub/sub frame (an array led by "message",
+ * "subscribe" or "unsubscribe" with a channel second), else 0. */
+static int push_kind(const redisReply *rep) {
+    static const char *const names[] = {"message", "subscribe", "unsubscribe"};
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return 0;
+    const redisReply *k = rep->element[0], *ch = rep->element[1];
+    if (k->type != REDIS_REPLY_STRING || ch->type != REDIS_REPLY_STRING) return 0;
+    for (int i = 0; i < 3; i++)
+        if (k->len == strlen(names[i]) && !memcmp(k->str, names[i], k->len)) return RL_PUSH_MESSAGE + i;
+    return 0;
+}
+
+/* Matches one reply to the request at the head of c's queue. On a
+ * subscriber set a message frame answers no request. */
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    int push = ns->cfg.subscriber ? push_kind(rep) : 0;
+    if (push && ns->pubsub)
+        ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
+    if (push == RL_PUSH_MESSAGE) {
+        c->backoff_ms = ns->cfg.reconnect_min_ms;
+        return;
+    }
     rl_req_t *q = rl_conn_head(c);
     if (!q) {
         node_down(ns, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
@@ -274,9 +314,8 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
 
 /* ----------------------------------------------------------------- the loop */
 
-uint64_t rl_nodes_next_us(const rl_nodes_t *ns, uint64_t now) {
+uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     uint64_t next = UINT64_MAX;
-    (void)now;
     for (size_t i = 0; i < ns->n; i++) {
         const rl_conn_t *c = &ns->conns[i];
         if (c->state == RL_CONN_DOWN) continue;

@@ -31,7 +31,12 @@ typedef struct rl_nodes_config {
     uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
     uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
     struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
+    int subscriber;              /* pub/sub connections (subs.c): no script loads or probes on
+                                  * connect; push frames go to the pubsub hook */
 } rl_nodes_config_t;
+
+/* Kinds of pub/sub frames a subscriber node set reports. */
+enum { RL_PUSH_MESSAGE = 1, RL_PUSH_SUBSCRIBE, RL_PUSH_UNSUBSCRIBE };
 
 typedef struct rl_nodes {
     rl_conn_t *conns;
@@ -41,6 +46,9 @@ typedef struct rl_nodes {
      * the functions below): the driver wakes or resumes the round's owner */
     void (*round_done)(void *arg, rl_round_t *r);
     void *done_arg;
+    /* subscriber sets only: a pub/sub frame of kind RL_PUSH_* for channel
+     * ch (len bytes, valid during the call) arrived from node i */
+    void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len);
 } rl_nodes_t;
 
 /* Sets up ns for n nodes, taking ownership of the uris' strings (they are
@@ -61,6 +69,12 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now);
  * will be dropped) and r is marked done, without calling round_done. */
 void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r);
 
+/* Queues the encoded command cmd on node i with no round (its reply is
+ * read and dropped), opening the node first when it is down and its
+ * backoff has passed. Returns 0, or the error that kept it from going
+ * (the node is then down). */
+int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint64_t now);
+
 /* Writes pending output of every ready node. */
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now);
 
@@ -78,6 +92,6 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now);
 
 /* The next instant rl_nodes_expire has work; UINT64_MAX when none. */
-uint64_t rl_nodes_next_us(const rl_nodes_t *ns, uint64_t now);
+uint64_t rl_nodes_next_us(const rl_nodes_t *ns);
 
 #endif

@@ -47,13 +47,16 @@ typedef struct rl_acquire_op {
     uint32_t ttl_ms;
     int64_t wait_ms;
     uint64_t start_us;
-    uint32_t n;             /* attempts made before the current one */
-    int last;               /* the current attempt is the one at the wait deadline */
-    int fenced;
+    uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
+    uint32_t tries;         /* attempts sent, also those a heard release prompted */
+    uint8_t last;           /* the current attempt is the one at the wait deadline */
+    uint8_t fenced;
     uint64_t fence_max;     /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;
     redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
     uint8_t queued;         /* in the handle's local queue (waitq.c) */
+    uint8_t woken;          /* a release of its resource was heard: attempt now (under held_mu) */
+    uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
     struct rl_acquire_op *qnext;
 } rl_acquire_op_t;
@@ -65,7 +68,22 @@ typedef struct rl_acquire_op {
 int rl_waitq_join(rl_acquire_op_t *a);
 int rl_waitq_is_head(const rl_acquire_op_t *a);
 void rl_waitq_leave(rl_acquire_op_t *a);
-/* attempt.c: 1 when a waits in the local queue for its turn (not the head). */
+
+/* waitq.c: a release of res (len bytes) was announced or made here: the
+ * head of its local queue is marked woken and the driver told
+ * (rl->queue_moved). rl_waitq_woken says whether a was marked, clearing
+ * the mark when clear is 1. */
+void rl_waitq_wake(redlock_t *rl, const char *res, size_t len);
+int rl_waitq_woken(rl_acquire_op_t *a, int clear);
+
+/* waitq.c: a queued a that is going to wait listens on its resource's
+ * release channel until it leaves the queue (once; no-op when not queued
+ * or the driver has no channels). */
+void rl_waitq_listen(rl_acquire_op_t *a);
+
+/* attempt.c: 1 when a waits for something its driver is told of through
+ * rl->queue_moved: its turn in the local queue, or (woken) a heard release.
+ * Read on the driver's thread (the async handle's). */
 int rl_acquire_op_in_line(const rl_acquire_op_t *a);
 
 /* Notes for an acquire's report message, written by rl_acquire_op_describe

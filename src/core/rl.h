@@ -38,6 +38,10 @@ struct redlock {
      * queue (waitq.c); wake the waiters so it contends. May be NULL. */
     void (*queue_moved)(struct redlock *rl);
     struct rl_acquire_op *waitq; /* the local queue, in arrival order (under held_mu) */
+    /* the driver's: a waiter for res joins (join = 1) or leaves (0) the
+     * local queue: its release channel is listened on while it has
+     * waiters (core/subs.c). Called without held_mu. May be NULL (polling). */
+    void (*channel)(struct redlock *rl, const char *res, size_t len, int join);
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
@@ -58,6 +62,9 @@ struct redlock {
     atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
     atomic_int waiters;
     int cancel_rd, cancel_wr;
+    pthread_mutex_t sleep_mu;       /* guards sleepers */
+    struct rl_sleeper *sleepers;    /* blocking threads waiting between attempts (drive.c) */
+    struct rl_listener *listener;   /* blocking: the release channels' thread, from the first wait */
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 

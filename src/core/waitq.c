@@ -7,7 +7,14 @@
  *
  * One list per handle, in arrival order across resources (a head is the
  * first entry of its resource); it is short (the waiting callers), and
- * held_mu guards it (the blocking handle's threads share it). */
+ * held_mu guards it (the blocking handle's threads share it).
+ *
+ * While a resource has waiters here that found it taken (refused, or
+ * queued behind a head), its release channel is listened on
+ * (rl->channel; an uncontended acquire subscribes to nothing); a release
+ * heard there, or made by this handle, marks
+ * the head woken (rl_waitq_wake), so it attempts at once instead of at
+ * the end of its retry delay. */
 #include <string.h>
 
 #include "ops.h"
@@ -32,6 +39,7 @@ int rl_waitq_join(rl_acquire_op_t *a) {
     *p = a;
     a->qnext = NULL;
     a->queued = 1;
+    a->woken = 0;
     int head = first_of_its_resource(rl, a);
     pthread_mutex_unlock(&rl->held_mu);
     return head;
@@ -58,5 +66,34 @@ void rl_waitq_leave(rl_acquire_op_t *a) {
     a->queued = 0;
     for (const rl_acquire_op_t *q = rl->waitq; q && !others; q = q->qnext) others = same_resource(q, a);
     pthread_mutex_unlock(&rl->held_mu);
+    if (a->listening && rl->channel) rl->channel(rl, a->keys.k[0], a->keys.len[0], 0);
+    a->listening = 0;
     if (was_head && others && rl->queue_moved) rl->queue_moved(rl); /* a new head: wake it */
+}
+
+void rl_waitq_listen(rl_acquire_op_t *a) {
+    redlock_t *rl = a->op.rl;
+    if (!a->queued || a->listening || !rl->channel) return;
+    a->listening = 1;
+    rl->channel(rl, a->keys.k[0], a->keys.len[0], 1);
+}
+
+void rl_waitq_wake(redlock_t *rl, const char *res, size_t len) {
+    rl_acquire_op_t *q;
+    pthread_mutex_lock(&rl->held_mu);
+    for (q = rl->waitq; q; q = q->qnext)
+        if (q->keys.len[0] == len && !memcmp(q->keys.k[0], res, len)) break;
+    if (q) q->woken = 1;
+    pthread_mutex_unlock(&rl->held_mu);
+    if (q && rl->queue_moved) rl->queue_moved(rl);
+}
+
+int rl_waitq_woken(rl_acquire_op_t *a, int clear) {
+    if (!a->queued) return 0;
+    redlock_t *rl = a->op.rl;
+    pthread_mutex_lock(&rl->held_mu);
+    int w = a->woken;
+    if (clear) a->woken = 0;
+    pthread_mutex_unlock(&rl->held_mu);
+    return w;
 }

@@ -1,8 +1,11 @@
-/* test_wait.c -- waiting for a taken lock (DESIGN.md 6, first part): the
- * release announces itself on redlock:released:<resource>, a waiter tries
- * again when the holder's key expires rather than a whole retry delay
- * later, waits can be cancelled from another thread or a signal handler
- * with nothing left set, and bad waits are refused at once. */
+/* test_wait.c -- waiting for a taken lock (DESIGN.md 6): the release
+ * announces itself on redlock:released:<resource> and the announcement
+ * wakes a waiter of another client long before its poll (and still
+ * reaches it by polling when its subscriber connections are killed); a
+ * waiter tries again when the holder's key expires rather than a whole
+ * retry delay later; local waiters queue in arrival order; waits can be
+ * cancelled from another thread or a signal handler with nothing left
+ * set; bad waits are refused at once. */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -89,6 +92,113 @@ Test(wait, a_crashed_holder_is_succeeded_when_its_ttl_ends_not_a_poll_later) {
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
     redlock_free(rl);
 }
+
+/* ------------------------------------------------- waking on a release */
+
+/* Options for the wake-up tests: a poll would come 2 s after a refusal. */
+static void slow_poll_options(redlock_options_t *o, uint32_t delay_ms) {
+    rt_options(o);
+    o->retry_count = 100;
+    o->retry_delay_ms = delay_ms;
+    o->retry_jitter_ms = 0;
+    o->op_timeout_ms = 1000; /* a slow (sanitized, loaded) run must not turn refusals into timeouts */
+    o->node_down_ms = 5000;
+}
+
+typedef struct waiter {
+    redlock_t *rl;
+    const char *resource;
+    int rc;
+    unsigned attempts;
+    uint64_t done_us;
+} waiter_t;
+
+/* A thread that waits up to 20 s for the resource, notes when it was
+ * answered, and releases what it got. */
+static void *wait_thread(void *arg) {
+    waiter_t *w = arg;
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    w->rc = redlock_acquire_ex(w->rl, w->resource, 5000, 20000, &l, &rep);
+    w->done_us = rt_now_us();
+    w->attempts = rep.attempts;
+    if (w->rc == REDLOCK_OK) w->rc = redlock_release(w->rl, l);
+    return NULL;
+}
+
+/* Holder h takes resource; a waiter on its own handle w (another client
+ * to it) starts waiting; after 300 ms h releases. Returns how many ms
+ * after the release the waiter was granted. */
+static uint64_t handoff_ms(redlock_t *h, redlock_t *w, const char *resource, unsigned *attempts) {
+    redlock_lock_t *l = NULL;
+    cr_assert_eq(redlock_acquire(h, resource, 30000, &l), REDLOCK_OK);
+    waiter_t ww = {w, resource, 1, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &ww);
+    rt_sleep_ms(300); /* refused, subscribed, waiting for its 2 s poll (the holder's TTL is 30 s) */
+    uint64_t released = rt_now_us();
+    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
+    pthread_join(t, NULL);
+    cr_assert_eq(ww.rc, REDLOCK_OK, "%s", redlock_strerror(ww.rc));
+    if (attempts) *attempts = ww.attempts;
+    return ww.done_us > released ? (ww.done_us - released) / 1000 : 0;
+}
+
+Test(wait, a_release_wakes_a_waiter_of_another_client_long_before_its_poll) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
+    unsigned attempts = 0;
+    uint64_t ms = handoff_ms(h, w, "w:wake", &attempts);
+    cr_assert_lt(ms, 500, "granted %llu ms after the release: the 2 s poll, not the announcement",
+                 (unsigned long long)ms);
+    /* refused, once more when the subscription was confirmed, granted; no poll */
+    cr_assert(attempts >= 2 && attempts <= 4, "%u attempts", attempts);
+    redlock_free(w);
+    redlock_free(h);
+}
+
+Test(wait, a_release_by_the_same_handle_wakes_its_local_waiter) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    redlock_t *rl = rt_new(&C, 5, &o);
+    uint64_t ms = handoff_ms(rl, rl, "w:wake-local", NULL);
+    cr_assert_lt(ms, 500, "granted %llu ms after the release", (unsigned long long)ms);
+    redlock_free(rl);
+}
+
+#ifndef RL_TEST_ASYNC
+/* Kills every pub/sub connection on every node (the waiters' subscribers). */
+static void kill_subscribers(void) {
+    for (int i = 0; i < C.n; i++) tc_redis_cmd(&C, i, "CLIENT KILL TYPE pubsub");
+}
+
+Test(wait, a_waiter_whose_subscribers_are_killed_falls_back_to_polling_then_resubscribes) {
+    redlock_options_t o;
+    slow_poll_options(&o, 600);
+    o.reconnect_min_ms = 100;
+    redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
+    redlock_lock_t *l = NULL;
+    cr_assert_eq(redlock_acquire(h, "w:fallback", 30000, &l), REDLOCK_OK);
+    waiter_t ww = {w, "w:fallback", 1, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &ww);
+    rt_sleep_ms(200);
+    kill_subscribers(); /* the announcement is lost: only the poll can find the lock free */
+    uint64_t released = rt_now_us();
+    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
+    pthread_join(t, NULL);
+    cr_assert_eq(ww.rc, REDLOCK_OK, "%s", redlock_strerror(ww.rc));
+    uint64_t ms = (ww.done_us - released) / 1000;
+    cr_assert_lt(ms, 1500, "not granted by the 600 ms poll either (%llu ms)", (unsigned long long)ms);
+    /* the subscribers come back: the next release wakes at once again */
+    rt_sleep_ms(500);
+    uint64_t again = handoff_ms(h, w, "w:fallback", NULL);
+    cr_assert_lt(again, 300, "after the reconnect, granted %llu ms after the release", (unsigned long long)again);
+    redlock_free(w);
+    redlock_free(h);
+}
+#endif
 
 /* ------------------------------------------------------ the local queue */
 
@@ -196,23 +306,6 @@ static redlock_t *waiting_rl(uint32_t delay_ms, int reentrant) {
     o.retry_delay_ms = delay_ms;
     o.reentrant = reentrant;
     return rt_new(&C, 5, &o);
-}
-
-typedef struct waiter {
-    redlock_t *rl;
-    const char *resource;
-    int rc;
-    uint64_t done_us;
-} waiter_t;
-
-/* A thread that waits up to 20 s for the resource. */
-static void *wait_thread(void *arg) {
-    waiter_t *w = arg;
-    redlock_lock_t *l = NULL;
-    w->rc = redlock_acquire_ex(w->rl, w->resource, 5000, 20000, &l, NULL);
-    w->done_us = rt_now_us();
-    if (l) redlock_lock_free(l);
-    return NULL;
 }
 
 Test(wait, cancel_waits_from_another_thread_ends_every_wait_with_nothing_set) {

@@ -35,8 +35,9 @@ static void sleep_ms(unsigned ms) {
     nanosleep(&ts, NULL);
 }
 
-/* A redlock_t over the 5 nodes, with generous timeouts for slow builds. */
-static redlock_t *make_rl(uint32_t retries) {
+/* A redlock_t over the 5 nodes, with generous timeouts for slow builds,
+ * retrying every delay_ms +- jitter_ms. */
+static redlock_t *new_rl(uint32_t retries, uint32_t delay_ms, uint32_t jitter_ms) {
     const char *uris[TC_MAX_NODES];
     for (int i = 0; i < C.n; i++) uris[i] = C.uri[i];
     redlock_options_t o;
@@ -47,8 +48,8 @@ static redlock_t *make_rl(uint32_t retries) {
     o.connect_timeout_ms = 2000;
     o.node_down_ms = 5000;
     o.retry_count = retries;
-    o.retry_delay_ms = 3;
-    o.retry_jitter_ms = 2;
+    o.retry_delay_ms = delay_ms;
+    o.retry_jitter_ms = jitter_ms;
     redlock_t *rl = NULL;
     char err[256];
     if (redlock_new_ex(&rl, &o, err, sizeof err) != REDLOCK_OK) {
@@ -56,6 +57,11 @@ static redlock_t *make_rl(uint32_t retries) {
         exit(1);
     }
     return rl;
+}
+
+/* The same, retrying every 3 +- 2 ms. */
+static redlock_t *make_rl(uint32_t retries) {
+    return new_rl(retries, 3, 2);
 }
 
 /* ------------------------------------------------------------------ work */
@@ -210,6 +216,89 @@ static void check_cancel_waits(void) {
     redlock_free(RL);
 }
 
+/* ------------------------------------------ contention with a node paused */
+
+static redlock_t *RL2;
+static atomic_int stop_contending, gave_up;
+static atomic_long grants;
+
+/* Waits for st:contend (through RL or RL2: two clients), holds it ~1 ms,
+ * releases, works ~1 ms elsewhere; counts overlapping holders. */
+static void *contender(void *arg) {
+    redlock_t *rl = (intptr_t)arg % 2 ? RL2 : RL;
+    while (!atomic_load(&stop_contending)) {
+        redlock_lock_t *lk = NULL;
+        int rc = redlock_acquire_ex(rl, "st:contend", 10000, 5000, &lk, NULL);
+        if (rc != REDLOCK_OK) {
+            atomic_fetch_add(rc == REDLOCK_ERR_TAKEN || rc == REDLOCK_ERR_NO_QUORUM ? &gave_up : &errors, 1);
+            if (rc != REDLOCK_ERR_TAKEN && rc != REDLOCK_ERR_NO_QUORUM) printf("acquire: %s\n", redlock_strerror(rc));
+            continue;
+        }
+        if (atomic_fetch_add(&inside, 1)) atomic_fetch_add(&overlaps, 1);
+        sleep_ms(1);
+        atomic_fetch_sub(&inside, 1);
+        atomic_fetch_add(&grants, 1);
+        if ((rc = redlock_release(rl, lk)) != REDLOCK_OK) {
+            atomic_fetch_add(&errors, 1);
+            printf("release: %s\n", redlock_strerror(rc));
+        }
+        sleep_ms(1);
+    }
+    return NULL;
+}
+
+/* A handle with the default retry delay (200 +- 100 ms): waiters are
+ * woken by releases, the delay is only the fallback. */
+static redlock_t *waking_rl(void) {
+    return new_rl(1000000, 200, 100);
+}
+
+/* Nodes that have key. */
+static int nodes_with(const char *key) {
+    int k = 0;
+    for (int i = 0; i < C.n; i++) {
+        char *v = tc_get(&C, i, key);
+        k += v != NULL;
+        free(v);
+    }
+    return k;
+}
+
+/* 8 threads on two handles contend for one resource for STRESS_CONTEND_S
+ * seconds (default 30); node 2 is paused (SIGSTOP) for a third of the run
+ * in the middle. No two holders at once, the lock keeps changing hands,
+ * and nothing is left on the nodes. */
+static void check_contention_with_a_pause(void) {
+    const char *env = getenv("STRESS_CONTEND_S");
+    int secs = env && atoi(env) > 2 ? atoi(env) : 30;
+    RL = waking_rl();
+    RL2 = waking_rl();
+    atomic_store(&inside, 0);
+    atomic_store(&overlaps, 0);
+    atomic_store(&errors, 0);
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, contender, (void *)(intptr_t)i);
+    sleep_ms((unsigned)secs * 1000 / 3);
+    int paused = tc_node_pause(&C, 2);
+    long before = atomic_load(&grants);
+    sleep_ms((unsigned)secs * 1000 / 3);
+    long during = atomic_load(&grants) - before;
+    tc_node_resume(&C, 2);
+    sleep_ms((unsigned)secs * 1000 / 3);
+    atomic_store(&stop_contending, 1);
+    for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+    CHECK(paused == 0, "node 2 could not be paused");
+    CHECK(atomic_load(&overlaps) == 0, "contention: %d overlapping holders", atomic_load(&overlaps));
+    CHECK(atomic_load(&errors) == 0, "contention: %d failed calls", atomic_load(&errors));
+    CHECK(during > 10, "contention: only %ld grants while node 2 was paused", during);
+    printf("contention %d s: %ld grants (%ld with node 2 paused), %d waits gave up after 5 s\n", secs,
+           atomic_load(&grants), during, atomic_load(&gave_up));
+    sleep_ms(200); /* releases to node 2 sent as it resumed */
+    CHECK(nodes_with("st:contend") == 0, "a key was left on %d nodes", nodes_with("st:contend"));
+    redlock_free(RL2);
+    redlock_free(RL);
+}
+
 int main(void) {
     if (tc_cluster_load(&C) != 0) {
         printf("no test cluster\n");
@@ -219,6 +308,8 @@ int main(void) {
     check_distinct_and_shared();
     check_watchdog();
     check_cancel_waits();
+    check_contention_with_a_pause();
+    tc_cluster_heal(&C);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

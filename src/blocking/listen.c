@@ -1,0 +1,153 @@
+/* listen.c -- the blocking handle's release channels (DESIGN.md 6): a
+ * thread, started by the first wait, that drives the subscriber
+ * connections of core/subs.c in its own poll loop and wakes the head of
+ * a local queue when its resource's release is announced. Waiting
+ * threads join and leave channels through rl->channel; the thread and
+ * they share the listener's mutex, which is taken before held_mu (the
+ * wake-up marks the queue's head) and never the other way round. */
+#define _GNU_SOURCE /* pipe2 */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "blocking.h"
+#include "ops.h"
+#include "subs.h"
+
+struct rl_listener {
+    pthread_mutex_t mu;
+    rl_subs_t subs;
+    redlock_t *rl;
+    pthread_t th;
+    int running;          /* the thread was started */
+    int stop;
+    int wake_rd, wake_wr; /* interrupts the thread's poll (lookups end here too) */
+};
+
+/* subs' released hook (under L->mu): the head waiter of res attempts now. */
+static void released(void *arg, const char *res, size_t len) {
+    rl_listener_t *L = arg;
+    rl_waitq_wake(L->rl, res, len);
+}
+
+/* Interrupts the thread's poll so it rebuilds its poll set. */
+static void wake(rl_listener_t *L) {
+    ssize_t n = write(L->wake_wr, "x", 1);
+    (void)n;
+}
+
+/* One turn of the thread (L->mu held, released during the poll): write,
+ * wait for the sockets or the next deadline, read, judge deadlines. */
+static void turn(rl_listener_t *L) {
+    rl_nodes_t *ns = &L->subs.ns;
+    struct pollfd p[REDLOCK_MAX_NODES + 1];
+    unsigned node[REDLOCK_MAX_NODES], gen[REDLOCK_MAX_NODES];
+    uint64_t now = L->rl->clock();
+    rl_nodes_flush(ns, now);
+    nfds_t k = 0;
+    for (size_t i = 0; i < ns->n; i++) {
+        short ev = rl_nodes_interest(ns, i);
+        if (!ev) continue;
+        p[k] = (struct pollfd){.fd = ns->conns[i].fd, .events = ev, .revents = 0};
+        node[k] = (unsigned)i;
+        gen[k++] = ns->conns[i].gen;
+    }
+    p[k] = (struct pollfd){.fd = L->wake_rd, .events = POLLIN, .revents = 0};
+    uint64_t next = rl_subs_next_us(&L->subs);
+    if (next > now + 1000000u) next = now + 1000000u;
+    int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
+    pthread_mutex_unlock(&L->mu);
+    int nready = poll(p, k + 1, timeout);
+    pthread_mutex_lock(&L->mu);
+    now = L->rl->clock();
+    if (nready > 0 && p[k].revents) {
+        char drain[64];
+        while (read(L->wake_rd, drain, sizeof drain) > 0) {
+        }
+        rl_nodes_lookups_ended(ns, now);
+    }
+    for (nfds_t j = 0; nready > 0 && j < k; j++)
+        if (p[j].revents && ns->conns[node[j]].gen == gen[j]) rl_nodes_events(ns, node[j], p[j].revents, now);
+    rl_subs_expire(&L->subs, now);
+}
+
+/* The thread: turns until told to stop. */
+static void *listen_main(void *arg) {
+    rl_listener_t *L = arg;
+    pthread_mutex_lock(&L->mu);
+    while (!L->stop) turn(L);
+    pthread_mutex_unlock(&L->mu);
+    return NULL;
+}
+
+/* 1 when the thread must look at the sockets again: a connection is
+ * being opened, or output is left that the socket did not take. */
+static int needs_turn(const rl_nodes_t *ns) {
+    for (size_t i = 0; i < ns->n; i++) {
+        const rl_conn_t *c = &ns->conns[i];
+        if (c->state == RL_CONN_RESOLVING || c->state == RL_CONN_CONNECTING || rl_buf_pending(&c->out)) return 1;
+    }
+    return 0;
+}
+
+/* rl->channel of a blocking handle: counts the waiter in or out of res's
+ * channel, starting the thread on the first join. Writes what that
+ * queued at once; the thread is woken only when it must watch something
+ * new. Without memory or a thread the waiter just polls. */
+static void channel_blocking(redlock_t *rl, const char *res, size_t len, int join) {
+    rl_listener_t *L = rl->listener;
+    pthread_mutex_lock(&L->mu);
+    uint64_t now = rl->clock();
+    if (join && !L->running && pthread_create(&L->th, NULL, listen_main, L) == 0) L->running = 1;
+    if (L->running) {
+        rl_subs_waiter(&L->subs, res, len, join, now);
+        rl_nodes_flush(&L->subs.ns, now);
+        if (needs_turn(&L->subs.ns)) wake(L);
+    }
+    pthread_mutex_unlock(&L->mu);
+}
+
+int rl_listener_new(redlock_t *rl) {
+    rl_listener_t *L = calloc(1, sizeof *L);
+    if (!L) return REDLOCK_ERR_NOMEM;
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
+        free(L);
+        return REDLOCK_ERR_NOMEM;
+    }
+    L->wake_rd = fds[0];
+    L->wake_wr = fds[1];
+    L->rl = rl;
+    pthread_mutex_init(&L->mu, NULL);
+    rl_uri_t uris[REDLOCK_MAX_NODES];
+    rl_nodes_config_t cfg;
+    rl_ctx_nodes_config(rl, &cfg);
+    int rc = rl_ctx_parse_uris(rl, uris);
+    if (rc == REDLOCK_OK) rc = rl_subs_init(&L->subs, uris, rl->opt.n_nodes, &cfg, L->wake_wr);
+    L->subs.released = released;
+    L->subs.arg = L;
+    rl->listener = L;
+    if (rc == REDLOCK_OK) rl->channel = channel_blocking;
+    return rc;
+}
+
+void rl_listener_free(redlock_t *rl) {
+    rl_listener_t *L = rl->listener;
+    if (!L) return;
+    if (L->running) {
+        pthread_mutex_lock(&L->mu);
+        L->stop = 1;
+        wake(L);
+        pthread_mutex_unlock(&L->mu);
+        pthread_join(L->th, NULL);
+    }
+    rl_subs_destroy(&L->subs); /* before the pipe its lookups write closes */
+    close(L->wake_rd);
+    close(L->wake_wr);
+    pthread_mutex_destroy(&L->mu);
+    free(L);
+    rl->listener = NULL;
+    rl->channel = NULL;
+}

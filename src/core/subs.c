@@ -1,0 +1,142 @@
+/* subs.c -- the release channels a handle listens on (see subs.h): a
+ * count of waiters per resource, SUBSCRIBE / UNSUBSCRIBE on every node's
+ * subscriber connection as the counts leave and reach zero, and the
+ * channel's messages turned back into resources for the driver. */
+#include "subs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redlock.h"
+
+#define PREFIX_LEN (sizeof RL_RELEASED_PREFIX - 1)
+
+/* The entry for res, or NULL. */
+static rl_sub_t *find(rl_subs_t *s, const char *res, size_t len) {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].len == len && !memcmp(s->v[i].res, res, len)) return &s->v[i];
+    return NULL;
+}
+
+/* Queues "<verb> redlock:released:<res>" on node i (opening it if it is
+ * down and due). Returns 0 or the error that kept it from going. */
+static int send_verb(rl_subs_t *s, size_t i, const char *verb, const char *res, size_t len, uint64_t now) {
+    size_t vlen = strlen(verb);
+    size_t cap = 64 + vlen + PREFIX_LEN + len;
+    char small[512], *cmd = cap <= sizeof small ? small : malloc(cap);
+    if (!cmd) return REDLOCK_ERR_NOMEM;
+    int h = snprintf(cmd, cap, "*2\r\n$%zu\r\n%s\r\n$%zu\r\n" RL_RELEASED_PREFIX, vlen, verb, PREFIX_LEN + len);
+    memcpy(cmd + h, res, len);
+    memcpy(cmd + h + len, "\r\n", 2);
+    int rc = rl_nodes_command(&s->ns, i, cmd, (size_t)h + len + 2, now);
+    if (cmd != small) free(cmd);
+    return rc;
+}
+
+/* Opens node i's connection (it is down and due) by subscribing it to
+ * every channel with waiters. */
+static void reopen(rl_subs_t *s, size_t i, uint64_t now) {
+    for (size_t k = 0; k < s->n; k++)
+        if (send_verb(s, i, "SUBSCRIBE", s->v[k].res, s->v[k].len, now)) return;
+}
+
+/* 1 when node i is down and its backoff has passed. */
+static int due(const rl_subs_t *s, size_t i, uint64_t now) {
+    const rl_conn_t *c = &s->ns.conns[i];
+    return c->state == RL_CONN_DOWN && now >= c->retry_at_us;
+}
+
+/* Adds an entry for res with no waiters yet; NULL when out of memory. */
+static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        rl_sub_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return NULL;
+        s->v = v;
+        s->cap = cap;
+    }
+    char *copy = malloc(len ? len : 1);
+    if (!copy) return NULL;
+    memcpy(copy, res, len);
+    s->v[s->n] = (rl_sub_t){.res = copy, .len = len};
+    return &s->v[s->n++];
+}
+
+int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t now) {
+    rl_sub_t *e = find(s, res, len);
+    if (!join) {
+        if (!e || --e->waiters) return 0;
+        for (size_t i = 0; i < s->ns.n; i++)
+            if (s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", res, len, now);
+        free(e->res);
+        *e = s->v[--s->n];
+        return 0;
+    }
+    if (e) {
+        e->waiters++;
+        return 0;
+    }
+    if (!(e = add(s, res, len))) return REDLOCK_ERR_NOMEM;
+    e->waiters = 1;
+    for (size_t i = 0; i < s->ns.n; i++) {
+        if (due(s, i, now))
+            reopen(s, i, now); /* the new channel is among them */
+        else if (s->ns.conns[i].state != RL_CONN_DOWN)
+            send_verb(s, i, "SUBSCRIBE", res, len, now);
+    }
+    return 0;
+}
+
+/* nodes' pubsub hook: a message on a release channel wakes its resource;
+ * so does the first confirmation of a new subscription (a release made
+ * between the waiter's refused attempt and the subscription was missed). */
+static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len) {
+    rl_subs_t *s = arg;
+    (void)node;
+    if (kind == RL_PUSH_UNSUBSCRIBE || len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
+    rl_sub_t *e = find(s, ch + PREFIX_LEN, len - PREFIX_LEN);
+    if (!e) return; /* unsubscribed since */
+    if (kind == RL_PUSH_SUBSCRIBE) {
+        if (e->heard) return;
+        e->heard = 1;
+    } else {
+        s->messages++;
+    }
+    if (s->released) s->released(s->arg, e->res, e->len);
+}
+
+void rl_subs_expire(rl_subs_t *s, uint64_t now) {
+    rl_nodes_expire(&s->ns, now);
+    for (size_t i = 0; s->n && i < s->ns.n; i++)
+        if (due(s, i, now)) reopen(s, i, now);
+}
+
+uint64_t rl_subs_next_us(const rl_subs_t *s) {
+    uint64_t next = rl_nodes_next_us(&s->ns);
+    for (size_t i = 0; s->n && i < s->ns.n; i++) {
+        const rl_conn_t *c = &s->ns.conns[i];
+        if (c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
+    }
+    return next;
+}
+
+int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
+    *s = (rl_subs_t){.n = 0};
+    rl_nodes_config_t sc = *cfg;
+    sc.subscriber = 1;
+    sc.stats = NULL;    /* the command connections' figures only */
+    sc.max_inflight = 4096;
+    int rc = rl_nodes_init(&s->ns, uris, n, &sc, notify_fd);
+    s->ns.pubsub = on_push;
+    s->ns.done_arg = s;
+    return rc;
+}
+
+void rl_subs_destroy(rl_subs_t *s) {
+    rl_nodes_destroy(&s->ns);
+    for (size_t i = 0; i < s->n; i++) free(s->v[i].res);
+    free(s->v);
+    s->v = NULL;
+    s->n = s->cap = 0;
+}

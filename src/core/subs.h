@@ -1,0 +1,60 @@
+/* subs.h -- the release channels a handle listens on (DESIGN.md 6), sans
+ * I/O: one subscriber connection per node (an rl_nodes_t in subscriber
+ * mode), opened on the first wait and shared by every resource waited
+ * on. A resource is subscribed while it has waiters (a count per
+ * resource) on the channel "redlock:released:<resource>", which the
+ * release script publishes to. A connection that fails is reopened after
+ * its backoff and subscribes again to every channel with waiters; until
+ * then its node wakes nobody and waiters fall back to their retry delay.
+ *
+ * Like nodes.h, every function takes the driver's `now` and must be
+ * called by one thread at a time (the blocking listener holds its mutex). */
+#ifndef RL_SUBS_H
+#define RL_SUBS_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodes.h"
+
+/* The prefix of a release channel; the resource's bytes follow. */
+#define RL_RELEASED_PREFIX "redlock:released:"
+
+typedef struct rl_sub {
+    char *res;          /* the resource (owned) */
+    size_t len;
+    uint32_t waiters;   /* joins minus leaves */
+    uint8_t heard;      /* a node confirmed the subscription */
+} rl_sub_t;
+
+typedef struct rl_subs {
+    rl_nodes_t ns;      /* the subscriber connections (cfg.subscriber = 1) */
+    rl_sub_t *v;        /* channels with waiters (unordered) */
+    size_t n, cap;
+    /* a release of res was announced (or a new subscription was first
+     * confirmed: a release just before it would have been missed) */
+    void (*released)(void *arg, const char *res, size_t len);
+    void *arg;
+    uint64_t messages;  /* release messages heard */
+} rl_subs_t;
+
+/* Sets s up for the handle's nodes (uris parsed by the caller and owned
+ * by s from then on); connections open on the first join. Returns 0 or
+ * REDLOCK_ERR_NOMEM. */
+int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd);
+
+/* Closes the connections and frees what s owns. Safe on a zeroed s. */
+void rl_subs_destroy(rl_subs_t *s);
+
+/* A waiter for res joins (join = 1) or leaves (0). The first join
+ * subscribes on every node, the last leave unsubscribes. Returns 0, or
+ * REDLOCK_ERR_NOMEM (the waiter then just polls). */
+int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t now);
+
+/* Reopens failed connections whose backoff passed (while any channel has
+ * waiters) and judges the connections' deadlines. */
+void rl_subs_expire(rl_subs_t *s, uint64_t now);
+
+/* The next instant rl_subs_expire has work; UINT64_MAX when none. */
+uint64_t rl_subs_next_us(const rl_subs_t *s);
+
+#endif
