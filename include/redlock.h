@@ -305,7 +305,8 @@ typedef struct redlock_stats {
     uint64_t releases[REDLOCK_STATS_CODES]; /* release calls by result */
     uint64_t adopts[REDLOCK_STATS_CODES];   /* redlock_lock_adopt calls by result */
     uint64_t locks_lost;    /* locks the watchdog declared lost */
-    uint64_t waits, wakeups; /* reserved for waiting by notification (not built yet): always 0 */
+    uint64_t waits;         /* acquire calls that found the lock taken and waited on its release channel */
+    uint64_t wakeups;       /* release announcements heard that woke such a waiter */
     redlock_histogram_t rounds; /* duration of every round */
     size_t n_nodes;
     redlock_node_stats_t nodes[REDLOCK_MAX_NODES];

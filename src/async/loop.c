@@ -339,9 +339,9 @@ static void channel_async(redlock_t *ctx, const char *res, size_t len, int join)
 }
 
 /* subs' released hook: the head waiter of res attempts now. */
-static void released(void *arg, const char *res, size_t len) {
+static void released(void *arg, const char *res, size_t len, int announced) {
     redlock_async_t *a = arg;
-    rl_waitq_wake(&a->ctx, res, len);
+    rl_waitq_heard(&a->ctx, res, len, announced);
 }
 
 /* Sets up the subscriber connections (none opens before the first wait). */

@@ -27,9 +27,9 @@ struct rl_listener {
 };
 
 /* subs' released hook (under L->mu): the head waiter of res attempts now. */
-static void released(void *arg, const char *res, size_t len) {
+static void released(void *arg, const char *res, size_t len, int announced) {
     rl_listener_t *L = arg;
-    rl_waitq_wake(L->rl, res, len);
+    rl_waitq_heard(L->rl, res, len, announced);
 }
 
 /* Interrupts the thread's poll so it rebuilds its poll set. */

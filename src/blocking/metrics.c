@@ -132,9 +132,9 @@ static void put_all(out_t *o, const redlock_stats_t *s) {
     put_calls(o, "redlock_adopts_total", "Lock adoptions (redlock_lock_adopt) by result.", s->adopts);
     put_family(o, "redlock_locks_lost_total", "counter", "Auto-extended locks found lost.");
     put(o, "redlock_locks_lost_total %llu\n", (unsigned long long)s->locks_lost);
-    put_family(o, "redlock_waits_total", "counter", "Waits for a release notification (not built yet: 0).");
+    put_family(o, "redlock_waits_total", "counter", "Acquire calls that found the lock taken and waited on its release channel.");
     put(o, "redlock_waits_total %llu\n", (unsigned long long)s->waits);
-    put_family(o, "redlock_wakeups_total", "counter", "Waiters woken by a release notification (not built yet: 0).");
+    put_family(o, "redlock_wakeups_total", "counter", "Release announcements heard that woke a waiter.");
     put(o, "redlock_wakeups_total %llu\n", (unsigned long long)s->wakeups);
     put_family(o, "redlock_round_duration_seconds", "histogram", "Duration of each round (one command to every node).");
     put_hist(o, "redlock_round_duration_seconds", NULL, &s->rounds);

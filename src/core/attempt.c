@@ -39,7 +39,7 @@ static int send_attempt(rl_acquire_op_t *a) {
     a->tries++;
     if (op->rep) op->rep->attempts = a->tries;
     op->phase = ACQ_ATTEMPTED;
-    rl_waitq_woken(a, 1); /* a release heard before now is seen by this attempt */
+    rl_waitq_woken(a, 1, NULL); /* a release heard before now is seen by this attempt */
     a->note = RL_NOTE_NONE;
     if (a->fenced) {
         rl_fence_send_attempt(a);
@@ -170,13 +170,14 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
     if (!retryable(op->rc) || a->wait_ms == 0) return RL_STEP_DONE;
-    int heard = rl_waitq_woken(a, 0); /* a release was heard while the attempt was out */
+    uint64_t at = 0;
+    int heard = rl_waitq_woken(a, 0, &at); /* a release was heard while the attempt was out */
     if (a->last || (a->n >= o->retry_count && !heard)) return a->tries > 1 ? waited(a, now) : RL_STEP_DONE;
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
-    if (heard) d = 0;
+    if (heard) d = at > now ? at - now : 0;
     uint64_t end = wait_end(a);
     if (now >= end) return waited(a, now);
     if (d >= end - now) d = end - now, a->last = 1;
@@ -209,6 +210,21 @@ static int start(rl_acquire_op_t *a, uint64_t now) {
     return send_attempt(a);
 }
 
+/* Waiting to attempt again: a heard release lets it attempt from its
+ * woke_at_us (not a retry); else the retry delay must pass. */
+static int retry(rl_acquire_op_t *a, uint64_t now) {
+    rl_op_t *op = &a->op;
+    uint64_t at = 0;
+    int heard = rl_waitq_woken(a, 0, &at);
+    if (heard && now >= at) return send_attempt(a);
+    if (now < op->wake_us) {
+        if (heard && at < op->wake_us) op->wake_us = at;
+        return RL_STEP_WAIT; /* (woken early for another's sake) */
+    }
+    a->n++;
+    return send_attempt(a);
+}
+
 /* The acquire's steps (see ops.h). */
 static int acquire_step(rl_op_t *op, uint64_t now) {
     rl_acquire_op_t *a = (rl_acquire_op_t *)op;
@@ -226,12 +242,8 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
         return cleanup(a);
     case ACQ_CLEANED:
         return cleaned(a, now);
-    default: /* ACQ_RETRY: the delay passed, or a release was heard (not a retry) */
-        if (!rl_waitq_woken(a, 0)) {
-            if (now < op->wake_us) return RL_STEP_WAIT; /* woken for another's sake */
-            a->n++;
-        }
-        return send_attempt(a);
+    default: /* ACQ_RETRY */
+        return retry(a, now);
     }
 }
 
@@ -269,6 +281,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->lock = NULL;
     a->queued = 0;
     a->woken = 0;
+    a->woke_at_us = 0;
     a->listening = 0;
     a->qnext = NULL;
     a->note = RL_NOTE_NONE;

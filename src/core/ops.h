@@ -55,9 +55,10 @@ typedef struct rl_acquire_op {
     uint64_t deadline_us;
     redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
     uint8_t queued;         /* in the handle's local queue (waitq.c) */
-    uint8_t woken;          /* a release of its resource was heard: attempt now (under held_mu) */
+    uint8_t woken;          /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
     uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
+    uint64_t woke_at_us;
     struct rl_acquire_op *qnext;
 } rl_acquire_op_t;
 
@@ -69,12 +70,17 @@ int rl_waitq_join(rl_acquire_op_t *a);
 int rl_waitq_is_head(const rl_acquire_op_t *a);
 void rl_waitq_leave(rl_acquire_op_t *a);
 
-/* waitq.c: a release of res (len bytes) was announced or made here: the
- * head of its local queue is marked woken and the driver told
- * (rl->queue_moved). rl_waitq_woken says whether a was marked, clearing
- * the mark when clear is 1. */
+/* waitq.c: a release of res (len bytes) was made here (rl_waitq_wake: the
+ * head attempts at once) or announced on its channel (rl_waitq_heard: at
+ * a random instant within RL_HEARD_SPREAD_US, so the heads of several
+ * processes woken by one announcement do not all collide). The head of
+ * its local queue is marked woken and the driver told (rl->queue_moved).
+ * rl_waitq_woken says whether a was marked (and from when it may
+ * attempt, in *at_us), clearing the mark when clear is 1. */
+#define RL_HEARD_SPREAD_US 1000u
 void rl_waitq_wake(redlock_t *rl, const char *res, size_t len);
-int rl_waitq_woken(rl_acquire_op_t *a, int clear);
+void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced);
+int rl_waitq_woken(rl_acquire_op_t *a, int clear, uint64_t *at_us);
 
 /* waitq.c: a queued a that is going to wait listens on its resource's
  * release channel until it leaves the queue (once; no-op when not queued

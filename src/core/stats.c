@@ -68,6 +68,14 @@ void rl_stats_lost(rl_stats_t *s) {
     if (s) bump(&s->lost);
 }
 
+void rl_stats_wait(rl_stats_t *s) {
+    if (s) bump(&s->waits);
+}
+
+void rl_stats_wakeup(rl_stats_t *s) {
+    if (s) bump(&s->wakeups);
+}
+
 /* Reads a counter, relaxed. */
 static inline uint64_t get(const _Atomic uint64_t *c) {
     return atomic_load_explicit((_Atomic uint64_t *)c, memory_order_relaxed);
@@ -96,7 +104,8 @@ void rl_stats_read(const rl_stats_t *s, size_t n_nodes, redlock_stats_t *out) {
     for (int v = 0; v < RL_STAT_VERBS; v++)
         for (size_t c = 0; c < REDLOCK_STATS_CODES; c++) verbs[v][c] = s ? get(&s->calls[v][c]) : 0;
     out->locks_lost = s ? get(&s->lost) : 0;
-    out->waits = out->wakeups = 0; /* waiting by notification does not exist yet */
+    out->waits = s ? get(&s->waits) : 0;
+    out->wakeups = s ? get(&s->wakeups) : 0;
     read_hist(s ? &s->rounds : NULL, &out->rounds);
     out->n_nodes = n_nodes;
     for (size_t i = 0; i < n_nodes && i < REDLOCK_MAX_NODES; i++)

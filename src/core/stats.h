@@ -35,6 +35,7 @@ typedef struct rl_node_stats {
 typedef struct rl_stats {
     _Atomic uint64_t calls[RL_STAT_VERBS][REDLOCK_STATS_CODES];
     _Atomic uint64_t lost;
+    _Atomic uint64_t waits, wakeups;
     rl_hist_t rounds;
     size_t n;
     rl_node_stats_t nodes[]; /* n entries */
@@ -54,6 +55,10 @@ void rl_stats_reconnect(rl_stats_t *s, size_t node);
 void rl_stats_round(rl_stats_t *s, uint64_t us);
 /* Counts a lock the watchdog declared lost. */
 void rl_stats_lost(rl_stats_t *s);
+/* Counts an acquire that started waiting on its resource's release
+ * channel (once per call), and a release heard there that woke a waiter. */
+void rl_stats_wait(rl_stats_t *s);
+void rl_stats_wakeup(rl_stats_t *s);
 
 /* Copies the counters into out (node names are left to the caller);
  * with s NULL, out's counters are all 0. */

@@ -103,7 +103,7 @@ static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len
     } else {
         s->messages++;
     }
-    if (s->released) s->released(s->arg, e->res, e->len);
+    if (s->released) s->released(s->arg, e->res, e->len, kind == RL_PUSH_MESSAGE);
 }
 
 void rl_subs_expire(rl_subs_t *s, uint64_t now) {

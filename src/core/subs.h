@@ -30,9 +30,10 @@ typedef struct rl_subs {
     rl_nodes_t ns;      /* the subscriber connections (cfg.subscriber = 1) */
     rl_sub_t *v;        /* channels with waiters (unordered) */
     size_t n, cap;
-    /* a release of res was announced (or a new subscription was first
-     * confirmed: a release just before it would have been missed) */
-    void (*released)(void *arg, const char *res, size_t len);
+    /* a release of res was announced (announced = 1), or a new
+     * subscription was first confirmed (0: a release just before it
+     * would have been missed) */
+    void (*released)(void *arg, const char *res, size_t len, int announced);
     void *arg;
     uint64_t messages;  /* release messages heard */
 } rl_subs_t;

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "ops.h"
+#include "stats.h"
+#include "token.h"
 
 /* 1 when a and b wait for the same resource. */
 static int same_resource(const rl_acquire_op_t *a, const rl_acquire_op_t *b) {
@@ -75,24 +77,40 @@ void rl_waitq_listen(rl_acquire_op_t *a) {
     redlock_t *rl = a->op.rl;
     if (!a->queued || a->listening || !rl->channel) return;
     a->listening = 1;
+    rl_stats_wait(rl->stats);
     rl->channel(rl, a->keys.k[0], a->keys.len[0], 1);
 }
 
-void rl_waitq_wake(redlock_t *rl, const char *res, size_t len) {
+/* Marks the head of res's local queue woken from at_us and tells the
+ * driver. Returns 1 when that woke it (it was not woken already). */
+static int wake_at(redlock_t *rl, const char *res, size_t len, uint64_t at_us) {
     rl_acquire_op_t *q;
     pthread_mutex_lock(&rl->held_mu);
     for (q = rl->waitq; q; q = q->qnext)
         if (q->keys.len[0] == len && !memcmp(q->keys.k[0], res, len)) break;
+    int first = q && !q->woken;
+    if (q && (first || at_us < q->woke_at_us)) q->woke_at_us = at_us;
     if (q) q->woken = 1;
     pthread_mutex_unlock(&rl->held_mu);
     if (q && rl->queue_moved) rl->queue_moved(rl);
+    return first;
 }
 
-int rl_waitq_woken(rl_acquire_op_t *a, int clear) {
+void rl_waitq_wake(redlock_t *rl, const char *res, size_t len) {
+    (void)wake_at(rl, res, len, 0);
+}
+
+void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced) {
+    int woke = wake_at(rl, res, len, rl->clock() + rl_random_between(0, RL_HEARD_SPREAD_US));
+    if (woke && announced) rl_stats_wakeup(rl->stats);
+}
+
+int rl_waitq_woken(rl_acquire_op_t *a, int clear, uint64_t *at_us) {
     if (!a->queued) return 0;
     redlock_t *rl = a->op.rl;
     pthread_mutex_lock(&rl->held_mu);
     int w = a->woken;
+    if (at_us) *at_us = a->woke_at_us;
     if (clear) a->woken = 0;
     pthread_mutex_unlock(&rl->held_mu);
     return w;

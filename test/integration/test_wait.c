@@ -154,6 +154,13 @@ Test(wait, a_release_wakes_a_waiter_of_another_client_long_before_its_poll) {
                  (unsigned long long)ms);
     /* refused, once more when the subscription was confirmed, granted; no poll */
     cr_assert(attempts >= 2 && attempts <= 4, "%u attempts", attempts);
+#ifndef RL_TEST_ASYNC
+    redlock_stats_t st;
+    cr_assert_eq(redlock_stats(w, &st), REDLOCK_OK);
+    cr_assert_eq(st.waits, 1, "waits %llu", (unsigned long long)st.waits);
+    /* one per node's announcement at most (one when the first wakes it before the others arrive) */
+    cr_assert(st.wakeups >= 1 && st.wakeups <= 5, "wakeups %llu", (unsigned long long)st.wakeups);
+#endif
     redlock_free(w);
     redlock_free(h);
 }
@@ -314,7 +321,7 @@ Test(wait, cancel_waits_from_another_thread_ends_every_wait_with_nothing_set) {
     waiter_t w[3];
     pthread_t t[3];
     for (int i = 0; i < 3; i++) {
-        w[i] = (waiter_t){rl, "w:cancel", 1, 0};
+        w[i] = (waiter_t){rl, "w:cancel", 1, 0, 0};
         pthread_create(&t[i], NULL, wait_thread, &w[i]);
     }
     rt_sleep_ms(500);

@@ -36,15 +36,15 @@ static void sleep_ms(unsigned ms) {
 }
 
 /* A redlock_t over the 5 nodes, with generous timeouts for slow builds,
- * retrying every delay_ms +- jitter_ms. */
-static redlock_t *new_rl(uint32_t retries, uint32_t delay_ms, uint32_t jitter_ms) {
+ * retrying every delay_ms +- jitter_ms, waiting op_timeout_ms for a reply. */
+static redlock_t *new_rl(uint32_t retries, uint32_t delay_ms, uint32_t jitter_ms, uint32_t op_timeout_ms) {
     const char *uris[TC_MAX_NODES];
     for (int i = 0; i < C.n; i++) uris[i] = C.uri[i];
     redlock_options_t o;
     redlock_options_init(&o);
     o.nodes = uris;
     o.n_nodes = (size_t)C.n;
-    o.op_timeout_ms = 500;
+    o.op_timeout_ms = op_timeout_ms;
     o.connect_timeout_ms = 2000;
     o.node_down_ms = 5000;
     o.retry_count = retries;
@@ -59,9 +59,9 @@ static redlock_t *new_rl(uint32_t retries, uint32_t delay_ms, uint32_t jitter_ms
     return rl;
 }
 
-/* The same, retrying every 3 +- 2 ms. */
+/* The same, retrying every 3 +- 2 ms, waiting 500 ms for a reply. */
 static redlock_t *make_rl(uint32_t retries) {
-    return new_rl(retries, 3, 2);
+    return new_rl(retries, 3, 2, 500);
 }
 
 /* ------------------------------------------------------------------ work */
@@ -248,18 +248,19 @@ static void *contender(void *arg) {
 }
 
 /* A handle with the default retry delay (200 +- 100 ms): waiters are
- * woken by releases, the delay is only the fallback. */
+ * woken by releases, the delay is only the fallback. Two clients' heads
+ * woken by one release may split the votes; with a node paused a split
+ * waits op_timeout_ms for it, so that is kept short. */
 static redlock_t *waking_rl(void) {
-    return new_rl(1000000, 200, 100);
+    return new_rl(1000000, 200, 100, 150);
 }
 
-/* Nodes that have key. */
-static int nodes_with(const char *key) {
+/* Nodes that have key for good (no TTL), or, except for node skip, at all. */
+static int nodes_with(const char *key, int skip) {
     int k = 0;
     for (int i = 0; i < C.n; i++) {
-        char *v = tc_get(&C, i, key);
-        k += v != NULL;
-        free(v);
+        long long pttl = tc_pttl(&C, i, key);
+        k += pttl == -1 || (i != skip && pttl >= 0);
     }
     return k;
 }
@@ -293,8 +294,10 @@ static void check_contention_with_a_pause(void) {
     CHECK(during > 10, "contention: only %ld grants while node 2 was paused", during);
     printf("contention %d s: %ld grants (%ld with node 2 paused), %d waits gave up after 5 s\n", secs,
            atomic_load(&grants), during, atomic_load(&gave_up));
-    sleep_ms(200); /* releases to node 2 sent as it resumed */
-    CHECK(nodes_with("st:contend") == 0, "a key was left on %d nodes", nodes_with("st:contend"));
+    /* node 2 may keep an attempt's key whose clean-up was lost with its
+     * connection (too many requests queued while it was paused): it expires */
+    sleep_ms(200);
+    CHECK(nodes_with("st:contend", 2) == 0, "a key was left on %d nodes", nodes_with("st:contend", 2));
     redlock_free(RL2);
     redlock_free(RL);
 }
