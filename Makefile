@@ -82,7 +82,8 @@ clean:
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick
+.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
+        bench-handoff bench-handoff-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -111,7 +112,7 @@ bench-build: bench-deps bench-compile
 
 bench-compile: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff
 
 # `make bench-stats`: only the cost of redlock_stats' counters (on / off,
 # interleaved; about a minute), printed, no report written.
@@ -140,6 +141,23 @@ bench-async: bench-build
 bench-async-quick: bench-build
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_async
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh --quick
+
+# `make bench-handoff`: waiting for a taken lock (issue 14, item 7;
+# bench/handoff.sh, about 1.5 minutes, its own 5-node cluster): 8 threads on
+# one resource with default options, against node-redlock's defaults --
+# handoff latency from a release to the next grant, lock busy time, grants
+# per thread -- and the commands 64 idle waiters cost the nodes. Writes its
+# section of bench/RESULTS-handoff.md (named by HANDOFF_LABEL, default
+# "latest"; other sections are kept; HANDOFF_ARGS='--note "..."' adds a
+# paragraph to it) and bench/handoff.png (the CDFs of every section).
+# `make bench-handoff-quick`: about 20 s, results in $(BENCH_BUILD)/bench
+# only.
+HANDOFF_LABEL ?= latest
+bench-handoff: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --label "$(HANDOFF_LABEL)" $(HANDOFF_ARGS)
+
+bench-handoff-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).

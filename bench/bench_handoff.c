@@ -1,0 +1,623 @@
+/* bench_handoff.c -- waiting for a taken lock (issue 14, item 7), through
+ * the public API only (include/redlock.h). Options are the library's
+ * defaults (redlock_options_init, only the nodes set): this measures what a
+ * user who changes nothing gets.
+ *
+ *   bench_handoff -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS]
+ *                 [--handles one|each] [--hold-ms MS] [--work-ms MS]
+ *                 [--ttl MS] [--wait-ms MS] [--settle SECONDS]
+ *                 [--samples FILE] [--impl NAME]
+ *   bench_handoff --version
+ *
+ * contend  THREADS threads (default 8) on ONE resource for SECONDS (default
+ *          6). Each loops: acquire with wait_ms (default -1: no bound; an
+ *          acquire that still ends REDLOCK_ERR_TAKEN after retry_count
+ *          retries is called again at once, the thread still waiting), hold
+ *          --hold-ms (5), release, then work --work-ms (5) elsewhere (a
+ *          sleep). Measured:
+ *            handoff  the time from a release made while another thread was
+ *                     waiting (inside acquire) to the next grant. The release
+ *                     time is read just before redlock_release is called and
+ *                     published on a shared monotonic clock; the next grant,
+ *                     read as its acquire returns, takes it (each release
+ *                     gives at most one sample). Releases with no waiter give
+ *                     none.
+ *            busy     grants x hold time / run time, and the held time
+ *                     measured (grant to release call, within the run) / run
+ *                     time.
+ *            fairness grants per thread; least / mean; and how many handoffs
+ *                     went back to the thread that made the release.
+ *          Also counts overlapping holders (must be 0). --samples FILE writes
+ *          every handoff in µs, one a line, sorted.
+ * idle     THREADS waiters (default 64) wait on a resource that a separate
+ *          redlock_t holds for the whole run (TTL longer than the run). After
+ *          --settle (1 s) the nodes' INFO counters are read, then again after
+ *          SECONDS (default 5): commands each node processed per second
+ *          (total_commands_processed; each of this program's INFO calls, one
+ *          per node per reading, is taken off), and that per waiter per
+ *          fallback interval (retry_delay_ms). Commands a script runs inside
+ *          Redis count too; the per-command split is printed (cmds_*).
+ * --handles one: every thread shares one redlock_t (default); each: one
+ *          redlock_t per thread, as separate processes would have.
+ *
+ * Every run prints a table and one machine-readable line on stdout:
+ *   RESULT impl=NAME workload=contend|idle key=value ...
+ * (latencies in µs, see common.h). Diagnostics go to stderr. The run ends by
+ * redlock_cancel_waits on every handle, so no wait outlives it. */
+#define _POSIX_C_SOURCE 200809L
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <redlock.h>
+
+#include "common.h"
+
+typedef struct config {
+    const char *workload, *impl, *samples;
+    const char *uris[BENCH_MAX_NODES];
+    size_t n_nodes;
+    double secs, threads, hold_ms, work_ms, ttl, settle;
+    int64_t wait_ms;
+    int each; /* one redlock_t per thread */
+} config_t;
+
+static config_t cfg = {
+    .impl = "libredlock",
+    .secs = -1, /* by workload: 6 (contend), 5 (idle) */
+    .threads = 0,
+    .hold_ms = 5,
+    .work_ms = 5,
+    .ttl = 10000,
+    .settle = 1,
+};
+
+static redlock_options_t defaults; /* redlock_options_init + the nodes */
+static char key[96];
+
+static redlock_t *new_handle(void) {
+    char err[256];
+    redlock_t *r = NULL;
+    int rc = redlock_new_ex(&r, &defaults, err, sizeof err);
+    if (rc != REDLOCK_OK) {
+        fprintf(stderr, "bench_handoff: redlock_new: %s: %s\n", redlock_strerror(rc), err);
+        exit(1);
+    }
+    /* connect every node and load the scripts before the clock starts */
+    char warm[128];
+    snprintf(warm, sizeof warm, "%s:warm:%p", key, (void *)r);
+    redlock_lock_t *lk = NULL;
+    if (redlock_try_acquire(r, warm, 1000, &lk) == REDLOCK_OK) redlock_release(r, lk);
+    return r;
+}
+
+static void sleep_ns(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static void sleep_until(uint64_t t_ns) {
+    uint64_t now = bench_now_ns();
+    if (t_ns > now) sleep_ns(t_ns - now);
+}
+
+typedef struct worker {
+    pthread_t th;
+    redlock_t *rl;
+    uint64_t grants, held_ns, taken, errors, release_errors;
+    uint64_t regrants; /* counted handoffs that went back to this worker, its own release */
+    bench_samples_t handoff;
+} worker_t;
+
+/* The handles of a run: one shared, or one per worker. */
+typedef struct pool {
+    worker_t *ws;
+    unsigned n;
+    redlock_t **handles;
+    unsigned n_handles;
+} pool_t;
+
+static pthread_barrier_t start_barrier;
+static atomic_int stop_flag;
+static uint64_t deadline_ns; /* contend: end of the run (written before the barrier) */
+
+/* contend */
+static atomic_int waiting;            /* threads inside acquire (wanting the lock) */
+static atomic_int holders;            /* threads that believe they hold it */
+static atomic_ullong violations;      /* grants while another held it */
+/* The last release not yet followed by a grant (the next grant takes it). */
+static pthread_mutex_t release_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint64_t t_ns;       /* read just before redlock_release was called */
+    const void *by;      /* the releasing worker */
+    int pending, waited; /* not taken yet; another thread was inside acquire then */
+} last_release;
+
+static void pool_start(pool_t *p, unsigned n, int each, void *(*fn)(void *), size_t sample_cap) {
+    p->n = n;
+    p->n_handles = each ? n : 1;
+    p->ws = calloc(n, sizeof *p->ws);
+    p->handles = calloc(p->n_handles, sizeof *p->handles);
+    if (!p->ws || !p->handles) {
+        fprintf(stderr, "bench_handoff: out of memory\n");
+        exit(1);
+    }
+    for (unsigned i = 0; i < p->n_handles; i++) p->handles[i] = new_handle();
+    pthread_barrier_init(&start_barrier, NULL, n + 1);
+    atomic_store(&stop_flag, 0);
+    for (unsigned i = 0; i < n; i++) {
+        p->ws[i].rl = p->handles[each ? i : 0];
+        bench_samples_init(&p->ws[i].handoff, sample_cap);
+        if (pthread_create(&p->ws[i].th, NULL, fn, &p->ws[i]) != 0) {
+            fprintf(stderr, "bench_handoff: pthread_create failed\n");
+            exit(1);
+        }
+    }
+}
+
+/* Stops the workers: the flag, then every wait in progress on the pool's
+ * handles ends (a wait started just after a worker read the flag is not
+ * cancelled: it ends by a grant, which the worker gives back). */
+static void pool_cancel(pool_t *p) {
+    atomic_store(&stop_flag, 1);
+    for (unsigned i = 0; i < p->n_handles; i++) redlock_cancel_waits(p->handles[i]);
+}
+
+static void pool_join(pool_t *p) {
+    for (unsigned i = 0; i < p->n; i++) pthread_join(p->ws[i].th, NULL);
+    pthread_barrier_destroy(&start_barrier);
+}
+
+static void pool_free(pool_t *p) {
+    for (unsigned i = 0; i < p->n; i++) bench_samples_free(&p->ws[i].handoff);
+    for (unsigned i = 0; i < p->n_handles; i++) redlock_free(p->handles[i]);
+    free(p->ws);
+    free(p->handles);
+}
+
+/* Acquires the bench key with the configured wait, calling again after an
+ * acquire that ran out of retries, until granted or the run stops.
+ * Returns the last code. */
+static int acquire_waiting(worker_t *w, redlock_lock_t **lk) {
+    for (;;) {
+        int rc = redlock_acquire_ex(w->rl, key, (uint32_t)cfg.ttl, cfg.wait_ms, lk, NULL);
+        if (rc == REDLOCK_OK) return rc;
+        if (atomic_load(&stop_flag)) return rc;
+        if (rc == REDLOCK_ERR_TAKEN) {
+            w->taken++;
+        } else {
+            w->errors++;
+            if (w->errors <= 3) fprintf(stderr, "bench_handoff: acquire: %s\n", redlock_strerror(rc));
+            sleep_ns(1000000); /* no busy loop on a failing cluster */
+        }
+    }
+}
+
+/* ----------------------------------------------------------------- contend */
+
+static void *contend_main(void *arg) {
+    worker_t *w = arg;
+    uint64_t hold_ns = (uint64_t)(cfg.hold_ms * 1e6), work_ns = (uint64_t)(cfg.work_ms * 1e6);
+    pthread_barrier_wait(&start_barrier);
+    while (!atomic_load(&stop_flag)) {
+        redlock_lock_t *lk = NULL;
+        atomic_fetch_add(&waiting, 1);
+        int rc = acquire_waiting(w, &lk);
+        uint64_t granted = bench_now_ns();
+        atomic_fetch_sub(&waiting, 1);
+        if (rc != REDLOCK_OK) break;
+        if (atomic_fetch_add(&holders, 1) != 0) atomic_fetch_add(&violations, 1);
+        pthread_mutex_lock(&release_mu);
+        int counted = last_release.pending && last_release.waited && granted > last_release.t_ns;
+        uint64_t handoff = granted - last_release.t_ns;
+        int same = last_release.by == w;
+        last_release.pending = 0;
+        pthread_mutex_unlock(&release_mu);
+        if (granted >= deadline_ns) { /* after the run: not counted */
+            atomic_fetch_sub(&holders, 1);
+            redlock_release(w->rl, lk);
+            break;
+        }
+        if (counted) {
+            bench_samples_add(&w->handoff, handoff);
+            w->regrants += same;
+        }
+        w->grants++;
+        sleep_ns(hold_ns);
+        uint64_t t = bench_now_ns();
+        w->held_ns += (t < deadline_ns ? t : deadline_ns) - granted;
+        atomic_fetch_sub(&holders, 1);
+        pthread_mutex_lock(&release_mu);
+        last_release.t_ns = t;
+        last_release.by = w;
+        last_release.waited = atomic_load(&waiting) > 0;
+        last_release.pending = 1;
+        pthread_mutex_unlock(&release_mu);
+        if (redlock_release(w->rl, lk) != REDLOCK_OK) w->release_errors++;
+        sleep_ns(work_ns);
+    }
+    return NULL;
+}
+
+/* Prints p50/p90/p99/max of s (sorted by the first call) as PREFIX_*_us;
+ * q[] gets them too. */
+static void kv_handoff(bench_samples_t *s, double q[4]) {
+    static const char *names[] = {"handoff_p50_us", "handoff_p90_us", "handoff_p99_us", "handoff_max_us"};
+    static const double at[] = {0.50, 0.90, 0.99, 1.0};
+    for (int i = 0; i < 4; i++) {
+        q[i] = bench_quantile_us(s, at[i]);
+        bench_kv_f(names[i], q[i]);
+    }
+}
+
+static void write_samples(const bench_samples_t *s) {
+    if (!cfg.samples) return;
+    FILE *f = fopen(cfg.samples, "w");
+    if (!f) {
+        perror(cfg.samples);
+        exit(1);
+    }
+    for (size_t i = 0; i < s->n; i++) fprintf(f, "%.3f\n", (double)s->v[i] / 1000.0);
+    if (fclose(f) != 0) {
+        perror(cfg.samples);
+        exit(1);
+    }
+}
+
+static int run_contend(void) {
+    unsigned n = cfg.threads > 0 ? (unsigned)cfg.threads : 8;
+    double secs = cfg.secs >= 0 ? cfg.secs : 6;
+    pool_t p;
+    /* a handoff every few ms at most */
+    pool_start(&p, n, cfg.each, contend_main, (size_t)(secs * 2000.0) + 1000);
+    uint64_t t0 = bench_now_ns();
+    deadline_ns = t0 + (uint64_t)(secs * 1e9);
+    pthread_barrier_wait(&start_barrier);
+    sleep_until(deadline_ns);
+    pool_cancel(&p);
+    pool_join(&p);
+    double run_s = (double)(deadline_ns - t0) / 1e9;
+
+    bench_samples_t all;
+    bench_samples_init(&all, 1);
+    uint64_t grants = 0, held_ns = 0, taken = 0, errors = 0, rel_errors = 0, regrants = 0, gmin = UINT64_MAX, gmax = 0;
+    for (unsigned i = 0; i < n; i++) {
+        worker_t *w = &p.ws[i];
+        bench_samples_merge(&all, &w->handoff);
+        grants += w->grants;
+        held_ns += w->held_ns;
+        taken += w->taken;
+        errors += w->errors;
+        rel_errors += w->release_errors;
+        regrants += w->regrants;
+        if (w->grants < gmin) gmin = w->grants;
+        if (w->grants > gmax) gmax = w->grants;
+    }
+    double mean = (double)grants / n;
+    double busy = 100.0 * (double)grants * cfg.hold_ms / 1000.0 / run_s;
+    double held = 100.0 * (double)held_ns / 1e9 / run_s;
+    double fair = mean > 0 ? (double)gmin / mean : 0;
+
+    /* the machine-readable line first: it sorts the samples */
+    double q[4];
+    bench_line_begin(cfg.impl, "contend");
+    bench_kv_u64("nodes", defaults.n_nodes);
+    bench_kv_u64("threads", n);
+    bench_kv_u64("handles", p.n_handles);
+    bench_kv_f("secs", run_s);
+    bench_kv_f("hold_ms", cfg.hold_ms);
+    bench_kv_f("work_ms", cfg.work_ms);
+    bench_kv_u64("handoffs", all.n);
+    kv_handoff(&all, q);
+    bench_kv_f("busy_pct", busy);
+    bench_kv_f("held_pct", held);
+    bench_kv_u64("grants", grants);
+    bench_kv_u64("grants_min", gmin);
+    bench_kv_f("grants_mean", mean);
+    bench_kv_u64("grants_max", gmax);
+    bench_kv_f("min_over_mean", fair);
+    bench_kv_f("back_to_releaser_pct", all.n ? 100.0 * (double)regrants / (double)all.n : 0);
+    printf(" grants_per_thread=");
+    for (unsigned i = 0; i < n; i++) printf("%s%llu", i ? "/" : "", (unsigned long long)p.ws[i].grants);
+    bench_kv_u64("retry_delay_ms", defaults.retry_delay_ms);
+    bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
+    bench_kv_u64("retry_count", defaults.retry_count);
+    bench_kv_u64("taken_recalls", taken);
+    bench_kv_u64("violations", atomic_load(&violations));
+    bench_kv_u64("errors", errors);
+    bench_kv_u64("release_errors", rel_errors);
+    bench_line_end();
+
+    printf("%s: %u threads on one resource, %u redlock_t, %zu nodes, default options (retry_delay %u ms +- %u, "
+           "retry_count %u), hold %.0f ms, work %.0f ms, %.1f s\n",
+           cfg.impl, n, p.n_handles, defaults.n_nodes, defaults.retry_delay_ms, defaults.retry_jitter_ms,
+           defaults.retry_count, cfg.hold_ms, cfg.work_ms, run_s);
+    printf("  %8s %10s %10s %10s %10s %7s %7s %7s %15s\n", "handoffs", "p50 us", "p90 us", "p99 us", "max us", "busy %",
+           "held %", "grants", "min thread/mean");
+    printf("  %8zu %10.1f %10.1f %10.1f %10.1f %7.1f %7.1f %7llu %15.2f\n", all.n, q[0], q[1], q[2], q[3], busy, held,
+           (unsigned long long)grants, fair);
+    fflush(stdout);
+    write_samples(&all);
+    if (atomic_load(&violations)) fprintf(stderr, "bench_handoff: %llu overlapping grants!\n",
+                                          (unsigned long long)atomic_load(&violations));
+    bench_samples_free(&all);
+    pool_free(&p);
+    return grants && !atomic_load(&violations) ? 0 : 1;
+}
+
+/* -------------------------------------------------------------------- idle */
+
+static atomic_ullong idle_grants; /* grants before the stop: the holder's lock was lost */
+
+static void *idle_main(void *arg) {
+    worker_t *w = arg;
+    pthread_barrier_wait(&start_barrier);
+    while (!atomic_load(&stop_flag)) {
+        redlock_lock_t *lk = NULL;
+        if (acquire_waiting(w, &lk) != REDLOCK_OK) break;
+        if (!atomic_load(&stop_flag)) atomic_fetch_add(&idle_grants, 1);
+        redlock_release(w->rl, lk);
+    }
+    return NULL;
+}
+
+#define MAX_CMDS 32
+typedef struct node_counts {
+    unsigned long long total;
+    size_t n_cmds;
+    char name[MAX_CMDS][32];
+    unsigned long long calls[MAX_CMDS];
+} node_counts_t;
+
+static redisContext *info_connect(const char *uri) {
+    char host[256], path[256];
+    int port;
+    if (bench_parse_uri(uri, host, sizeof host, &port, path, sizeof path) != 0) {
+        fprintf(stderr, "bench_handoff: cannot read INFO of '%s' (redis://host:port or unix:// only)\n", uri);
+        exit(1);
+    }
+    struct timeval tv = {2, 0};
+    redisContext *c = path[0] ? redisConnectUnixWithTimeout(path, tv) : redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err) {
+        fprintf(stderr, "bench_handoff: connect %s: %s\n", uri, c ? c->errstr : "out of memory");
+        exit(1);
+    }
+    return c;
+}
+
+/* One INFO ALL: total_commands_processed and every cmdstat_*'s calls. */
+static void info_read(redisContext *c, node_counts_t *out) {
+    memset(out, 0, sizeof *out);
+    redisReply *r = redisCommand(c, "INFO all");
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        fprintf(stderr, "bench_handoff: INFO failed: %s\n", r ? "unexpected reply" : c->errstr);
+        exit(1);
+    }
+    for (char *save = NULL, *line = strtok_r(r->str, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+        if (!strncmp(line, "total_commands_processed:", 25)) {
+            out->total = strtoull(line + 25, NULL, 10);
+        } else if (!strncmp(line, "cmdstat_", 8) && out->n_cmds < MAX_CMDS) {
+            const char *colon = strchr(line, ':'), *calls = strstr(line, "calls=");
+            if (!colon || !calls) continue;
+            size_t len = (size_t)(colon - (line + 8));
+            if (len >= sizeof out->name[0]) len = sizeof out->name[0] - 1;
+            memcpy(out->name[out->n_cmds], line + 8, len);
+            out->name[out->n_cmds][len] = '\0';
+            out->calls[out->n_cmds++] = strtoull(calls + 6, NULL, 10);
+        }
+    }
+    freeReplyObject(r);
+}
+
+static unsigned long long calls_of(const node_counts_t *c, const char *name) {
+    for (size_t i = 0; i < c->n_cmds; i++)
+        if (!strcmp(c->name[i], name)) return c->calls[i];
+    return 0;
+}
+
+/* Rounds the pool's handles made (each sends its command to every node;
+ * votes are not counted per node, since a node whose reply comes after the
+ * round was decided gives none); with the lock held by another handle,
+ * the rounds are the refused attempts and their clean-ups. */
+static uint64_t rounds_of(const pool_t *p, redlock_stats_t *st) {
+    uint64_t r = 0;
+    for (unsigned h = 0; h < p->n_handles; h++) {
+        redlock_stats(p->handles[h], st);
+        r += st->rounds.count;
+    }
+    return r;
+}
+
+static int run_idle(void) {
+    unsigned n = cfg.threads > 0 ? (unsigned)cfg.threads : 64;
+    double secs = cfg.secs >= 0 ? cfg.secs : 5;
+    size_t nn = defaults.n_nodes;
+    redlock_stats_t *st = malloc(sizeof *st);
+    node_counts_t *before = calloc(nn, sizeof *before), *after = calloc(nn, sizeof *after);
+    redisContext **info = calloc(nn, sizeof *info);
+    if (!st || !before || !after || !info) {
+        fprintf(stderr, "bench_handoff: out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < nn; i++) info[i] = info_connect(defaults.nodes[i]);
+
+    /* the holder: a handle of its own, a TTL that outlasts the run */
+    redlock_t *holder = new_handle();
+    redlock_lock_t *held = NULL;
+    uint32_t hold_ttl = (uint32_t)((cfg.settle + secs) * 1000.0) + 60000;
+    int rc = redlock_try_acquire(holder, key, hold_ttl, &held);
+    if (rc != REDLOCK_OK) {
+        fprintf(stderr, "bench_handoff: the holder could not take %s: %s\n", key, redlock_strerror(rc));
+        return 1;
+    }
+
+    pool_t p;
+    pool_start(&p, n, cfg.each, idle_main, 1);
+    pthread_barrier_wait(&start_barrier);
+    sleep_ns((uint64_t)(cfg.settle * 1e9));
+    uint64_t rounds0 = rounds_of(&p, st);
+    for (size_t i = 0; i < nn; i++) info_read(info[i], &before[i]);
+    uint64_t t0 = bench_now_ns();
+    sleep_ns((uint64_t)(secs * 1e9));
+    double window = 0;
+    double rate_sum = 0, rate_max = 0;
+    double *rate = calloc(nn, sizeof *rate);
+    if (!rate) return 1;
+    for (size_t i = 0; i < nn; i++) {
+        info_read(info[i], &after[i]);
+        if (i == 0) window = (double)(bench_now_ns() - t0) / 1e9;
+        /* the first reading's INFO is in the delta; the second's is not yet */
+        unsigned long long d = after[i].total - before[i].total;
+        rate[i] = (double)(d ? d - 1 : 0) / window;
+        rate_sum += rate[i];
+        if (rate[i] > rate_max) rate_max = rate[i];
+    }
+    double rounds_per_s = (double)(rounds_of(&p, st) - rounds0) / window;
+    uint64_t waits = 0, wakeups = 0;
+    for (unsigned h = 0; h < p.n_handles; h++) {
+        redlock_stats(p.handles[h], st);
+        waits += st->waits;
+        wakeups += st->wakeups;
+    }
+    pool_cancel(&p);
+    redlock_release(holder, held); /* before the join: a late wait ends by a grant */
+    pool_join(&p);
+
+    double interval_s = defaults.retry_delay_ms / 1000.0;
+    double mean = rate_sum / (double)nn;
+    uint64_t taken = 0, errors = 0;
+    for (unsigned i = 0; i < n; i++) taken += p.ws[i].taken, errors += p.ws[i].errors;
+
+    bench_line_begin(cfg.impl, "idle");
+    bench_kv_u64("nodes", nn);
+    bench_kv_u64("waiters", n);
+    bench_kv_u64("handles", p.n_handles);
+    bench_kv_f("window_s", window);
+    bench_kv_u64("retry_delay_ms", defaults.retry_delay_ms);
+    bench_kv_u64("retry_count", defaults.retry_count);
+    for (size_t i = 0; i < nn; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "cmds_per_s_node%zu", i);
+        bench_kv_f(k, rate[i]);
+    }
+    bench_kv_f("cmds_per_s_mean", mean);
+    bench_kv_f("cmds_per_s_max", rate_max);
+    bench_kv_f("per_waiter_per_interval_mean", mean / n * interval_s);
+    bench_kv_f("per_waiter_per_interval_max", rate_max / n * interval_s);
+    bench_kv_f("rounds_per_s", rounds_per_s);
+    /* the split by command, all nodes together, per node per second */
+    for (size_t c = 0; c < after[0].n_cmds; c++) {
+        const char *name = after[0].name[c];
+        if (!strcmp(name, "info")) continue;
+        unsigned long long d = 0;
+        for (size_t i = 0; i < nn; i++) d += calls_of(&after[i], name) - calls_of(&before[i], name);
+        if (!d) continue;
+        char k[48];
+        snprintf(k, sizeof k, "cmds_%s", name);
+        bench_kv_f(k, (double)d / (double)nn / window);
+    }
+    bench_kv_u64("waits", waits);
+    bench_kv_u64("wakeups", wakeups);
+    bench_kv_u64("taken_recalls", taken);
+    bench_kv_u64("grants", atomic_load(&idle_grants));
+    bench_kv_u64("errors", errors);
+    bench_line_end();
+
+    printf("%s: %u idle waiters on %u redlock_t, the lock held by another redlock_t; %.1f s counted after %.1f s\n",
+           cfg.impl, n, p.n_handles, window, cfg.settle);
+    printf("  %-32s %10s %24s\n", "node", "cmds/s", "per waiter per interval");
+    for (size_t i = 0; i < nn; i++)
+        printf("  %-32s %10.1f %24.3f\n", defaults.nodes[i], rate[i], rate[i] / n * interval_s);
+    printf("  %-32s %10.1f %24.3f\n", "mean", mean, mean / n * interval_s);
+    printf("  (interval: retry_delay_ms = %u ms; rounds sent to every node: %.1f/s)\n", defaults.retry_delay_ms,
+           rounds_per_s);
+    fflush(stdout);
+
+    pool_free(&p);
+    redlock_free(holder);
+    for (size_t i = 0; i < nn; i++) redisFree(info[i]);
+    free(info);
+    free(rate);
+    free(before);
+    free(after);
+    free(st);
+    return errors || atomic_load(&idle_grants) ? 1 : 0;
+}
+
+/* -------------------------------------------------------------------- main */
+
+static void usage(const char *prog) {
+    fprintf(stderr,
+            "usage: %s -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
+            "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
+            "          [--samples FILE] [--impl NAME]\n"
+            "       %s --version\n",
+            prog, prog);
+    exit(2);
+}
+
+/* Every option takes a value: a string or a number (bench_arg_num: not
+ * negative, except --wait-ms -1). */
+int main(int argc, char **argv) {
+    const char *uri_arg = NULL, *handles = "one";
+    double wait = -1;
+    const struct {
+        const char *flag;
+        const char **to;
+    } strings[] = {
+        {"-u", &uri_arg}, {"-w", &cfg.workload}, {"--impl", &cfg.impl}, {"--samples", &cfg.samples},
+        {"--handles", &handles},
+    };
+    const struct {
+        const char *flag;
+        double *to;
+    } numbers[] = {
+        {"-d", &cfg.secs},    {"-t", &cfg.threads},       {"--hold-ms", &cfg.hold_ms}, {"--work-ms", &cfg.work_ms},
+        {"--ttl", &cfg.ttl}, {"--settle", &cfg.settle}, {"--wait-ms", &wait},
+    };
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--version")) {
+            printf("libredlock %s\n", REDLOCK_VERSION);
+            return 0;
+        }
+        if (i + 1 >= argc) usage(argv[0]);
+        const char *flag = argv[i], *value = argv[++i];
+        int known = 0;
+        for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++)
+            if (!strcmp(flag, strings[k].flag)) {
+                *strings[k].to = value;
+                known = 1;
+            }
+        for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++)
+            if (!strcmp(flag, numbers[k].flag)) {
+                int no_bound = numbers[k].to == &wait && !strcmp(value, "-1");
+                *numbers[k].to = no_bound ? -1 : bench_arg_num(flag, value);
+                known = 1;
+            }
+        if (!known) usage(argv[0]);
+    }
+    if (!uri_arg || !cfg.workload || (strcmp(handles, "one") && strcmp(handles, "each"))) usage(argv[0]);
+    cfg.each = !strcmp(handles, "each");
+    cfg.wait_ms = (int64_t)wait;
+    char *uri_list = strdup(uri_arg);
+    cfg.n_nodes = uri_list ? bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES) : 0;
+    if (!cfg.n_nodes || cfg.ttl < 1 || cfg.ttl > 4e9) usage(argv[0]);
+    snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
+
+    redlock_options_init(&defaults);
+    defaults.nodes = cfg.uris;
+    defaults.n_nodes = cfg.n_nodes;
+
+    int rc = 2;
+    if (!strcmp(cfg.workload, "contend")) rc = run_contend();
+    else if (!strcmp(cfg.workload, "idle")) rc = run_idle();
+    else usage(argv[0]);
+    free(uri_list);
+    return rc;
+}
