@@ -5,7 +5,7 @@
  *
  *   bench_handoff -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS]
  *                 [--handles one|each] [--hold-ms MS] [--work-ms MS]
- *                 [--ttl MS] [--wait-ms MS] [--settle SECONDS]
+ *                 [--ttl MS] [--wait-ms MS] [--settle SECONDS] [--retry-count N]
  *                 [--samples FILE] [--impl NAME]
  *   bench_handoff --version
  *
@@ -37,6 +37,11 @@
  *          per node per reading, is taken off), and that per waiter per
  *          fallback interval (retry_delay_ms). Commands a script runs inside
  *          Redis count too; the per-command split is printed (cmds_*).
+ *          requests_per_waiter_per_interval: the rounds the waiters sent (each
+ *          one request to every node, from redlock_stats) per waiter per
+ *          fallback interval.
+ * --retry-count N: instead of the default retry_count (3): an idle waiter
+ *          whose wait does not end after 3 polls.
  * --handles one: every thread shares one redlock_t (default); each: one
  *          redlock_t per thread, as separate processes would have.
  *
@@ -511,6 +516,8 @@ static int run_idle(void) {
     bench_kv_f("per_waiter_per_interval_mean", mean / n * interval_s);
     bench_kv_f("per_waiter_per_interval_max", rate_max / n * interval_s);
     bench_kv_f("rounds_per_s", rounds_per_s);
+    /* each round is one request to every node */
+    bench_kv_f("requests_per_waiter_per_interval", rounds_per_s / n * interval_s);
     /* the split by command, all nodes together, per node per second */
     for (size_t c = 0; c < after[0].n_cmds; c++) {
         const char *name = after[0].name[c];
@@ -556,6 +563,7 @@ static void usage(const char *prog) {
     fprintf(stderr,
             "usage: %s -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
             "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
+            "          [--retry-count N]\n"
             "          [--samples FILE] [--impl NAME]\n"
             "       %s --version\n",
             prog, prog);
@@ -566,7 +574,7 @@ static void usage(const char *prog) {
  * negative, except --wait-ms -1). */
 int main(int argc, char **argv) {
     const char *uri_arg = NULL, *handles = "one";
-    double wait = -1;
+    double wait = -1, retry_count = -1;
     const struct {
         const char *flag;
         const char **to;
@@ -579,7 +587,7 @@ int main(int argc, char **argv) {
         double *to;
     } numbers[] = {
         {"-d", &cfg.secs},    {"-t", &cfg.threads},       {"--hold-ms", &cfg.hold_ms}, {"--work-ms", &cfg.work_ms},
-        {"--ttl", &cfg.ttl}, {"--settle", &cfg.settle}, {"--wait-ms", &wait},
+        {"--ttl", &cfg.ttl}, {"--settle", &cfg.settle}, {"--wait-ms", &wait}, {"--retry-count", &retry_count},
     };
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--version")) {
@@ -613,6 +621,7 @@ int main(int argc, char **argv) {
     redlock_options_init(&defaults);
     defaults.nodes = cfg.uris;
     defaults.n_nodes = cfg.n_nodes;
+    if (retry_count >= 0) defaults.retry_count = retry_count > 4e9 ? 4000000000u : (uint32_t)retry_count;
 
     int rc = 2;
     if (!strcmp(cfg.workload, "contend")) rc = run_contend();

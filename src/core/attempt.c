@@ -54,6 +54,7 @@ static int send_attempt(rl_acquire_op_t *a) {
         return RL_STEP_ROUND;
     }
     if (a->wait_ms != 0 && rl->opt.retry_count > 0) {
+        op->r->stop = RL_STOP_GRANT; /* it will wait anyway: hear every node out */
         op->r->on_reply = note_left;
         op->r->reply_arg = op->r;
         rl_run_script_as(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, ttl, classify_wait);
@@ -71,6 +72,17 @@ static int cleanup(rl_acquire_op_t *a) {
     a->op.phase = ACQ_CLEANED;
     rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, 0);
     return RL_STEP_ROUND;
+}
+
+static int cleaned(rl_acquire_op_t *a, uint64_t now);
+
+/* After a failed attempt: the clean-up, unless every node refused it
+ * (then none of them set anything and there is nothing to undo). */
+static int undo(rl_acquire_op_t *a, uint64_t now) {
+    const rl_round_t *r = a->op.r;
+    if (r->no < r->n) return cleanup(a);
+    a->op.phase = ACQ_CLEANED;
+    return cleaned(a, now);
 }
 
 /* Makes the lock once a quorum granted it, if validity remains. */
@@ -94,10 +106,10 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
             op->phase = ACQ_WRITTEN;
             return RL_STEP_ROUND;
         }
-        return cleanup(a);
+        return undo(a, now);
     }
     op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
-    return op->rc == REDLOCK_OK ? RL_STEP_DONE : cleanup(a);
+    return op->rc == REDLOCK_OK ? RL_STEP_DONE : undo(a, now);
 }
 
 /* Returns 1 when an attempt that failed with rc is worth repeating. */

@@ -51,6 +51,8 @@ int rl_round_decided(const rl_round_t *r) {
         if (r->yes + r->pending >= r->quorum) return 0;
         if (r->auth_failed > slack) return 1;
         return settled(r->auth_failed, r->pending, slack) && settled(r->no, r->pending, slack);
+    case RL_STOP_GRANT:
+        return r->yes >= r->quorum;
     case RL_STOP_RESOLVE:
         if (r->yes >= r->quorum || r->no >= r->quorum) return 1;
         if (r->yes + r->pending >= r->quorum || r->no + r->pending >= r->quorum) return 0;

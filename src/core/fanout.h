@@ -20,7 +20,9 @@ struct rl_engine;
 enum {
     RL_STOP_MAJORITY = 1, /* yes >= Q, or yes cannot reach Q and the reason is settled (acquire, extend) */
     RL_STOP_RESOLVE,      /* yes >= Q or no >= Q, or neither can be reached (release) */
-    RL_STOP_ALL           /* every node answered or timed out (status, ping) */
+    RL_STOP_ALL,          /* every node answered or timed out (status, ping) */
+    RL_STOP_GRANT         /* yes >= Q, else every node (a waiting acquire: a refusal heard from every
+                           * node needs no clean-up, and each says when the holder's key expires) */
 };
 
 /* Turns a hiredis reply into a vote (REDLOCK_VOTE_YES/NO/ERROR); on ERROR

@@ -63,17 +63,21 @@ static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
     return &s->v[s->n++];
 }
 
+/* Unsubscribes entry e on every node and drops it. */
+static void drop(rl_subs_t *s, rl_sub_t *e, uint64_t now) {
+    for (size_t i = 0; i < s->ns.n; i++)
+        if (s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
+    free(e->res);
+    *e = s->v[--s->n];
+}
+
 int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t now) {
     rl_sub_t *e = find(s, res, len);
     if (!join) {
-        if (!e || --e->waiters) return 0;
-        for (size_t i = 0; i < s->ns.n; i++)
-            if (s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", res, len, now);
-        free(e->res);
-        *e = s->v[--s->n];
+        if (e && e->waiters && --e->waiters == 0) e->idle_us = now;
         return 0;
     }
-    if (e) {
+    if (e) { /* (one lingering on is still subscribed) */
         e->waiters++;
         return 0;
     }
@@ -107,6 +111,8 @@ static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len
 }
 
 void rl_subs_expire(rl_subs_t *s, uint64_t now) {
+    for (size_t k = s->n; k-- > 0;) /* (drop moves the last entry into k) */
+        if (!s->v[k].waiters && now - s->v[k].idle_us >= RL_SUB_LINGER_US) drop(s, &s->v[k], now);
     rl_nodes_expire(&s->ns, now);
     for (size_t i = 0; s->n && i < s->ns.n; i++)
         if (due(s, i, now)) reopen(s, i, now);
@@ -114,6 +120,8 @@ void rl_subs_expire(rl_subs_t *s, uint64_t now) {
 
 uint64_t rl_subs_next_us(const rl_subs_t *s) {
     uint64_t next = rl_nodes_next_us(&s->ns);
+    for (size_t k = 0; k < s->n; k++)
+        if (!s->v[k].waiters && s->v[k].idle_us + RL_SUB_LINGER_US < next) next = s->v[k].idle_us + RL_SUB_LINGER_US;
     for (size_t i = 0; s->n && i < s->ns.n; i++) {
         const rl_conn_t *c = &s->ns.conns[i];
         if (c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;

@@ -3,7 +3,9 @@
  * mode), opened on the first wait and shared by every resource waited
  * on. A resource is subscribed while it has waiters (a count per
  * resource) on the channel "redlock:released:<resource>", which the
- * release script publishes to. A connection that fails is reopened after
+ * release script publishes to, and for RL_SUB_LINGER_US after the last
+ * leaves (a resource waited for again and again is not unsubscribed and
+ * subscribed anew each time). A connection that fails is reopened after
  * its backoff and subscribes again to every channel with waiters; until
  * then its node wakes nobody and waiters fall back to their retry delay.
  *
@@ -19,10 +21,14 @@
 /* The prefix of a release channel; the resource's bytes follow. */
 #define RL_RELEASED_PREFIX "redlock:released:"
 
+/* How long a channel stays subscribed with no waiter. */
+#define RL_SUB_LINGER_US 1000000u
+
 typedef struct rl_sub {
     char *res;          /* the resource (owned) */
     size_t len;
     uint32_t waiters;   /* joins minus leaves */
+    uint64_t idle_us;   /* with no waiter: when the last left */
     uint8_t heard;      /* a node confirmed the subscription */
 } rl_sub_t;
 
@@ -47,12 +53,14 @@ int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t
 void rl_subs_destroy(rl_subs_t *s);
 
 /* A waiter for res joins (join = 1) or leaves (0). The first join
- * subscribes on every node, the last leave unsubscribes. Returns 0, or
- * REDLOCK_ERR_NOMEM (the waiter then just polls). */
+ * subscribes on every node; rl_subs_expire unsubscribes once the last
+ * leave is RL_SUB_LINGER_US old. Returns 0, or REDLOCK_ERR_NOMEM (the
+ * waiter then just polls). */
 int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t now);
 
-/* Reopens failed connections whose backoff passed (while any channel has
- * waiters) and judges the connections' deadlines. */
+/* Reopens failed connections whose backoff passed (while any channel is
+ * subscribed), unsubscribes channels idle for RL_SUB_LINGER_US, and
+ * judges the connections' deadlines. */
 void rl_subs_expire(rl_subs_t *s, uint64_t now);
 
 /* The next instant rl_subs_expire has work; UINT64_MAX when none. */
