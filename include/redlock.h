@@ -154,8 +154,11 @@ int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, re
 /* Full form: retries stop after retry_count retries or once wait_ms have
  * passed (wait_ms -1: no wait bound; 0: one attempt; below -1 is
  * REDLOCK_ERR_INVALID), whichever first. A waiting caller re-attempts when
- * the holder's key expires (the refused attempt learns its remaining TTL)
- * or after retry_delay_ms +- retry_jitter_ms, whichever comes first.
+ * the holder's release is announced on redlock:released:<resource> (not
+ * counted as a retry), when the holder's key expires (the refused attempt
+ * learns its remaining TTL), or after retry_delay_ms +- retry_jitter_ms,
+ * whichever comes first; callers of one handle waiting for the same
+ * resource queue in arrival order.
  * Waiting (wait_ms != 0) for a resource this thread already holds, with
  * reentrancy off, is REDLOCK_ERR_DEADLOCK at once.
  * report may be NULL. */
