@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "rltest.h"
+#include "waiting.h"
 
 #define PASS "s3cret-Pa55"
 
@@ -47,8 +48,9 @@ static int admin(int i, const char *pass, const char *fmt, ...) {
     return ok ? 0 : -1;
 }
 
-/* A redlock_t over the 5 nodes with URIs made from fmt (one %d: the port). */
-static redlock_t *rl_with(const char *fmt) {
+/* A redlock_t over the 5 nodes with URIs made from fmt (one %d: the
+ * port); with poll_ms, its callers wait (retrying every poll_ms). */
+static redlock_t *rl_waiting_with(const char *fmt, uint32_t poll_ms) {
     static char uris[5][160];
     const char *u[5];
     for (int i = 0; i < 5; i++) {
@@ -61,10 +63,21 @@ static redlock_t *rl_with(const char *fmt) {
     o.n_nodes = 5;
     o.log = collect;
     o.log_level = REDLOCK_LOG_DEBUG;
+    if (poll_ms) { /* a waiter: polls every poll_ms, else woken by releases */
+        o.retry_count = 100;
+        o.retry_delay_ms = poll_ms;
+        o.retry_jitter_ms = 0;
+        o.op_timeout_ms = 1000;
+    }
     redlock_t *rl = NULL;
     char err[256];
     cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_OK, "%s", err);
     return rl;
+}
+
+/* The same with no retries. */
+static redlock_t *rl_with(const char *fmt) {
+    return rl_waiting_with(fmt, 0);
 }
 
 /* Asserts that the report and the log hold no trace of the secret. */
@@ -100,6 +113,11 @@ Test(auth, password_protected_masters) {
     cr_assert_eq(redlock_extend(good, lk, 5000), REDLOCK_OK);
     cr_assert_eq(redlock_release_ex(good, lk, &rep), REDLOCK_OK, "%s", rep.message);
     assert_no_secret(&rep, PASS);
+    /* the waiters' subscriber connections authenticate too: a release wakes one long before its 2 s poll */
+    redlock_t *waiter = rl_waiting_with("redis://:" PASS "@127.0.0.1:%d", 2000);
+    uint64_t ms = handoff_ms(good, waiter, "a:wake", NULL);
+    cr_assert_lt(ms, 500, "granted %llu ms after the release", (unsigned long long)ms);
+    redlock_free(waiter);
     redlock_free(good);
 
     redlock_t *wrong = rl_with("redis://:not-the-" PASS "@127.0.0.1:%d");

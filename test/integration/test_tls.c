@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "rltest.h"
+#include "waiting.h"
 
 static char dir[512];
 
@@ -85,6 +86,24 @@ Test(tls, trusted_node_by_address_and_by_name) {
     cr_assert_eq(try_lock(&o, &rep, NULL), REDLOCK_OK, "%s: %s", rep.message, rep.nodes[0].detail);
     opts_for(&o, &uri, buf, sizeof buf, "rediss", "localhost", "good");
     cr_assert_eq(try_lock(&o, &rep, NULL), REDLOCK_OK, "%s: %s", rep.message, rep.nodes[0].detail);
+}
+
+Test(tls, a_waiter_is_woken_over_its_tls_subscriber_connection) {
+    redlock_options_t o;
+    const char *uri;
+    char buf[128];
+    opts_for(&o, &uri, buf, sizeof buf, "rediss", "localhost", "good");
+    redlock_t *holder = NULL, *waiter = NULL;
+    char err[256];
+    cr_assert_eq(redlock_new_ex(&holder, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    o.retry_count = 100;
+    o.retry_delay_ms = 2000; /* the poll would come 2 s after the refusal */
+    o.retry_jitter_ms = 0;
+    cr_assert_eq(redlock_new_ex(&waiter, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    uint64_t ms = handoff_ms(holder, waiter, "tls:wake", NULL);
+    cr_assert_lt(ms, 500, "granted %llu ms after the release", (unsigned long long)ms);
+    redlock_free(waiter);
+    redlock_free(holder);
 }
 
 Test(tls, certificate_for_another_host_is_rejected) {

@@ -16,6 +16,7 @@
 #include <sys/time.h>
 
 #include "rltest.h"
+#include "waiting.h"
 
 static tc_cluster_t C;
 static void setup(void) { rt_setup(&C); }
@@ -105,51 +106,12 @@ static void slow_poll_options(redlock_options_t *o, uint32_t delay_ms) {
     o->node_down_ms = 5000;
 }
 
-typedef struct waiter {
-    redlock_t *rl;
-    const char *resource;
-    int rc;
-    unsigned attempts;
-    uint64_t done_us;
-} waiter_t;
-
-/* A thread that waits up to 20 s for the resource, notes when it was
- * answered, and releases what it got. */
-static void *wait_thread(void *arg) {
-    waiter_t *w = arg;
-    redlock_lock_t *l = NULL;
-    redlock_report_t rep;
-    w->rc = redlock_acquire_ex(w->rl, w->resource, 5000, 20000, &l, &rep);
-    w->done_us = rt_now_us();
-    w->attempts = rep.attempts;
-    if (w->rc == REDLOCK_OK) w->rc = redlock_release(w->rl, l);
-    return NULL;
-}
-
-/* Holder h takes resource; a waiter on its own handle w (another client
- * to it) starts waiting; after 300 ms h releases. Returns how many ms
- * after the release the waiter was granted. */
-static uint64_t handoff_ms(redlock_t *h, redlock_t *w, const char *resource, unsigned *attempts) {
-    redlock_lock_t *l = NULL;
-    cr_assert_eq(redlock_acquire(h, resource, 30000, &l), REDLOCK_OK);
-    waiter_t ww = {w, resource, 1, 0, 0};
-    pthread_t t;
-    pthread_create(&t, NULL, wait_thread, &ww);
-    rt_sleep_ms(300); /* refused, subscribed, waiting for its 2 s poll (the holder's TTL is 30 s) */
-    uint64_t released = rt_now_us();
-    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
-    pthread_join(t, NULL);
-    cr_assert_eq(ww.rc, REDLOCK_OK, "%s", redlock_strerror(ww.rc));
-    if (attempts) *attempts = ww.attempts;
-    return ww.done_us > released ? (ww.done_us - released) / 1000 : 0;
-}
-
 Test(wait, a_release_wakes_a_waiter_of_another_client_long_before_its_poll) {
     redlock_options_t o;
     slow_poll_options(&o, 2000);
     redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
     unsigned attempts = 0;
-    uint64_t ms = handoff_ms(h, w, "w:wake", &attempts);
+    uint64_t ms = handoff_ms(h, w, "w:wake ü *?[x] \x01", &attempts); /* any bytes make a channel */
     cr_assert_lt(ms, 500, "granted %llu ms after the release: the 2 s poll, not the announcement",
                  (unsigned long long)ms);
     /* refused, once more when the subscription was confirmed, granted; no poll */
