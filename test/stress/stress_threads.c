@@ -219,7 +219,7 @@ static void check_cancel_waits(void) {
 /* ------------------------------------------ contention with a node paused */
 
 static redlock_t *RL2;
-static atomic_int stop_contending, gave_up;
+static atomic_int stop_contending, gave_up, release_failed;
 static atomic_long grants;
 
 /* Waits for st:contend (through RL or RL2: two clients), holds it ~1 ms,
@@ -228,7 +228,7 @@ static void *contender(void *arg) {
     redlock_t *rl = (intptr_t)arg % 2 ? RL2 : RL;
     while (!atomic_load(&stop_contending)) {
         redlock_lock_t *lk = NULL;
-        int rc = redlock_acquire_ex(rl, "st:contend", 10000, 5000, &lk, NULL);
+        int rc = redlock_acquire_ex(rl, "st:contend", 2000, 5000, &lk, NULL);
         if (rc != REDLOCK_OK) {
             atomic_fetch_add(rc == REDLOCK_ERR_TAKEN || rc == REDLOCK_ERR_NO_QUORUM ? &gave_up : &errors, 1);
             if (rc != REDLOCK_ERR_TAKEN && rc != REDLOCK_ERR_NO_QUORUM) printf("acquire: %s\n", redlock_strerror(rc));
@@ -238,9 +238,9 @@ static void *contender(void *arg) {
         sleep_ms(1);
         atomic_fetch_sub(&inside, 1);
         atomic_fetch_add(&grants, 1);
-        if ((rc = redlock_release(rl, lk)) != REDLOCK_OK) {
-            atomic_fetch_add(&errors, 1);
-            printf("release: %s\n", redlock_strerror(rc));
+        if ((rc = redlock_release(rl, lk)) != REDLOCK_OK) { /* a slow node (loaded, sanitized run): it expires */
+            atomic_fetch_add(rc == REDLOCK_ERR_NO_QUORUM ? &release_failed : &errors, 1);
+            if (rc != REDLOCK_ERR_NO_QUORUM) printf("release: %s\n", redlock_strerror(rc));
         }
         sleep_ms(1);
     }
@@ -252,7 +252,7 @@ static void *contender(void *arg) {
  * woken by one release may split the votes; with a node paused a split
  * waits op_timeout_ms for it, so that is kept short. */
 static redlock_t *waking_rl(void) {
-    return new_rl(1000000, 200, 100, 150);
+    return new_rl(1000000, 200, 100, 300);
 }
 
 /* Nodes that have key for good (no TTL), or, except for node skip, at all. */
@@ -292,11 +292,13 @@ static void check_contention_with_a_pause(void) {
     CHECK(atomic_load(&overlaps) == 0, "contention: %d overlapping holders", atomic_load(&overlaps));
     CHECK(atomic_load(&errors) == 0, "contention: %d failed calls", atomic_load(&errors));
     CHECK(during > 10, "contention: only %ld grants while node 2 was paused", during);
-    printf("contention %d s: %ld grants (%ld with node 2 paused), %d waits gave up after 5 s\n", secs,
-           atomic_load(&grants), during, atomic_load(&gave_up));
+    printf("contention %d s: %ld grants (%ld with node 2 paused), %d waits gave up after 5 s, %d releases "
+           "without a quorum\n",
+           secs, atomic_load(&grants), during, atomic_load(&gave_up), atomic_load(&release_failed));
     /* node 2 may keep an attempt's key whose clean-up was lost with its
-     * connection (too many requests queued while it was paused): it expires */
-    sleep_ms(200);
+     * connection (too many requests queued while it was paused), and a
+     * release without a quorum leaves its key: both expire (TTL 2 s) */
+    sleep_ms(atomic_load(&release_failed) ? 2200 : 200);
     CHECK(nodes_with("st:contend", 2) == 0, "a key was left on %d nodes", nodes_with("st:contend", 2));
     redlock_free(RL2);
     redlock_free(RL);
