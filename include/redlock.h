@@ -132,6 +132,7 @@ typedef struct redlock_report {
     size_t yes, no, failed; /* votes of the last round */
     int64_t elapsed_us;     /* of the last round */
     int64_t validity_ms;    /* of the lock after the call; 0 if none */
+    int slot;               /* redlock_acquire_permit: the permit's slot (0-based); -1 otherwise */
     char message[256];      /* why, in words: names the bad value for INVALID/CONFIG */
     redlock_node_report_t nodes[REDLOCK_MAX_NODES];
 } redlock_report_t;
@@ -145,6 +146,20 @@ void redlock_options_init(redlock_options_t *opt);
 int redlock_new(redlock_t **out, const redlock_options_t *opt);
 int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, size_t errlen);
 void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
+
+/* Semaphores (DESIGN.md 7): one of `limit` permits of resource, 1 <= limit
+ * <= REDLOCK_MAX_PERMITS. Every permit is a Redlock mutex on one of the
+ * slot keys "<resource>:permit:<i>", i = 0 .. limit-1: holding a permit is
+ * holding one slot on a quorum of nodes, so never more than `limit`
+ * holders, with any minority of nodes down. ttl_ms and wait_ms as for
+ * redlock_acquire_ex (a wait ends when a permit frees: its release is
+ * announced on redlock:released:<resource>). The lock extends, releases
+ * and auto-extends like any other; redlock_lock_resource() is its slot
+ * key and redlock_lock_slot() its slot. Every caller must use the same
+ * limit for one resource. */
+#define REDLOCK_MAX_PERMITS 64
+int redlock_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
+                           redlock_lock_t **out, redlock_report_t *rep);
 
 /* Acquire resource for ttl_ms, retrying per the options. On REDLOCK_OK *out
  * is a new lock the caller releases or frees; on error *out = NULL. */
@@ -223,6 +238,7 @@ const char *redlock_lock_resource(const redlock_lock_t *lock); /* the first reso
 size_t redlock_lock_resource_count(const redlock_lock_t *lock);
 const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i); /* NULL past the end */
 const char *redlock_lock_token(const redlock_lock_t *lock);   /* 40 hex chars */
+int redlock_lock_slot(const redlock_lock_t *lock); /* a permit's slot (0-based), -1 for other locks */
 
 /* ---- Fencing tokens ----
  * With opt.fencing, each successful single-resource acquire also yields a
@@ -365,6 +381,9 @@ void redlock_async_free(redlock_async_t *a);
 /* wait_ms as in redlock_acquire_ex: -1 no bound, 0 one attempt. */
 int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
                           redlock_acquire_cb cb, void *arg);
+/* redlock_acquire_permit through the loop (the same rules and callback). */
+int redlock_async_acquire_permit(redlock_async_t *a, const char *resource, unsigned limit, uint32_t ttl_ms,
+                                 int64_t wait_ms, redlock_acquire_cb cb, void *arg);
 /* Extends lock to ttl_ms from now (see redlock_extend_ex). */
 int redlock_async_extend(redlock_async_t *a, redlock_lock_t *lock, uint32_t ttl_ms, redlock_done_cb cb, void *arg);
 /* Releases lock on every node; the lock handle is freed at once (do not use

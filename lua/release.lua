@@ -1,6 +1,8 @@
 -- release.lua: delete the lock only if it still holds our token, and when
 -- asked to (ARGV[2] = '1': a holder's release, not an attempt's clean-up)
--- announce it to waiters on the channel 'redlock:released:' .. KEYS[1].
+-- announce it to waiters on the channel 'redlock:released:' .. KEYS[1]
+-- (ARGV[2] = 'p': a permit's slot "<resource>:permit:<i>", announced on
+-- the semaphore's channel 'redlock:released:<resource>').
 -- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
 -- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's.
@@ -8,6 +10,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     redis.call('DEL', KEYS[1])
     if ARGV[2] == '1' then
         redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')
+    elseif ARGV[2] == 'p' then -- a permit: its semaphore's waiters
+        redis.pcall('PUBLISH', 'redlock:released:' .. string.gsub(KEYS[1], ':permit:%d+$', ''), '')
     end
     return 1
 end

@@ -71,13 +71,15 @@ static void start(redlock_async_t *a, rl_call_t *c) {
     if (a->depth == 0) rl_async_sync(a, 0);
 }
 
-int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                          redlock_acquire_cb cb, void *arg) {
+/* Starts an acquire call of resource: a mutex, or (permit) one of limit permits. */
+static int async_acquire(redlock_async_t *a, const char *resource, int permit, unsigned limit, uint32_t ttl_ms,
+                         int64_t wait_ms, redlock_acquire_cb cb, void *arg) {
     char msg[256];
     size_t len;
     if (!usable(a) || !cb) return REDLOCK_ERR_INVALID;
     rl_keys_t keys = {1, &resource, &len};
-    if (rl_check_request(&a->ctx, &keys, ttl_ms, msg, sizeof msg) || rl_check_wait(wait_ms, msg, sizeof msg)) {
+    if (rl_check_request(&a->ctx, &keys, ttl_ms, msg, sizeof msg) || rl_check_wait(wait_ms, msg, sizeof msg) ||
+        (permit && rl_check_permit(&a->ctx, &keys, limit, msg, sizeof msg))) {
         rl_logf(&a->ctx.log, REDLOCK_LOG_ERROR, "%s", msg);
         return REDLOCK_ERR_INVALID;
     }
@@ -91,8 +93,19 @@ int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl
     c->arg = arg;
     rl_keys_t own = {1, &c->name_ptr, &c->name_len};
     rl_acquire_op_init(&c->u.acq, &a->ctx, &own, ttl_ms, wait_ms, NULL, a->ctx.clock());
+    rl_acquire_op_permit(&c->u.acq, limit);
     start(a, c);
     return REDLOCK_OK;
+}
+
+int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_acquire_cb cb, void *arg) {
+    return async_acquire(a, resource, 0, 0, ttl_ms, wait_ms, cb, arg);
+}
+
+int redlock_async_acquire_permit(redlock_async_t *a, const char *resource, unsigned limit, uint32_t ttl_ms,
+                                 int64_t wait_ms, redlock_acquire_cb cb, void *arg) {
+    return async_acquire(a, resource, 1, limit, ttl_ms, wait_ms, cb, arg);
 }
 
 /* Checks a lock passed to the handle; INVALID (logged) when it is not
@@ -147,7 +160,7 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
     c->lock = lock;
     memcpy(c->token, lock->token, sizeof c->token);
     rl_keys_t keys = rl_lock_keys(lock);
-    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->token, NULL);
+    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->token, lock->slot, NULL);
     start(a, c);
     return REDLOCK_OK;
 }

@@ -32,7 +32,7 @@ void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now) {
     redlock_lock_t *lock = NULL;
     if (c->kind == RL_CALL_ACQUIRE) {
         lock = rc == REDLOCK_OK ? c->u.acq.lock : NULL;
-        if (lock) rep.validity_ms = redlock_lock_validity_ms(lock);
+        if (lock) rep.validity_ms = redlock_lock_validity_ms(lock), rep.slot = lock->slot;
         if (lock) rl_async_lock_add(a, lock);
         if (rc != REDLOCK_OK) rl_acquire_op_describe(&c->u.acq, &rep, now); /* how long it waited, a write-back */
         rl_stats_call(a->ctx.stats, RL_STAT_ACQUIRE, rc);

@@ -7,14 +7,15 @@
 
 /* Attempts until success, a final error, or retry_count retries (the
  * acquire operation of core/attempt.c, driven on this thread). */
-static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
-                        redlock_report_t *rep) {
+static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
+                        redlock_lock_t **out, redlock_report_t *rep) {
     rl_acquire_op_t a;
     RL_ROUND(r);
     RL_ROUND(aux);
     a.op.r = r;
     a.op.aux = aux;
     rl_acquire_op_init(&a, rl, keys, ttl_ms, wait_ms, rep, rl->clock());
+    rl_acquire_op_permit(&a, limit);
     int rc = rl_drive(&a.op);
     *out = a.lock;
     if (rc == REDLOCK_OK && keys->n == 1) rl_held_add(rl, *out); /* tracked for re-entry and redlock_free */
@@ -51,7 +52,7 @@ static int acquire_one(redlock_t *rl, const char *resource, uint32_t ttl_ms, int
         }
         return rl_report_end(rl, rep, REDLOCK_OK, NULL);
     }
-    return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
+    return acquire_keys(rl, &keys, 0, ttl_ms, wait_ms, out, rep);
 }
 
 int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
@@ -80,12 +81,33 @@ static int acquire_set(redlock_t *rl, const char *const *resources, size_t n, ui
     rl_keys_t keys = {n, resources, lens};
     if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
         return rl_report_end(rl, rep, rc, msg);
-    return acquire_keys(rl, &keys, ttl_ms, wait_ms, out, rep);
+    return acquire_keys(rl, &keys, 0, ttl_ms, wait_ms, out, rep);
 }
 
 int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n, uint32_t ttl_ms, int64_t wait_ms,
                           redlock_lock_t **out, redlock_report_t *rep) {
     int rc = acquire_set(rl, resources, n, ttl_ms, wait_ms, out, rep);
+    if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
+    return rc;
+}
+
+/* redlock_acquire_permit without the counting. */
+static int acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
+                          redlock_lock_t **out, redlock_report_t *rep) {
+    int rc = begin(rl, out, rep);
+    if (rc) return rc;
+    char msg[256];
+    size_t len;
+    rl_keys_t keys = {1, &resource, &len};
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)) ||
+        (rc = rl_check_permit(rl, &keys, limit, msg, sizeof msg)))
+        return rl_report_end(rl, rep, rc, msg);
+    return acquire_keys(rl, &keys, limit, ttl_ms, wait_ms, out, rep);
+}
+
+int redlock_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
+                           redlock_lock_t **out, redlock_report_t *rep) {
+    int rc = acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
     if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
     return rc;
 }

@@ -54,7 +54,7 @@ int rl_release_token(redlock_t *rl, const char *resource, const char *token, red
         return rl_report_end(rl, rep, rc, msg);
     }
     if (rep) rep->attempts = 1;
-    rc = rl_release_keys(rl, &keys, token, rep);
+    rc = rl_release_keys(rl, &keys, token, -1, rep);
     rl_stats_call(rl->stats, RL_STAT_RELEASE, rc);
     return rl_report_end(rl, rep, rc, NULL);
 }

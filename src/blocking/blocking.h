@@ -28,7 +28,7 @@ int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uin
                     uint64_t *t0, uint64_t *deadline);
 /* lifetime.c: the release round for keys/token and its verdict: OK,
  * NOT_HELD, AUTH or NO_QUORUM. The caller ends the report. */
-int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, redlock_report_t *rep);
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, int slot, redlock_report_t *rep);
 /* extend.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock; counts the call. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);

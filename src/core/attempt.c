@@ -45,6 +45,10 @@ static int send_attempt(rl_acquire_op_t *a) {
         rl_fence_send_attempt(a);
         return RL_STEP_ROUND;
     }
+    if (a->limit) {
+        rl_permit_send_attempt(a);
+        return RL_STEP_ROUND;
+    }
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
@@ -70,7 +74,10 @@ static int send_attempt(rl_acquire_op_t *a) {
  * may still have applied it); the op then decides about retrying. */
 static int cleanup(rl_acquire_op_t *a) {
     a->op.phase = ACQ_CLEANED;
-    rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, 0);
+    if (a->limit)
+        rl_permit_cleanup(a);
+    else
+        rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, NULL);
     return RL_STEP_ROUND;
 }
 
@@ -108,7 +115,10 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
         }
         return undo(a, now);
     }
-    op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
+    if (a->limit)
+        op->rc = rl_permit_attempted(a, now);
+    else
+        op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
     return op->rc == REDLOCK_OK ? RL_STEP_DONE : undo(a, now);
 }
 
@@ -289,6 +299,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->tries = 0;
     a->last = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
+    a->limit = 0;
     a->fence_max = 0;
     a->lock = NULL;
     a->queued = 0;

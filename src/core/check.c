@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops.h"
 #include "rl.h"
 #include "timing.h"
 
@@ -70,4 +71,19 @@ int rl_check_wait(int64_t wait_ms, char *msg, size_t n) {
     return snprintf(msg, n, "wait_ms=%lld: it must be -1 (no bound), 0 (one attempt) or a bound in ms",
                     (long long)wait_ms),
            REDLOCK_ERR_INVALID;
+}
+
+int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, char *msg, size_t n) {
+    if (limit < 1 || limit > REDLOCK_MAX_PERMITS)
+        return snprintf(msg, n, "limit=%u: a semaphore has 1 to %d permits", limit, REDLOCK_MAX_PERMITS),
+               REDLOCK_ERR_INVALID;
+    size_t longest = keys->len[0] + rl_permit_suffix_len((int)limit - 1);
+    if (longest > REDLOCK_MAX_RESOURCE)
+        return snprintf(msg, n, "resource '%.40s...' (%zu bytes): its slot key '<resource>:permit:%u' would be %zu bytes, "
+                        "more than %d", keys->k[0], keys->len[0], limit - 1, longest, REDLOCK_MAX_RESOURCE),
+               REDLOCK_ERR_INVALID;
+    if (rl->opt.fencing)
+        return snprintf(msg, n, "permits with fencing=1 are not supported yet (a permit's fence token is still to come)"),
+               REDLOCK_ERR_INVALID;
+    return REDLOCK_OK;
 }

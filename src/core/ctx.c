@@ -42,6 +42,8 @@ static void find_scripts(redlock_t *rl) {
     rl->s_acquire_wait = rl_script_find("acquire_wait");
     rl->s_fence_set = rl_script_find("fence_set");
     rl->s_fenced_set = rl_script_find("fenced_set");
+    rl->s_acquire_permit = rl_script_find("acquire_permit");
+    rl->s_release_permit = rl_script_find("release_permit");
 }
 
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {

@@ -39,6 +39,20 @@ static int settled(size_t count, size_t pending, size_t slack) {
     return count > slack || count + pending <= slack;
 }
 
+size_t rl_round_best_slot(const rl_round_t *r, int *slot) {
+    size_t best = 0;
+    int at = -1;
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->pn[i].vote != REDLOCK_VOTE_YES) continue;
+        size_t same = 0;
+        for (size_t j = 0; j < r->n; j++)
+            same += r->pn[j].vote == REDLOCK_VOTE_YES && r->pn[j].u.left_ms == r->pn[i].u.left_ms;
+        if (same > best) best = same, at = r->pn[i].u.left_ms;
+    }
+    if (slot) *slot = at;
+    return best;
+}
+
 int rl_round_decided(const rl_round_t *r) {
     if (r->pending == 0) return 1;
     size_t slack = r->n - r->quorum;
@@ -53,6 +67,10 @@ int rl_round_decided(const rl_round_t *r) {
         return settled(r->auth_failed, r->pending, slack) && settled(r->no, r->pending, slack);
     case RL_STOP_GRANT:
         return r->yes >= r->quorum;
+    case RL_STOP_SLOT: {
+        size_t best = rl_round_best_slot(r, NULL);
+        return best >= r->quorum || best + r->pending < r->quorum;
+    }
     case RL_STOP_RESOLVE:
         if (r->yes >= r->quorum || r->no >= r->quorum) return 1;
         if (r->yes + r->pending >= r->quorum || r->no + r->pending >= r->quorum) return 0;

@@ -21,6 +21,8 @@ enum {
     RL_STOP_MAJORITY = 1, /* yes >= Q, or yes cannot reach Q and the reason is settled (acquire, extend) */
     RL_STOP_RESOLVE,      /* yes >= Q or no >= Q, or neither can be reached (release) */
     RL_STOP_ALL,          /* every node answered or timed out (status, ping) */
+    RL_STOP_SLOT,         /* a permit attempt: one slot has Q yes, or none can reach Q (a yes
+                           * node's slot is in its pn[].u.left_ms, see permit.c) */
     RL_STOP_GRANT         /* yes >= Q, else every node (a waiting acquire: a refusal heard from every
                            * node needs no clean-up, and each says when the holder's key expires) */
 };
@@ -89,6 +91,10 @@ int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rt
 
 /* 1 when the stop rule says the outcome is known (or nothing is pending). */
 int rl_round_decided(const rl_round_t *r);
+
+/* The slot most yes votes of a permit round name (pn[].u.left_ms of the
+ * nodes that voted yes), in *slot (-1 when none), and how many name it. */
+size_t rl_round_best_slot(const rl_round_t *r, int *slot);
 
 /* The reason a round failed to reach a quorum of yes votes, with
  * slack = N - Q: REDLOCK_ERR_AUTH when more than slack nodes refused our

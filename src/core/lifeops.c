@@ -39,14 +39,15 @@ static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
-        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL, 1);
+        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL, e->slot >= 0 ? "p" : "1");
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;
     rl_report_round(op->rep, r, now);
     /* this handle's own waiters attempt at once: each node runs their
      * attempt after the delete, the connection keeping the order */
-    for (size_t i = 0; r->yes && i < e->keys.n; i++) rl_waitq_wake(op->rl, e->keys.k[i], e->keys.len[i]);
+    for (size_t i = 0; r->yes && i < e->keys.n; i++)
+        rl_waitq_wake(op->rl, e->keys.k[i], e->keys.len[i] - (e->slot >= 0 ? rl_permit_suffix_len(e->slot) : 0));
     if (r->yes >= r->quorum)
         op->rc = REDLOCK_OK;
     else if (r->no >= r->quorum)
@@ -69,6 +70,7 @@ static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock
     e->keys = *keys;
     e->token = token;
     e->ttl_ms = ttl_ms;
+    e->slot = -1;
     e->t0_us = e->deadline_us = 0;
 }
 
@@ -77,7 +79,8 @@ void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, co
     life_init(e, extend_next, rl, keys, token, ttl_ms, rep);
 }
 
-void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, int slot,
                         redlock_report_t *rep) {
     life_init(e, release_next, rl, keys, token, 0, rep);
+    e->slot = slot;
 }

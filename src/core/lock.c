@@ -102,6 +102,7 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
     atomic_init(&l->extensions, 0);
     l->acquired_us = t0;
     l->clock = rl->clock;
+    l->slot = -1;
     return l;
 }
 
@@ -169,4 +170,8 @@ const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i) {
 
 const char *redlock_lock_token(const redlock_lock_t *lock) {
     return lock ? lock->token : NULL;
+}
+
+int redlock_lock_slot(const redlock_lock_t *lock) {
+    return lock ? lock->slot : -1;
 }

@@ -57,10 +57,24 @@ typedef struct rl_acquire_op {
     uint8_t queued;         /* in the handle's local queue (waitq.c) */
     uint8_t woken;          /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
     uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
+    uint8_t limit;          /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
     uint64_t woke_at_us;
     struct rl_acquire_op *qnext;
 } rl_acquire_op_t;
+
+/* permit.c: the semaphore's attempt. rl_permit_send_attempt sends a's
+ * slot probe on op.r; rl_permit_attempted judges it (REDLOCK_OK: a->lock
+ * is the permit, on its slot's key) and releases stray slots without
+ * waiting; rl_permit_cleanup sends the clean-up of a failed one on op.aux.
+ * rl_permit_key writes "<res>:permit:<slot>" (0 when it does not fit in
+ * cap); rl_permit_suffix_len is the length of its ":permit:<slot>". */
+void rl_permit_send_attempt(rl_acquire_op_t *a);
+void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
+int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
+void rl_permit_cleanup(rl_acquire_op_t *a);
+size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slot);
+size_t rl_permit_suffix_len(int slot);
 
 /* waitq.c: the local queue of waiters. rl_waitq_join appends a and
  * returns 1 when it is the head (first for its resource); rl_waitq_is_head
@@ -115,12 +129,13 @@ typedef struct rl_life_op {
     rl_keys_t keys;
     const char *token;
     uint32_t ttl_ms;
+    int slot;               /* release of a permit (its key "<resource>:permit:<slot>"), else -1 */
     uint64_t t0_us, deadline_us;
 } rl_life_op_t;
 
 void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
                        redlock_report_t *rep);
-void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, int slot,
                         redlock_report_t *rep);
 
 /* watch.c: auto-extension policy. rl_watch_setup fills l's watch fields

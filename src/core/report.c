@@ -15,6 +15,7 @@ void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
     rep->yes = rep->no = rep->failed = 0;
     rep->elapsed_us = 0;
     rep->validity_ms = 0;
+    rep->slot = -1;
     rep->message[0] = '\0';
     for (size_t i = 0; i < rep->n_nodes; i++)
         rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->conns[i].uri.display, .rtt_us = -1};

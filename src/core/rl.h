@@ -46,6 +46,7 @@ struct redlock {
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
     const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set, *s_acquire_wait;
+    const rl_script_t *s_acquire_permit, *s_release_permit;
     pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
     int is_async;             /* 1 inside a redlock_async_t */
     redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
@@ -89,6 +90,7 @@ struct redlock_lock {
     _Atomic int lost;
     _Atomic uint32_t extensions; /* made by the watchdog */
     uint64_t fence;              /* fencing token, 0 without fencing */
+    int slot;                    /* a permit's slot (its key is "<resource>:permit:<slot>"), else -1 */
     int releasing;               /* async: a release is under way (a second one is INVALID) */
     int pooled;                  /* released: back in the pool (until reused) */
     void *watch;                 /* async: the handle's auto-extension of this lock, or NULL */
@@ -143,6 +145,9 @@ int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms
 int rl_check_keys(const rl_keys_t *keys, char *msg, size_t msglen); /* the resources alone */
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
 int rl_check_wait(int64_t wait_ms, char *msg, size_t n); /* -1, 0 or a bound in ms */
+/* A permit request of keys (checked) with limit: 1..64 permits, slot keys
+ * within REDLOCK_MAX_RESOURCE, no fencing yet. */
+int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, char *msg, size_t n);
 /* check.c: checks that lock may be used with rl (INVALID when it was
  * acquired through another handle). */
 int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, size_t n);
@@ -169,11 +174,15 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
 /* The same with another reply classifier (and r->on_reply, if set, kept). */
 void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                       const char *token, const char *extra, rl_classify_fn classify);
+/* The same with up to two extra arguments. */
+void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
+                        const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
 /* round.c: the release script for keys/token on every node (nodes may be
  * NULL); announce: a holder's release, published to the waiters of each key
- * it deletes (DESIGN.md 6), not an attempt's clean-up. */
+ * it deletes (DESIGN.md 6): "1" on the key's channel, "p" (a permit) on its
+ * semaphore's; NULL for an attempt's clean-up, which says nothing. */
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes, int announce);
+                      redlock_node_report_t *nodes, const char *announce);
 
 /* fence.c: "<res><suffix>" into buf (cap bytes); returns its length (0
  * when it does not fit). */

@@ -35,8 +35,13 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
 
 void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                       const char *token, const char *extra, rl_classify_fn classify) {
-    const char *argv[REDLOCK_MAX_RESOURCES + 5];
-    size_t lens[REDLOCK_MAX_RESOURCES + 5];
+    rl_run_script_args(rl, r, script, keys, token, &extra, extra ? 1 : 0, classify);
+}
+
+void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
+                        const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify) {
+    const char *argv[REDLOCK_MAX_RESOURCES + 6];
+    size_t lens[REDLOCK_MAX_RESOURCES + 6];
     char nkeys[8];
     int argc = 0;
     snprintf(nkeys, sizeof nkeys, "%zu", keys->n);
@@ -45,12 +50,12 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
     argv[argc] = nkeys, lens[argc++] = strlen(nkeys);
     for (size_t i = 0; i < keys->n; i++) argv[argc] = keys->k[i], lens[argc++] = keys->len[i];
     argv[argc] = token, lens[argc++] = REDLOCK_TOKEN_LEN;
-    if (extra) argv[argc] = extra, lens[argc++] = strlen(extra);
+    for (size_t i = 0; i < n_extra && i < 2; i++) argv[argc] = extra[i], lens[argc++] = strlen(extra[i]);
     rl_run_round(rl, r, argc, argv, lens, script, classify);
 }
 
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes, int announce) {
+                      redlock_node_report_t *nodes, const char *announce) {
     rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, nodes);
-    rl_run_script(rl, r, keys->n == 1 ? rl->s_release : rl->s_release_multi, keys, token, announce ? "1" : NULL);
+    rl_run_script(rl, r, keys->n == 1 ? rl->s_release : rl->s_release_multi, keys, token, announce);
 }

@@ -1,0 +1,114 @@
+/* permit.c -- the semaphore's attempt (DESIGN.md 7): a permit of a
+ * resource with limit k is a Redlock mutex on one of the slot keys
+ * "<resource>:permit:<i>", i < k. One round asks every node for the first
+ * free slot (lua/acquire_permit.lua, the same order everywhere); the
+ * attempt wins slot s when a quorum of nodes gave it s, and the lock is
+ * then an ordinary lock on s's key. Slots the attempt set elsewhere are
+ * released: by the clean-up round when it failed, by a round sent without
+ * waiting for its answer when it won. */
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+#include "timing.h"
+
+#define SLOT_INFIX ":permit:"
+
+size_t rl_permit_suffix_len(int slot) {
+    char digits[16];
+    return strlen(SLOT_INFIX) + (size_t)snprintf(digits, sizeof digits, "%d", slot);
+}
+
+size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slot) {
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, SLOT_INFIX "%d", slot);
+    return rl_key_with(buf, cap, res, len, suffix);
+}
+
+/* A node's reply: the slot it gave (>= 0), or <= -1 when every slot is held. */
+static redlock_vote_t classify_permit(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *r = reply;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer < REDLOCK_MAX_PERMITS) return REDLOCK_VOTE_YES;
+    if (r->type == REDIS_REPLY_INTEGER && r->integer <= -1) return REDLOCK_VOTE_NO;
+    return rl_classify_int(reply, err, detail, n); /* an error reply, or a slot out of range: an error */
+}
+
+/* on_reply: keeps the slot a node gave, or when its holders' keys expire. */
+static void note_permit(void *arg, size_t node, const void *reply) {
+    const redisReply *r = reply;
+    rl_round_t *round = arg;
+    if (r->type != REDIS_REPLY_INTEGER) return;
+    long long v = r->integer >= 0 ? r->integer : -1 - r->integer;
+    round->pn[node].u.left_ms = v > INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit) {
+    a->limit = (uint8_t)limit;
+    if (limit) a->fenced = 0; /* (refused before: rl_check_permit) */
+}
+
+void rl_permit_send_attempt(rl_acquire_op_t *a) {
+    rl_op_t *op = &a->op;
+    char ttl[16], limit[8];
+    snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
+    snprintf(limit, sizeof limit, "%u", a->limit);
+    const char *extra[2] = {ttl, limit};
+    rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
+    op->r->grants = 1;
+    op->r->on_reply = note_permit;
+    op->r->reply_arg = op->r;
+    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 2, classify_permit);
+}
+
+/* Sends the release of every slot the attempt set except keep (-1: all),
+ * on r: the clean-up (its owner waits) or, decided already, without
+ * waiting for the answers. */
+static void send_release(rl_acquire_op_t *a, rl_round_t *r, int keep, int wait) {
+    char limit[8], kept[8];
+    snprintf(limit, sizeof limit, "%u", a->limit);
+    snprintf(kept, sizeof kept, "%d", keep);
+    const char *extra[2] = {limit, kept};
+    rl_round_init(r, a->op.rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
+    if (!wait) r->done = 1; /* goes out to every node, answers dropped */
+    rl_run_script_args(a->op.rl, r, a->op.rl->s_release_permit, &a->keys, a->token, extra, 2, rl_classify_any);
+}
+
+void rl_permit_cleanup(rl_acquire_op_t *a) {
+    send_release(a, a->op.aux, -1, 1);
+}
+
+/* 1 when some node may hold a slot of this attempt other than s: it gave
+ * another one, or its answer is not known. */
+static int strays(const rl_round_t *r, int s) {
+    for (size_t i = 0; i < r->n; i++) {
+        const rl_round_node_t *p = &r->pn[i];
+        if (p->vote == REDLOCK_VOTE_NO || (p->vote == REDLOCK_VOTE_YES && p->u.left_ms == s)) continue;
+        return 1;
+    }
+    return 0;
+}
+
+int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now) {
+    rl_op_t *op = &a->op;
+    const rl_round_t *r = op->r;
+    int s;
+    if (rl_round_best_slot(r, &s) < r->quorum) {
+        int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
+        return rc == REDLOCK_ERR_NO_QUORUM && r->yes + r->no == r->n ? REDLOCK_ERR_TAKEN : rc; /* split slots */
+    }
+    if (rl_validity_us(a->deadline_us, now) <= 0) return REDLOCK_ERR_EXPIRED;
+    char key[REDLOCK_MAX_RESOURCE + 32];
+    size_t len = rl_permit_key(key, sizeof key, a->keys.k[0], a->keys.len[0], s);
+    const char *k = key;
+    rl_keys_t keys = {1, &k, &len};
+    a->lock = rl_lock_new(op->rl, &keys, a->token, a->ttl_ms, r->t0_us, a->deadline_us);
+    if (!a->lock) return REDLOCK_ERR_NOMEM;
+    a->lock->slot = s;
+    if (op->rep) {
+        op->rep->slot = s;
+        op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
+    }
+    if (strays(r, s)) send_release(a, op->aux, s, 0);
+    return REDLOCK_OK;
+}
