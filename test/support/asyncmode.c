@@ -22,6 +22,7 @@ typedef struct ta_job {
     redlock_t *rl;
     redlock_async_t *a;
     const char *resource;
+    unsigned limit;    /* a permit's acquire: its limit; 0 a mutex */
     uint32_t ttl_ms;
     int64_t wait_ms;
     redlock_lock_t *lock;
@@ -143,7 +144,10 @@ static void called(ta_job_t *j, int rc) {
 
 static void do_acquire(ta_job_t *j) {
     j->a = pair(j->rl);
-    called(j, redlock_async_acquire(j->a, j->resource, j->ttl_ms, j->wait_ms, acquired, j));
+    if (j->limit)
+        called(j, redlock_async_acquire_permit(j->a, j->resource, j->limit, j->ttl_ms, j->wait_ms, acquired, j));
+    else
+        called(j, redlock_async_acquire(j->a, j->resource, j->ttl_ms, j->wait_ms, acquired, j));
 }
 
 static void do_release(ta_job_t *j) {
@@ -198,6 +202,18 @@ int ta_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t 
     int rc = run(&j);
     if (rc == REDLOCK_ERR_INVALID && !j.lock) /* refused input: the blocking call's words */
         return redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, out, rep);
+    *out = j.lock;
+    return rc;
+}
+
+int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
+                      redlock_lock_t **out, redlock_report_t *rep) {
+    if (!rl || !out || !limit) return redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
+    ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .limit = limit, .ttl_ms = ttl_ms,
+                  .wait_ms = wait_ms, .rep = rep};
+    int rc = run(&j);
+    if (rc == REDLOCK_ERR_INVALID && !j.lock) /* refused input: the blocking call's words */
+        return redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
     *out = j.lock;
     return rc;
 }

@@ -1,0 +1,122 @@
+/* test_permit.c -- semaphores (DESIGN.md 7): a permit is a Redlock mutex
+ * on one of `limit` slot keys "<resource>:permit:<i>"; never more than
+ * `limit` holders; a release frees a slot for a waiter, waking it; the
+ * permit extends and releases like any lock; bad limits and names are
+ * refused at once. Also built with -DRL_TEST_ASYNC (the async API). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rltest.h"
+#include "waiting.h"
+
+static tc_cluster_t C;
+static void setup(void) { rt_setup(&C); }
+TestSuite(permit, .init = setup, .timeout = 120);
+
+/* Nodes on which key holds value. */
+static int nodes_holding(const char *key, const char *value) {
+    return tc_count_value(&C, key, value);
+}
+
+Test(permit, at_most_limit_holders_each_on_its_own_slot) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *p[3] = {NULL, NULL, NULL};
+    redlock_report_t rep;
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(redlock_acquire_permit(rl, "p:two", 2, 10000, 0, &p[i], &rep), REDLOCK_OK, "%s", rep.message);
+        cr_assert_eq(rep.slot, i, "permit %d took slot %d", i, rep.slot);
+        cr_assert_eq(redlock_lock_slot(p[i]), i);
+        char key[64];
+        snprintf(key, sizeof key, "p:two:permit:%d", i);
+        cr_assert_str_eq(redlock_lock_resource(p[i]), key);
+        cr_assert_eq(nodes_holding(key, redlock_lock_token(p[i])), 5, "slot %d on every node", i);
+    }
+    cr_assert_eq(redlock_acquire_permit(rl, "p:two", 2, 10000, 0, &p[2], &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    cr_assert_null(p[2]);
+    cr_assert_eq(rep.slot, -1);
+    /* nothing of the refused attempt stays on any slot */
+    cr_assert_eq(nodes_holding("p:two:permit:0", redlock_lock_token(p[0])), 5);
+    cr_assert_eq(nodes_holding("p:two:permit:1", redlock_lock_token(p[1])), 5);
+    cr_assert_eq(redlock_extend(rl, p[0], 20000), REDLOCK_OK);
+    cr_assert_eq(redlock_release(rl, p[1]), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_permit(rl, "p:two", 2, 10000, 0, &p[2], &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(rep.slot, 1, "the freed slot");
+    cr_assert_eq(redlock_release(rl, p[0]), REDLOCK_OK);
+    cr_assert_eq(redlock_release(rl, p[2]), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "p:two:permit:%d", i);
+        for (int n = 0; n < C.n; n++) cr_assert_eq(tc_pttl(&C, n, key), -2, "%s left on node %d", key, n);
+    }
+    redlock_free(rl);
+}
+
+Test(permit, a_mutex_lock_and_a_permit_of_the_same_name_do_not_meet) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *m = NULL, *p = NULL;
+    cr_assert_eq(redlock_acquire(rl, "p:name", 10000, &m), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_permit(rl, "p:name", 1, 10000, 0, &p, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_slot(m), -1);
+    cr_assert_eq(redlock_release(rl, p), REDLOCK_OK);
+    cr_assert_eq(redlock_release(rl, m), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+typedef struct permit_waiter {
+    redlock_t *rl;
+    int rc;
+    uint64_t done_us;
+} permit_waiter_t;
+
+/* Waits up to 8 s for the permit of p:wake, notes when, releases it. */
+static void *permit_waiter(void *arg) {
+    permit_waiter_t *w = arg;
+    redlock_lock_t *l = NULL;
+    w->rc = redlock_acquire_permit(w->rl, "p:wake", 1, 5000, 8000, &l, NULL);
+    w->done_us = rt_now_us();
+    if (w->rc == REDLOCK_OK) w->rc = redlock_release(w->rl, l);
+    return NULL;
+}
+
+Test(permit, a_release_wakes_a_waiter_for_a_permit_long_before_its_poll) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 100;
+    o.retry_delay_ms = 2000;
+    o.retry_jitter_ms = 0;
+    o.op_timeout_ms = 1000;
+    redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
+    redlock_lock_t *held = NULL;
+    cr_assert_eq(redlock_acquire_permit(h, "p:wake", 1, 30000, 0, &held, NULL), REDLOCK_OK);
+    permit_waiter_t pw = {w, 1, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, permit_waiter, &pw);
+    rt_sleep_ms(300);
+    uint64_t released = rt_now_us();
+    cr_assert_eq(redlock_release(h, held), REDLOCK_OK);
+    pthread_join(t, NULL);
+    cr_assert_eq(pw.rc, REDLOCK_OK, "%s", redlock_strerror(pw.rc));
+    uint64_t ms = (pw.done_us - released) / 1000;
+    cr_assert_lt(ms, 500, "granted %llu ms after the release: the 2 s poll", (unsigned long long)ms);
+    redlock_free(w);
+    redlock_free(h);
+}
+
+Test(permit, bad_limits_and_names_are_invalid_and_named) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *p = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_permit(rl, "p:bad", 0, 10000, 0, &p, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, "limit=0"), "%s", rep.message);
+    cr_assert_eq(redlock_acquire_permit(rl, "p:bad", 65, 10000, 0, &p, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, "limit=65"), "%s", rep.message);
+    static char big[1025];
+    memset(big, 'x', 1020);
+    big[1020] = '\0';
+    cr_assert_eq(redlock_acquire_permit(rl, big, 8, 10000, 0, &p, &rep), REDLOCK_ERR_INVALID);
+    cr_assert(strstr(rep.message, ":permit:7"), "%s", rep.message);
+    cr_assert_eq(redlock_acquire_permit(rl, "p:bad", 2, 10000, -2, &p, &rep), REDLOCK_ERR_INVALID);
+    cr_assert_null(p);
+    redlock_free(rl);
+}
