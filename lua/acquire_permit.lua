@@ -1,35 +1,70 @@
 -- acquire_permit.lua: one node's part of a permit attempt (DESIGN.md 7).
 -- The semaphore's slots are the keys KEYS[1] .. ':permit:' .. i for
--- i = 0 .. limit-1, each a plain Redlock key (SET NX PX, our token as its
--- value). Every caller tries them in the same order, so nodes that agree
--- on who holds what give an attempt the same slot. A slot this token
--- already holds here is kept (a retry whose clean-up was lost).
--- KEYS[1] = resource; ARGV[1] = token, ARGV[2] = TTL in ms, ARGV[3] = limit.
--- Returns the slot taken (>= 0); when every slot is held, -1 - (the least
--- remaining ms of the holders, at least 1), or -1 when that is unknown.
-local limit = tonumber(ARGV[3])
+-- i = 0 .. limit-1, each a plain Redlock key (SET NX PX, the holder's
+-- token as its value).
+-- KEYS[1] = resource; ARGV[1] = token, ARGV[2] = TTL in ms, ARGV[3] =
+-- limit, ARGV[4] = only: -1 to take the first free slot (every caller
+-- tries them in the same order, and a slot this token already holds here
+-- is kept), or a slot to take that one alone (this token's other slots
+-- here are deleted first).
+-- Returns {slot, left, free}: slot is the slot taken (or kept), -1 when
+-- none; left, when none, the least remaining ms of the holders in the way
+-- (-1 unknown); free, a string of limit characters, '1' where the slot is
+-- free here or this token's, '0' where another holds it.
+local token, ttl, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local function key(i)
+    return KEYS[1] .. ':permit:' .. i
+end
+local function least_left(from, to)
+    local least = -1
+    for i = from, to do
+        local left = redis.pcall('PTTL', key(i))
+        if type(left) ~= 'number' or left == -1 then
+            return -1
+        end
+        if left < 1 then
+            left = 1
+        end
+        if least < 0 or left < least then
+            least = left
+        end
+    end
+    return least
+end
+if only >= 0 then
+    for i = 0, limit - 1 do
+        if i ~= only and redis.call('GET', key(i)) == token then
+            redis.call('DEL', key(i))
+        end
+    end
+    local v = redis.call('GET', key(only))
+    if v == token then
+        redis.call('PEXPIRE', key(only), ttl)
+        return {only, 0, ''}
+    end
+    if redis.call('SET', key(only), token, 'NX', 'PX', ttl) then
+        return {only, 0, ''}
+    end
+    return {-1, least_left(only, only), ''}
+end
+local taken, free = -1, {}
 for i = 0, limit - 1 do
-    if redis.call('GET', KEYS[1] .. ':permit:' .. i) == ARGV[1] then
-        redis.call('PEXPIRE', KEYS[1] .. ':permit:' .. i, ARGV[2])
-        return i
+    local v = redis.call('GET', key(i))
+    if v == token and taken < 0 then
+        redis.call('PEXPIRE', key(i), ttl)
+        taken = i
+    end
+    free[i + 1] = (not v or v == token) and '1' or '0'
+end
+if taken < 0 then
+    for i = 0, limit - 1 do
+        if free[i + 1] == '1' and redis.call('SET', key(i), token, 'NX', 'PX', ttl) then
+            taken = i
+            break
+        end
     end
 end
-for i = 0, limit - 1 do
-    if redis.call('SET', KEYS[1] .. ':permit:' .. i, ARGV[1], 'NX', 'PX', ARGV[2]) then
-        return i
-    end
+if taken >= 0 then
+    return {taken, 0, table.concat(free)}
 end
-local least = -1
-for i = 0, limit - 1 do
-    local left = redis.pcall('PTTL', KEYS[1] .. ':permit:' .. i)
-    if type(left) ~= 'number' or left == -1 then
-        return -1
-    end
-    if left < 1 then
-        left = 1
-    end
-    if least < 0 or left < least then
-        least = left
-    end
-end
-return -1 - least
+return {-1, least_left(0, limit - 1), table.concat(free)}

@@ -46,6 +46,7 @@ static int send_attempt(rl_acquire_op_t *a) {
         return RL_STEP_ROUND;
     }
     if (a->limit) {
+        a->only = -1; /* the first free slot; a second round may ask for one (permit.c) */
         rl_permit_send_attempt(a);
         return RL_STEP_ROUND;
     }
@@ -119,6 +120,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
         op->rc = rl_permit_attempted(a, now);
     else
         op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
+    if (op->rc == RL_PERMIT_AGAIN) return RL_STEP_ROUND; /* (phase ATTEMPTED still) */
     return op->rc == REDLOCK_OK ? RL_STEP_DONE : undo(a, now);
 }
 

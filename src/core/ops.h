@@ -58,6 +58,8 @@ typedef struct rl_acquire_op {
     uint8_t woken;          /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
     uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
     uint8_t limit;          /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
+    int8_t only;            /* permit: this attempt takes only this slot (-1: the first free) */
+    uint8_t free[REDLOCK_MAX_PERMITS]; /* permit: nodes that said each slot is free or ours */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
     uint64_t woke_at_us;
     struct rl_acquire_op *qnext;
@@ -70,6 +72,7 @@ typedef struct rl_acquire_op {
  * rl_permit_key writes "<res>:permit:<slot>" (0 when it does not fit in
  * cap); rl_permit_suffix_len is the length of its ":permit:<slot>". */
 void rl_permit_send_attempt(rl_acquire_op_t *a);
+#define RL_PERMIT_AGAIN 1 /* rl_permit_attempted: a second round went out (one slot a quorum has free) */
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
 void rl_permit_cleanup(rl_acquire_op_t *a);

@@ -7,6 +7,7 @@
  * released: by the clean-up round when it failed, by a round sent without
  * waiting for its answer when it won. */
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,39 +27,55 @@ size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slo
     return rl_key_with(buf, cap, res, len, suffix);
 }
 
-/* A node's reply: the slot it gave (>= 0), or <= -1 when every slot is held. */
-static redlock_vote_t classify_permit(const void *reply, int *err, char *detail, size_t n) {
-    const redisReply *r = reply;
-    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 0 && r->integer < REDLOCK_MAX_PERMITS) return REDLOCK_VOTE_YES;
-    if (r->type == REDIS_REPLY_INTEGER && r->integer <= -1) return REDLOCK_VOTE_NO;
-    return rl_classify_int(reply, err, detail, n); /* an error reply, or a slot out of range: an error */
+/* The slot in a node's reply {slot, left, free} (see acquire_permit.lua),
+ * or INT32_MIN when it is not shaped so. */
+static long long reply_slot(const redisReply *r) {
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_STRING)
+        return INT32_MIN;
+    return r->element[0]->integer;
 }
 
-/* on_reply: keeps the slot a node gave, or when its holders' keys expire. */
+/* A node's reply: the slot it gave (>= 0), or -1 when every slot is held. */
+static redlock_vote_t classify_permit(const void *reply, int *err, char *detail, size_t n) {
+    long long slot = reply_slot(reply);
+    if (slot >= 0 && slot < REDLOCK_MAX_PERMITS) return REDLOCK_VOTE_YES;
+    if (slot == -1) return REDLOCK_VOTE_NO;
+    return rl_classify_int(reply, err, detail, n); /* an error reply, or a shape out of range: an error */
+}
+
+/* on_reply: keeps the slot a node gave (or when the holders in the way
+ * expire) in its pn[].u.left_ms, and counts the slots it has free. */
 static void note_permit(void *arg, size_t node, const void *reply) {
+    rl_acquire_op_t *a = arg;
     const redisReply *r = reply;
-    rl_round_t *round = arg;
-    if (r->type != REDIS_REPLY_INTEGER) return;
-    long long v = r->integer >= 0 ? r->integer : -1 - r->integer;
-    round->pn[node].u.left_ms = v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    long long slot = reply_slot(r);
+    if (slot == INT32_MIN) return;
+    long long v = slot >= 0 ? slot : r->element[1]->integer;
+    a->op.r->pn[node].u.left_ms = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+    const redisReply *f = r->element[2];
+    for (size_t i = 0; i < f->len && i < a->limit; i++) a->free[i] += f->str[i] == '1';
 }
 
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit) {
     a->limit = (uint8_t)limit;
+    a->only = -1;
     if (limit) a->fenced = 0; /* (refused before: rl_check_permit) */
 }
 
 void rl_permit_send_attempt(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
-    char ttl[16], limit[8];
+    char ttl[16], limit[8], only[8];
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     snprintf(limit, sizeof limit, "%u", a->limit);
-    const char *extra[2] = {ttl, limit};
+    snprintf(only, sizeof only, "%d", a->only);
+    const char *extra[3] = {ttl, limit, only};
+    memset(a->free, 0, sizeof a->free);
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
     op->r->on_reply = note_permit;
-    op->r->reply_arg = op->r;
-    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 2, classify_permit);
+    op->r->reply_arg = a;
+    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 3, classify_permit);
 }
 
 /* Sends the release of every slot the attempt set except keep (-1: all),
@@ -89,11 +106,25 @@ static int strays(const rl_round_t *r, int s) {
     return 0;
 }
 
+/* A slot that a quorum of nodes said is free (or ours), the one most
+ * said so; -1 when none. */
+static int free_on_a_quorum(const rl_acquire_op_t *a) {
+    int best = -1;
+    for (int i = 0; i < a->limit; i++)
+        if (a->free[i] >= a->op.r->quorum && (best < 0 || a->free[i] > a->free[best])) best = i;
+    return best;
+}
+
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const rl_round_t *r = op->r;
     int s;
     if (rl_round_best_slot(r, &s) < r->quorum) {
+        if (a->only < 0 && (s = free_on_a_quorum(a)) >= 0) { /* the nodes disagree on what is free: ask for s */
+            a->only = (int8_t)s;
+            rl_permit_send_attempt(a);
+            return RL_PERMIT_AGAIN;
+        }
         int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
         return rc == REDLOCK_ERR_NO_QUORUM && r->yes + r->no == r->n ? REDLOCK_ERR_TAKEN : rc; /* split slots */
     }

@@ -174,7 +174,7 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
 /* The same with another reply classifier (and r->on_reply, if set, kept). */
 void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                       const char *token, const char *extra, rl_classify_fn classify);
-/* The same with up to two extra arguments. */
+/* The same with up to three extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
 /* round.c: the release script for keys/token on every node (nodes may be

@@ -103,6 +103,38 @@ Test(permit, a_release_wakes_a_waiter_for_a_permit_long_before_its_poll) {
     redlock_free(h);
 }
 
+#ifndef RL_TEST_ASYNC
+/* Another client holds slot 0 of a limit-2 semaphore on nodes 0-2 only (a
+ * quorum: nodes 3 and 4 were away when it took it), so those two have slot
+ * 0 free. With nodes 0 and 1 paused the nodes that answer disagree on the
+ * first free slot (2 says 1, 3 and 4 say 0), yet slot 1 is free on all
+ * three: a second round asks for it and the permit is granted there. */
+Test(permit, nodes_that_disagree_on_the_free_slot_still_grant_one_a_quorum_has_free) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 200;
+    o.node_down_ms = 10000;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    for (int i = 0; i < 3; i++) cr_assert_eq(tc_set(&C, i, "p:split:permit:0", "other-holder", 20000), 0);
+    redlock_lock_t *p = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(tc_node_pause(&C, 0), 0);
+    cr_assert_eq(tc_node_pause(&C, 1), 0);
+    int rc = redlock_acquire_permit(rl, "p:split", 2, 20000, 0, &p, &rep);
+    tc_node_resume(&C, 0);
+    tc_node_resume(&C, 1);
+    cr_assert_eq(rc, REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(rep.slot, 1);
+    rt_sleep_ms(300); /* the paused nodes answer what was queued for them */
+    cr_assert_eq(nodes_holding("p:split:permit:0", "other-holder"), 3, "the other holder's slot is untouched");
+    cr_assert_eq(nodes_holding("p:split:permit:0", redlock_lock_token(p)), 0, "no stray of ours on slot 0");
+    cr_assert_geq(nodes_holding("p:split:permit:1", redlock_lock_token(p)), 3);
+    cr_assert_eq(redlock_release(rl, p), REDLOCK_OK);
+    for (int i = 0; i < 3; i++) tc_del(&C, i, "p:split:permit:0");
+    redlock_free(rl);
+}
+#endif
+
 Test(permit, bad_limits_and_names_are_invalid_and_named) {
     redlock_t *rl = rt_new(&C, 5, NULL);
     redlock_lock_t *p = NULL;
