@@ -21,9 +21,11 @@
 #include "stats.h"
 #include "token.h"
 
-/* 1 when a and b wait for the same resource. */
+/* 1 when a and b wait for the same lock: the same resource, both for
+ * its mutex or both for a permit of its semaphore. */
 static int same_resource(const rl_acquire_op_t *a, const rl_acquire_op_t *b) {
-    return a->keys.len[0] == b->keys.len[0] && !memcmp(a->keys.k[0], b->keys.k[0], a->keys.len[0]);
+    return a->keys.len[0] == b->keys.len[0] && !memcmp(a->keys.k[0], b->keys.k[0], a->keys.len[0]) &&
+           !a->limit == !b->limit;
 }
 
 /* 1 when no earlier entry waits for a's resource (held_mu held). */
@@ -81,19 +83,22 @@ void rl_waitq_listen(rl_acquire_op_t *a) {
     rl->channel(rl, a->keys.k[0], a->keys.len[0], 1);
 }
 
-/* Marks the head of res's local queue woken from at_us and tells the
- * driver. Returns 1 when that woke it (it was not woken already). */
+/* Marks the heads of res's local queues (its mutex's and its semaphore's)
+ * woken from at_us and tells the driver. Returns 1 when that woke one
+ * (it was not woken already). */
 static int wake_at(redlock_t *rl, const char *res, size_t len, uint64_t at_us) {
-    rl_acquire_op_t *q;
+    int woke = 0, found = 0;
     pthread_mutex_lock(&rl->held_mu);
-    for (q = rl->waitq; q; q = q->qnext)
-        if (q->keys.len[0] == len && !memcmp(q->keys.k[0], res, len)) break;
-    int first = q && !q->woken;
-    if (q && (first || at_us < q->woke_at_us)) q->woke_at_us = at_us;
-    if (q) q->woken = 1;
+    for (rl_acquire_op_t *q = rl->waitq; q; q = q->qnext) {
+        if (q->keys.len[0] != len || memcmp(q->keys.k[0], res, len) || !first_of_its_resource(rl, q)) continue;
+        found = 1; /* the head of the mutex's queue, or of the semaphore's (one channel for both) */
+        woke |= !q->woken;
+        if (!q->woken || at_us < q->woke_at_us) q->woke_at_us = at_us;
+        q->woken = 1;
+    }
     pthread_mutex_unlock(&rl->held_mu);
-    if (q && rl->queue_moved) rl->queue_moved(rl);
-    return first;
+    if (found && rl->queue_moved) rl->queue_moved(rl);
+    return woke;
 }
 
 void rl_waitq_wake(redlock_t *rl, const char *res, size_t len) {
