@@ -6,14 +6,29 @@
 -- limit, ARGV[4] = only: -1 to take the first free slot (every caller
 -- tries them in the same order, and a slot this token already holds here
 -- is kept), or a slot to take that one alone (this token's other slots
--- here are deleted first).
+-- here are deleted first); ARGV[5] = 'f' with fencing tokens.
 -- Returns {slot, left, free}: slot is the slot taken (or kept), -1 when
 -- none; left, when none, the least remaining ms of the holders in the way
 -- (-1 unknown); free, a string of limit characters, '1' where the slot is
--- free here or this token's, '0' where another holds it.
+-- free here or this token's, '0' where another holds it; with fencing and a
+-- slot taken, a fourth element: the slot's fencing counter (its key plus
+-- ':redlock:fence'), never below this node's clock in microseconds (as
+-- acquire_fenced.lua).
 local token, ttl, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local function key(i)
     return KEYS[1] .. ':permit:' .. i
+end
+local function granted(slot, free)
+    if ARGV[5] ~= 'f' then
+        return {slot, 0, free}
+    end
+    local t = redis.call('TIME')
+    local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local c = tonumber(redis.call('GET', key(slot) .. ':redlock:fence') or '0')
+    if c < floor then
+        c = floor
+    end
+    return {slot, 0, free, string.format('%.0f', c)}
 end
 local function least_left(from, to)
     local least = -1
@@ -40,10 +55,10 @@ if only >= 0 then
     local v = redis.call('GET', key(only))
     if v == token then
         redis.call('PEXPIRE', key(only), ttl)
-        return {only, 0, ''}
+        return granted(only, '')
     end
     if redis.call('SET', key(only), token, 'NX', 'PX', ttl) then
-        return {only, 0, ''}
+        return granted(only, '')
     end
     return {-1, least_left(only, only), ''}
 end
@@ -65,6 +80,6 @@ if taken < 0 then
     end
 end
 if taken >= 0 then
-    return {taken, 0, table.concat(free)}
+    return granted(taken, table.concat(free))
 end
 return {-1, least_left(0, limit - 1), table.concat(free)}

@@ -41,7 +41,7 @@ static int send_attempt(rl_acquire_op_t *a) {
     op->phase = ACQ_ATTEMPTED;
     rl_waitq_woken(a, 1, NULL); /* a release heard before now is seen by this attempt */
     a->note = RL_NOTE_NONE;
-    if (a->fenced) {
+    if (a->fenced && !a->limit) {
         rl_fence_send_attempt(a);
         return RL_STEP_ROUND;
     }
@@ -109,7 +109,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
     redlock_t *rl = op->rl;
     rl_report_round(op->rep, op->r, now);
     a->deadline_us = rl_deadline_us(op->r->t0_us, a->ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms);
-    if (a->fenced) {
+    if (a->fenced && !a->limit) {
         if (rl_fence_attempted(a, now)) {
             op->phase = ACQ_WRITTEN;
             return RL_STEP_ROUND;
@@ -121,6 +121,10 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
     else
         op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
     if (op->rc == RL_PERMIT_AGAIN) return RL_STEP_ROUND; /* (phase ATTEMPTED still) */
+    if (op->rc == RL_PERMIT_FENCE) { /* won a slot: its fencing token is being written */
+        op->phase = ACQ_WRITTEN;
+        return RL_STEP_ROUND;
+    }
     return op->rc == REDLOCK_OK ? RL_STEP_DONE : undo(a, now);
 }
 

@@ -46,13 +46,13 @@ size_t rl_key_with(char *buf, size_t cap, const char *res, size_t len, const cha
     return len + sl;
 }
 
-/* Builds the pair {resource, resource:redlock:fence} into both/k/klen. */
-static void fence_keys(const rl_acquire_op_t *a, char *fkey, size_t cap, const char **k, size_t *klen,
+/* Builds the pair {key, key:redlock:fence} into both/k/klen. */
+static void fence_keys(const char *key, size_t len, char *fkey, size_t cap, const char **k, size_t *klen,
                        rl_keys_t *both) {
-    k[0] = a->keys.k[0];
+    k[0] = key;
     k[1] = fkey;
-    klen[0] = a->keys.len[0];
-    klen[1] = rl_key_with(fkey, cap, a->keys.k[0], a->keys.len[0], RL_FENCE_SUFFIX);
+    klen[0] = len;
+    klen[1] = rl_key_with(fkey, cap, key, len, RL_FENCE_SUFFIX);
     *both = (rl_keys_t){2, k, klen};
 }
 
@@ -62,7 +62,7 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     const char *k[2];
     size_t klen[2];
     rl_keys_t both;
-    fence_keys(a, fkey, sizeof fkey, k, klen, &both);
+    fence_keys(a->keys.k[0], a->keys.len[0], fkey, sizeof fkey, k, klen, &both);
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     a->fence_max = 0;
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
@@ -79,16 +79,20 @@ int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
         op->rc = rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
         return 0;
     }
-    /* round two: write max + 1 back where the lock is ours */
-    char fkey[REDLOCK_MAX_RESOURCE + 32], fence[24];
+    rl_fence_write(a, a->keys.k[0], a->keys.len[0]);
+    return 1;
+}
+
+void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len) {
+    rl_op_t *op = &a->op;
+    char fkey[REDLOCK_MAX_RESOURCE + 64], fence[24];
     const char *k[2];
     size_t klen[2];
     rl_keys_t both;
-    fence_keys(a, fkey, sizeof fkey, k, klen, &both);
+    fence_keys(key, len, fkey, sizeof fkey, k, klen, &both);
     snprintf(fence, sizeof fence, "%" PRIu64, a->fence_max + 1);
     rl_round_init(op->aux, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
     rl_run_script(op->rl, op->aux, op->rl->s_fence_set, &both, a->token, fence);
-    return 1;
 }
 
 int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
@@ -99,13 +103,16 @@ int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
         rc = REDLOCK_ERR_EXPIRED;
     else if (w->yes < w->quorum)
         rc = rl_round_reason(w, REDLOCK_ERR_NO_QUORUM);
-    else if (!(a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us)))
-        rc = REDLOCK_ERR_NOMEM;
+    else if (!a->lock && !(a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us)))
+        rc = REDLOCK_ERR_NOMEM; /* (a permit's lock is made with its slot key already) */
     if (rc == REDLOCK_OK) {
         a->lock->fence = a->fence_max + 1;
         if (op->rep) op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
         return REDLOCK_OK;
     }
+    rl_lock_destroy(a->lock); /* a permit's, made before the write-back */
+    a->lock = NULL;
+    if (op->rep) op->rep->slot = -1;
     a->note = RL_NOTE_FENCE; /* the acquire op writes it into the report */
     return rc;
 }

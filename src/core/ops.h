@@ -73,6 +73,7 @@ typedef struct rl_acquire_op {
  * cap); rl_permit_suffix_len is the length of its ":permit:<slot>". */
 void rl_permit_send_attempt(rl_acquire_op_t *a);
 #define RL_PERMIT_AGAIN 1 /* rl_permit_attempted: a second round went out (one slot a quorum has free) */
+#define RL_PERMIT_FENCE 2 /* rl_permit_attempted: won; the slot's fencing token is being written (op.aux) */
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
 void rl_permit_cleanup(rl_acquire_op_t *a);
@@ -155,8 +156,13 @@ int rl_watch_due(redlock_lock_t *l, uint64_t now);
 int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now);
 void rl_watch_lost(redlock_t *rl, redlock_lock_t *l, int reason);
 
-/* fence.c: the fenced attempt's rounds (see fence.c for why two). */
+/* fence.c: the fenced attempt's rounds (see fence.c for why two).
+ * rl_fence_write sends the second (token a->fence_max + 1) on op.aux for
+ * key (a permit's slot; the mutex passes its resource). rl_fence_written
+ * makes the lock, or fences the permit's lock already made (and frees it
+ * when the write-back failed). */
 void rl_fence_send_attempt(rl_acquire_op_t *a);
+void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len);
 int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now); /* 1: write-back sent, 0: failed (op.rc set) */
 int rl_fence_written(rl_acquire_op_t *a, uint64_t now);   /* REDLOCK_OK or why the write-back failed */
 

@@ -5,10 +5,13 @@
  * attempt wins slot s when a quorum of nodes gave it s, and the lock is
  * then an ordinary lock on s's key. Slots the attempt set elsewhere are
  * released: by the clean-up round when it failed, by a round sent without
- * waiting for its answer when it won. */
+ * waiting for its answer when it won. With fencing, the winner then writes
+ * its slot's fencing token back (fence.c): a permit's token counts the
+ * holders of its slot, each slot on its own counter. */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops.h"
@@ -27,10 +30,10 @@ size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slo
     return rl_key_with(buf, cap, res, len, suffix);
 }
 
-/* The slot in a node's reply {slot, left, free} (see acquire_permit.lua),
+/* The slot in a node's reply {slot, left, free[, fence]} (see acquire_permit.lua),
  * or INT32_MIN when it is not shaped so. */
 static long long reply_slot(const redisReply *r) {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_STRING)
         return INT32_MIN;
     return r->element[0]->integer;
@@ -55,12 +58,16 @@ static void note_permit(void *arg, size_t node, const void *reply) {
     a->op.r->pn[node].u.left_ms = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
     const redisReply *f = r->element[2];
     for (size_t i = 0; i < f->len && i < a->limit; i++) a->free[i] += f->str[i] == '1';
+    if (slot >= 0 && r->elements == 4 && r->element[3]->type == REDIS_REPLY_STRING) {
+        /* the highest counter of any slot given: at least the winning slot's on its quorum (fence.c) */
+        uint64_t v = strtoull(r->element[3]->str, NULL, 10);
+        if (v > a->fence_max) a->fence_max = v;
+    }
 }
 
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit) {
     a->limit = (uint8_t)limit;
     a->only = -1;
-    if (limit) a->fenced = 0; /* (refused before: rl_check_permit) */
 }
 
 void rl_permit_send_attempt(rl_acquire_op_t *a) {
@@ -69,13 +76,14 @@ void rl_permit_send_attempt(rl_acquire_op_t *a) {
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     snprintf(limit, sizeof limit, "%u", a->limit);
     snprintf(only, sizeof only, "%d", a->only);
-    const char *extra[3] = {ttl, limit, only};
+    const char *extra[4] = {ttl, limit, only, a->fenced ? "f" : "-"};
     memset(a->free, 0, sizeof a->free);
+    a->fence_max = 0;
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
     op->r->on_reply = note_permit;
     op->r->reply_arg = a;
-    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 3, classify_permit);
+    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 4, classify_permit);
 }
 
 /* Sends the release of every slot the attempt set except keep (-1: all),
@@ -140,6 +148,8 @@ int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now) {
         op->rep->slot = s;
         op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
     }
-    if (strays(r, s)) send_release(a, op->aux, s, 0);
-    return REDLOCK_OK;
+    if (strays(r, s)) send_release(a, op->aux, s, 0); /* (goes out at once: aux is free again) */
+    if (!a->fenced) return REDLOCK_OK;
+    rl_fence_write(a, key, len);
+    return RL_PERMIT_FENCE;
 }

@@ -146,7 +146,7 @@ int rl_check_keys(const rl_keys_t *keys, char *msg, size_t msglen); /* the resou
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n);
 int rl_check_wait(int64_t wait_ms, char *msg, size_t n); /* -1, 0 or a bound in ms */
 /* A permit request of keys (checked) with limit: 1..64 permits, slot keys
- * within REDLOCK_MAX_RESOURCE, no fencing yet. */
+ * within REDLOCK_MAX_RESOURCE. */
 int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, char *msg, size_t n);
 /* check.c: checks that lock may be used with rl (INVALID when it was
  * acquired through another handle). */
@@ -174,7 +174,7 @@ void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, cons
 /* The same with another reply classifier (and r->on_reply, if set, kept). */
 void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                       const char *token, const char *extra, rl_classify_fn classify);
-/* The same with up to three extra arguments. */
+/* The same with up to four extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
 /* round.c: the release script for keys/token on every node (nodes may be

@@ -40,8 +40,8 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
 
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify) {
-    const char *argv[REDLOCK_MAX_RESOURCES + 7];
-    size_t lens[REDLOCK_MAX_RESOURCES + 7];
+    const char *argv[REDLOCK_MAX_RESOURCES + 8];
+    size_t lens[REDLOCK_MAX_RESOURCES + 8];
     char nkeys[8];
     int argc = 0;
     snprintf(nkeys, sizeof nkeys, "%zu", keys->n);
@@ -50,7 +50,7 @@ void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script,
     argv[argc] = nkeys, lens[argc++] = strlen(nkeys);
     for (size_t i = 0; i < keys->n; i++) argv[argc] = keys->k[i], lens[argc++] = keys->len[i];
     argv[argc] = token, lens[argc++] = REDLOCK_TOKEN_LEN;
-    for (size_t i = 0; i < n_extra && i < 3; i++) argv[argc] = extra[i], lens[argc++] = strlen(extra[i]);
+    for (size_t i = 0; i < n_extra && i < 4; i++) argv[argc] = extra[i], lens[argc++] = strlen(extra[i]);
     rl_run_round(rl, r, argc, argv, lens, script, classify);
 }
 

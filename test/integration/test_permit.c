@@ -135,6 +135,32 @@ Test(permit, nodes_that_disagree_on_the_free_slot_still_grant_one_a_quorum_has_f
 }
 #endif
 
+Test(permit, each_slot_has_its_own_growing_fencing_token) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.fencing = 1;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_lock_t *a = NULL, *b = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_permit(rl, "p:fence", 2, 10000, 0, &a, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_acquire_permit(rl, "p:fence", 2, 10000, 0, &b, &rep), REDLOCK_OK, "%s", rep.message);
+    uint64_t fa = redlock_lock_fence(a), fb = redlock_lock_fence(b);
+    cr_assert(fa > 0 && fb > 0, "tokens %llu %llu", (unsigned long long)fa, (unsigned long long)fb);
+    /* recorded on the slot's own counter, on every node */
+    char want[32];
+    snprintf(want, sizeof want, "%llu", (unsigned long long)fa);
+    cr_assert_eq(nodes_holding("p:fence:permit:0:redlock:fence", want), 5);
+    int slot_a = redlock_lock_slot(a);
+    cr_assert_eq(redlock_release(rl, a), REDLOCK_OK);
+    redlock_lock_t *c = NULL;
+    cr_assert_eq(redlock_acquire_permit(rl, "p:fence", 2, 10000, 0, &c, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_lock_slot(c), slot_a, "the freed slot again");
+    cr_assert_gt(redlock_lock_fence(c), fa, "the next holder of a slot gets a greater token");
+    cr_assert_eq(redlock_release(rl, b), REDLOCK_OK);
+    cr_assert_eq(redlock_release(rl, c), REDLOCK_OK);
+    redlock_free(rl);
+}
+
 Test(permit, bad_limits_and_names_are_invalid_and_named) {
     redlock_t *rl = rt_new(&C, 5, NULL);
     redlock_lock_t *p = NULL;
