@@ -158,6 +158,19 @@ void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
  * key and redlock_lock_slot() its slot. Every caller must use the same
  * limit for one resource. */
 #define REDLOCK_MAX_PERMITS 64
+
+/* Read-write locks (DESIGN.md 7): a reader's lock of resource. Readers
+ * share it; a writer is an ordinary redlock_acquire* of the same name, so
+ * any Redlock client's exclusive lock on it and its readers exclude each
+ * other. Readers are recorded in the resource's own key (a hash of reader
+ * token -> expiry, the key living as long as its longest reader); a
+ * waiting writer marks "<resource>:redlock:writer" so that new readers
+ * wait behind it. The lock extends, releases and auto-extends like any
+ * other (a reader has no fencing token). A key of another type is
+ * REDLOCK_ERR_SERVER with the nodes' words ("WRONGTYPE ..."). */
+int redlock_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                           redlock_lock_t **out, redlock_report_t *rep);
+int redlock_lock_is_shared(const redlock_lock_t *lock); /* 1 for a reader's lock */
 int redlock_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
                            redlock_lock_t **out, redlock_report_t *rep);
 
@@ -384,6 +397,9 @@ int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl
 /* redlock_acquire_permit through the loop (the same rules and callback). */
 int redlock_async_acquire_permit(redlock_async_t *a, const char *resource, unsigned limit, uint32_t ttl_ms,
                                  int64_t wait_ms, redlock_acquire_cb cb, void *arg);
+/* redlock_acquire_shared through the loop. */
+int redlock_async_acquire_shared(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                                 redlock_acquire_cb cb, void *arg);
 /* Extends lock to ttl_ms from now (see redlock_extend_ex). */
 int redlock_async_extend(redlock_async_t *a, redlock_lock_t *lock, uint32_t ttl_ms, redlock_done_cb cb, void *arg);
 /* Releases lock on every node; the lock handle is freed at once (do not use

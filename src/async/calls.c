@@ -71,15 +71,16 @@ static void start(redlock_async_t *a, rl_call_t *c) {
     if (a->depth == 0) rl_async_sync(a, 0);
 }
 
-/* Starts an acquire call of resource: a mutex, or (permit) one of limit permits. */
-static int async_acquire(redlock_async_t *a, const char *resource, int permit, unsigned limit, uint32_t ttl_ms,
+/* Starts an acquire call of resource: a mutex (kind 0), one of limit
+ * permits (1), or a reader's lock (2). */
+static int async_acquire(redlock_async_t *a, const char *resource, int kind, unsigned limit, uint32_t ttl_ms,
                          int64_t wait_ms, redlock_acquire_cb cb, void *arg) {
     char msg[256];
     size_t len;
     if (!usable(a) || !cb) return REDLOCK_ERR_INVALID;
     rl_keys_t keys = {1, &resource, &len};
     if (rl_check_request(&a->ctx, &keys, ttl_ms, msg, sizeof msg) || rl_check_wait(wait_ms, msg, sizeof msg) ||
-        (permit && rl_check_permit(&a->ctx, &keys, limit, msg, sizeof msg))) {
+        (kind == 1 && rl_check_permit(&a->ctx, &keys, limit, msg, sizeof msg))) {
         rl_logf(&a->ctx.log, REDLOCK_LOG_ERROR, "%s", msg);
         return REDLOCK_ERR_INVALID;
     }
@@ -94,6 +95,7 @@ static int async_acquire(redlock_async_t *a, const char *resource, int permit, u
     rl_keys_t own = {1, &c->name_ptr, &c->name_len};
     rl_acquire_op_init(&c->u.acq, &a->ctx, &own, ttl_ms, wait_ms, NULL, a->ctx.clock());
     rl_acquire_op_permit(&c->u.acq, limit);
+    if (kind == 2) rl_acquire_op_shared(&c->u.acq);
     start(a, c);
     return REDLOCK_OK;
 }
@@ -106,6 +108,11 @@ int redlock_async_acquire(redlock_async_t *a, const char *resource, uint32_t ttl
 int redlock_async_acquire_permit(redlock_async_t *a, const char *resource, unsigned limit, uint32_t ttl_ms,
                                  int64_t wait_ms, redlock_acquire_cb cb, void *arg) {
     return async_acquire(a, resource, 1, limit, ttl_ms, wait_ms, cb, arg);
+}
+
+int redlock_async_acquire_shared(redlock_async_t *a, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
+                                 redlock_acquire_cb cb, void *arg) {
+    return async_acquire(a, resource, 2, 0, ttl_ms, wait_ms, cb, arg);
 }
 
 /* Checks a lock passed to the handle; INVALID (logged) when it is not
@@ -134,6 +141,7 @@ int redlock_async_extend(redlock_async_t *a, redlock_lock_t *lock, uint32_t ttl_
     c->lock = lock;
     rl_keys_t keys = rl_lock_keys(lock);
     rl_extend_op_init(&c->u.life, &a->ctx, &keys, lock->token, ttl_ms, NULL);
+    rl_life_op_kind(&c->u.life, lock);
     if (atomic_load(&lock->lost) || rl_validity_us(atomic_load(&lock->deadline_us), a->ctx.clock()) <= 0) {
         c->u.op.rc = REDLOCK_ERR_NOT_HELD; /* never a silent re-acquire: answered from the loop */
         c->answered = 1;
@@ -160,7 +168,8 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
     c->lock = lock;
     memcpy(c->token, lock->token, sizeof c->token);
     rl_keys_t keys = rl_lock_keys(lock);
-    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->token, lock->slot, NULL);
+    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->token, NULL);
+    rl_life_op_kind(&c->u.life, lock);
     start(a, c);
     return REDLOCK_OK;
 }

@@ -13,7 +13,7 @@ static int adopt(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32
                  redlock_report_t *rep) {
     if (rep) rep->attempts = 1;
     uint64_t t0 = 0, deadline = 0;
-    int rc = rl_extend_round(rl, keys, token, ttl_ms, rep, &t0, &deadline);
+    int rc = rl_extend_round(rl, keys, token, ttl_ms, rep, NULL, &t0, &deadline);
     if (rc == REDLOCK_OK && !(*out = rl_lock_new(rl, keys, token, ttl_ms, t0, deadline))) rc = REDLOCK_ERR_NOMEM;
     if (rc == REDLOCK_OK) rl_held_add(rl, *out); /* tracked like an acquired lock: re-entry, redlock_free */
     return rl_report_end(rl, rep, rc, NULL);
@@ -54,7 +54,7 @@ int rl_release_token(redlock_t *rl, const char *resource, const char *token, red
         return rl_report_end(rl, rep, rc, msg);
     }
     if (rep) rep->attempts = 1;
-    rc = rl_release_keys(rl, &keys, token, -1, rep);
+    rc = rl_release_keys(rl, &keys, token, NULL, rep);
     rl_stats_call(rl->stats, RL_STAT_RELEASE, rc);
     return rl_report_end(rl, rep, rc, NULL);
 }

@@ -25,10 +25,12 @@ void rl_listener_free(redlock_t *rl);
  * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,
  * EXPIRED or NO_QUORUM / AUTH. The caller ends the report. */
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
-                    uint64_t *t0, uint64_t *deadline);
+                    const redlock_lock_t *kind, uint64_t *t0, uint64_t *deadline);
 /* lifetime.c: the release round for keys/token and its verdict: OK,
  * NOT_HELD, AUTH or NO_QUORUM. The caller ends the report. */
-int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, int slot, redlock_report_t *rep);
+/* kind: the lock whose kind (permit, reader) the release is for; NULL a mutex's */
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, const redlock_lock_t *kind,
+                    redlock_report_t *rep);
 /* extend.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock; counts the call. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
@@ -57,7 +59,8 @@ size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, c
  * caller's hold was not the last (the lock stays), 0 when it was (now
  * unregistered). rl_held_forget_all detaches every lock (owner = NULL). */
 redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len);
-int rl_held_by_me(redlock_t *rl, const char *resource, size_t len); /* a valid lock of this thread's: 1 */
+/* 1 when this thread holds a valid lock of resource: its mutex (shared 0), or a reader's lock (1) */
+int rl_held_by_me(redlock_t *rl, const char *resource, size_t len, int shared);
 void rl_held_add(redlock_t *rl, redlock_lock_t *lock);
 int rl_held_drop(redlock_lock_t *lock);
 void rl_held_forget_all(redlock_t *rl);

@@ -7,12 +7,13 @@
 #include "timing.h"
 
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
-                    uint64_t *t0, uint64_t *deadline) {
+                    const redlock_lock_t *kind, uint64_t *t0, uint64_t *deadline) {
     rl_life_op_t e;
     RL_ROUND(r);
     e.op.r = r;
     e.op.aux = NULL;
     rl_extend_op_init(&e, rl, keys, token, ttl_ms, rep);
+    rl_life_op_kind(&e, kind);
     int rc = rl_drive(&e.op);
     *t0 = e.t0_us;
     *deadline = e.deadline_us;
@@ -25,7 +26,7 @@ static int extend_held(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, red
         return rl_report_end(rl, rep, REDLOCK_ERR_NOT_HELD, NULL); /* never a silent re-acquire */
     rl_keys_t keys = rl_lock_keys(lock);
     uint64_t t0, deadline;
-    int rc = rl_extend_round(rl, &keys, lock->token, ttl_ms, rep, &t0, &deadline);
+    int rc = rl_extend_round(rl, &keys, lock->token, ttl_ms, rep, lock, &t0, &deadline);
     if (rc == REDLOCK_OK) {
         atomic_store(&lock->deadline_us, deadline);
         atomic_store(&lock->ttl_ms, ttl_ms);

@@ -6,26 +6,28 @@
 #include "blocking.h"
 #include "timing.h"
 
-/* The calling thread's valid lock on resource, or NULL (held_mu held). */
-static redlock_lock_t *find_mine(redlock_t *rl, const char *resource, size_t len) {
+/* The calling thread's valid lock on resource, its mutex (shared 0) or a
+ * reader's lock of it (1); or NULL (held_mu held). Permits are not. */
+static redlock_lock_t *find_mine(redlock_t *rl, const char *resource, size_t len, int shared) {
     pthread_t self = pthread_self();
     for (redlock_lock_t *l = rl->held; l; l = l->held_next)
-        if (pthread_equal(l->thread, self) && l->res1_len == len && !memcmp(l->res1, resource, len) &&
-            !atomic_load(&l->lost) && rl_validity_us(atomic_load(&l->deadline_us), rl->clock()) > 0)
+        if (pthread_equal(l->thread, self) && l->slot < 0 && l->shared == shared && l->res1_len == len &&
+            !memcmp(l->res1, resource, len) && !atomic_load(&l->lost) &&
+            rl_validity_us(atomic_load(&l->deadline_us), rl->clock()) > 0)
             return l;
     return NULL;
 }
 
-int rl_held_by_me(redlock_t *rl, const char *resource, size_t len) {
+int rl_held_by_me(redlock_t *rl, const char *resource, size_t len, int shared) {
     pthread_mutex_lock(&rl->held_mu);
-    int found = find_mine(rl, resource, len) != NULL;
+    int found = find_mine(rl, resource, len, shared) != NULL;
     pthread_mutex_unlock(&rl->held_mu);
     return found;
 }
 
 redlock_lock_t *rl_held_reenter(redlock_t *rl, const char *resource, size_t len) {
     pthread_mutex_lock(&rl->held_mu);
-    redlock_lock_t *found = find_mine(rl, resource, len);
+    redlock_lock_t *found = find_mine(rl, resource, len, 0);
     if (found) found->holds++;
     pthread_mutex_unlock(&rl->held_mu);
     return found;

@@ -4,12 +4,14 @@
 
 #include "blocking.h"
 
-int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, int slot, redlock_report_t *rep) {
+int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, const redlock_lock_t *kind,
+                    redlock_report_t *rep) {
     rl_life_op_t e;
     RL_ROUND(r);
     e.op.r = r;
     e.op.aux = NULL;
-    rl_release_op_init(&e, rl, keys, token, slot, rep);
+    rl_release_op_init(&e, rl, keys, token, rep);
+    rl_life_op_kind(&e, kind);
     return rl_drive(&e.op);
 }
 
@@ -31,7 +33,7 @@ static int release_lock(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *r
         return rl_report_end(rl, rep, REDLOCK_OK, NULL);
     }
     rl_keys_t keys = rl_lock_keys(lock);
-    rc = rl_release_keys(rl, &keys, lock->token, lock->slot, rep);
+    rc = rl_release_keys(rl, &keys, lock->token, lock, rep);
     rl_lock_destroy(lock);
     return rl_report_end(rl, rep, rc, NULL);
 }

@@ -58,11 +58,23 @@ static int send_attempt(rl_acquire_op_t *a) {
         rl_run_script(rl, op->r, rl->s_acquire_multi, &a->keys, a->token, ttl);
         return RL_STEP_ROUND;
     }
+    if (a->shared) { /* a reader: an entry in the resource's hash; says when a writer's key expires */
+        if (a->wait_ms != 0 && rl->opt.retry_count > 0) op->r->stop = RL_STOP_GRANT;
+        op->r->on_reply = note_left;
+        op->r->reply_arg = op->r;
+        rl_run_script_as(rl, op->r, rl->s_acquire_shared, &a->keys, a->token, ttl, classify_wait);
+        return RL_STEP_ROUND;
+    }
     if (a->wait_ms != 0 && rl->opt.retry_count > 0) {
         op->r->stop = RL_STOP_GRANT; /* it will wait anyway: hear every node out */
         op->r->on_reply = note_left;
         op->r->reply_arg = op->r;
-        rl_run_script_as(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, ttl, classify_wait);
+        /* the writer's mark outlives its next attempt: a retry delay, jitter and a round's timeout, twice */
+        char mark[16];
+        snprintf(mark, sizeof mark, "%u",
+                 2u * (rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms + rl->opt.op_timeout_ms) + 100u);
+        const char *extra[2] = {ttl, mark};
+        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra, 2, classify_wait);
         return RL_STEP_ROUND;
     }
     const char *argv[6] = {"SET", a->keys.k[0], a->token, "NX", "PX", ttl};
@@ -75,10 +87,14 @@ static int send_attempt(rl_acquire_op_t *a) {
  * may still have applied it); the op then decides about retrying. */
 static int cleanup(rl_acquire_op_t *a) {
     a->op.phase = ACQ_CLEANED;
-    if (a->limit)
+    if (a->limit) {
         rl_permit_cleanup(a);
-    else
+    } else if (a->shared) {
+        rl_round_init(a->op.aux, a->op.rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
+        rl_run_script(a->op.rl, a->op.aux, a->op.rl->s_release_shared, &a->keys, a->token, NULL);
+    } else {
         rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, NULL);
+    }
     return RL_STEP_ROUND;
 }
 
@@ -93,12 +109,24 @@ static int undo(rl_acquire_op_t *a, uint64_t now) {
     return cleaned(a, now);
 }
 
+/* Why a quorum did not grant the attempt. A reader refused by a quorum
+ * of server errors (a key of another type: "WRONGTYPE <key> holds a
+ * list") is REDLOCK_ERR_SERVER, the nodes' words in the report. */
+static int refusal(const rl_acquire_op_t *a) {
+    const rl_round_t *r = a->op.r;
+    int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
+    size_t server = 0;
+    for (size_t i = 0; a->shared && i < r->n; i++) server += r->pn[i].err == REDLOCK_ERR_SERVER;
+    return rc == REDLOCK_ERR_NO_QUORUM && server > r->n - r->quorum ? REDLOCK_ERR_SERVER : rc;
+}
+
 /* Makes the lock once a quorum granted it, if validity remains. */
 static int grant(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     if (rl_validity_us(a->deadline_us, now) <= 0) return REDLOCK_ERR_EXPIRED;
     a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us);
     if (!a->lock) return REDLOCK_ERR_NOMEM;
+    a->lock->shared = a->shared;
     if (op->rep) op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
     return REDLOCK_OK;
 }
@@ -119,7 +147,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
     if (a->limit)
         op->rc = rl_permit_attempted(a, now);
     else
-        op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
+        op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : refusal(a);
     if (op->rc == RL_PERMIT_AGAIN) return RL_STEP_ROUND; /* (phase ATTEMPTED still) */
     if (op->rc == RL_PERMIT_FENCE) { /* won a slot: its fencing token is being written */
         op->phase = ACQ_WRITTEN;
@@ -306,6 +334,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->last = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->limit = 0;
+    a->shared = 0;
     a->fence_max = 0;
     a->lock = NULL;
     a->queued = 0;
@@ -330,6 +359,11 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
         return RL_STEP_DONE;
     }
     return cleanup(a);
+}
+
+void rl_acquire_op_shared(rl_acquire_op_t *a) {
+    a->shared = 1;
+    a->fenced = 0; /* readers write nothing: no fencing token */
 }
 
 int rl_acquire_op_in_line(const rl_acquire_op_t *a) {

@@ -44,6 +44,9 @@ static void find_scripts(redlock_t *rl) {
     rl->s_fenced_set = rl_script_find("fenced_set");
     rl->s_acquire_permit = rl_script_find("acquire_permit");
     rl->s_release_permit = rl_script_find("release_permit");
+    rl->s_acquire_shared = rl_script_find("acquire_shared");
+    rl->s_extend_shared = rl_script_find("extend_shared");
+    rl->s_release_shared = rl_script_find("release_shared");
 }
 
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {

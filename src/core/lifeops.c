@@ -17,7 +17,8 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         snprintf(ttl, sizeof ttl, "%u", e->ttl_ms);
         rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
         op->phase = LIFE_SENT;
-        rl_run_script(rl, op->r, e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi, &e->keys, e->token, ttl);
+        const rl_script_t *script = e->shared ? rl->s_extend_shared : e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi;
+        rl_run_script(rl, op->r, script, &e->keys, e->token, ttl);
         return RL_STEP_ROUND;
     }
     rl_report_round(op->rep, op->r, now);
@@ -33,13 +34,20 @@ static int extend_next(rl_op_t *op, uint64_t now) {
     return RL_STEP_DONE;
 }
 
+/* The script that releases e's lock. */
+static const rl_script_t *release_script(const redlock_t *rl, const rl_life_op_t *e) {
+    if (e->shared) return rl->s_release_shared;
+    return e->keys.n == 1 ? rl->s_release : rl->s_release_multi;
+}
+
 /* Release: sends the script to every node, wakes the handle's waiters
  * for the resources, then the verdict. */
 static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
-        rl_release_round(op->rl, op->r, &e->keys, e->token, op->rep ? op->rep->nodes : NULL, e->slot >= 0 ? "p" : "1");
+        rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
+        rl_run_script(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, e->slot >= 0 ? "p" : "1");
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;
@@ -71,7 +79,13 @@ static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock
     e->token = token;
     e->ttl_ms = ttl_ms;
     e->slot = -1;
+    e->shared = 0;
     e->t0_us = e->deadline_us = 0;
+}
+
+void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock) {
+    e->slot = lock ? lock->slot : -1;
+    e->shared = lock ? lock->shared : 0;
 }
 
 void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
@@ -79,8 +93,7 @@ void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, co
     life_init(e, extend_next, rl, keys, token, ttl_ms, rep);
 }
 
-void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, int slot,
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
                         redlock_report_t *rep) {
     life_init(e, release_next, rl, keys, token, 0, rep);
-    e->slot = slot;
 }

@@ -103,6 +103,7 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
     l->acquired_us = t0;
     l->clock = rl->clock;
     l->slot = -1;
+    l->shared = 0;
     return l;
 }
 
@@ -174,4 +175,8 @@ const char *redlock_lock_token(const redlock_lock_t *lock) {
 
 int redlock_lock_slot(const redlock_lock_t *lock) {
     return lock ? lock->slot : -1;
+}
+
+int redlock_lock_is_shared(const redlock_lock_t *lock) {
+    return lock ? lock->shared : 0;
 }

@@ -59,6 +59,7 @@ typedef struct rl_acquire_op {
     uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
     uint8_t limit;          /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
     int8_t only;            /* permit: this attempt takes only this slot (-1: the first free) */
+    uint8_t shared;         /* a reader of the resource's read-write lock */
     uint8_t free[REDLOCK_MAX_PERMITS]; /* permit: nodes that said each slot is free or ours */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
     uint64_t woke_at_us;
@@ -75,6 +76,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a);
 #define RL_PERMIT_AGAIN 1 /* rl_permit_attempted: a second round went out (one slot a quorum has free) */
 #define RL_PERMIT_FENCE 2 /* rl_permit_attempted: won; the slot's fencing token is being written (op.aux) */
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
+void rl_acquire_op_shared(rl_acquire_op_t *a);                 /* after init: a reader (attempt.c) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
 void rl_permit_cleanup(rl_acquire_op_t *a);
 size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slot);
@@ -133,14 +135,18 @@ typedef struct rl_life_op {
     rl_keys_t keys;
     const char *token;
     uint32_t ttl_ms;
-    int slot;               /* release of a permit (its key "<resource>:permit:<slot>"), else -1 */
+    int slot;               /* a permit's (its key "<resource>:permit:<slot>"), else -1 */
+    uint8_t shared;         /* a reader's lock (the resource's hash of readers) */
     uint64_t t0_us, deadline_us;
 } rl_life_op_t;
 
 void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
                        redlock_report_t *rep);
-void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, int slot,
+void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
                         redlock_report_t *rep);
+/* After either init: the op is for a lock of lock's kind (a permit, a
+ * reader's); NULL keeps the plain mutex. */
+void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock);
 
 /* watch.c: auto-extension policy. rl_watch_setup fills l's watch fields
  * from opt (NULL: defaults); INVALID when the interval is not below the

@@ -47,6 +47,7 @@ struct redlock {
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
     const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set, *s_acquire_wait;
     const rl_script_t *s_acquire_permit, *s_release_permit;
+    const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
     pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
     int is_async;             /* 1 inside a redlock_async_t */
     redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
@@ -91,6 +92,7 @@ struct redlock_lock {
     _Atomic uint32_t extensions; /* made by the watchdog */
     uint64_t fence;              /* fencing token, 0 without fencing */
     int slot;                    /* a permit's slot (its key is "<resource>:permit:<slot>"), else -1 */
+    int shared;                  /* a reader's lock (redlock_acquire_shared) */
     int releasing;               /* async: a release is under way (a second one is INVALID) */
     int pooled;                  /* released: back in the pool (until reused) */
     void *watch;                 /* async: the handle's auto-extension of this lock, or NULL */

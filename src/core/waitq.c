@@ -22,10 +22,11 @@
 #include "token.h"
 
 /* 1 when a and b wait for the same lock: the same resource, both for
- * its mutex or both for a permit of its semaphore. */
+ * its mutex (a writer), both for a permit of its semaphore, or both to
+ * read it. */
 static int same_resource(const rl_acquire_op_t *a, const rl_acquire_op_t *b) {
     return a->keys.len[0] == b->keys.len[0] && !memcmp(a->keys.k[0], b->keys.k[0], a->keys.len[0]) &&
-           !a->limit == !b->limit;
+           !a->limit == !b->limit && a->shared == b->shared;
 }
 
 /* 1 when no earlier entry waits for a's resource (held_mu held). */

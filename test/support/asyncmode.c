@@ -23,6 +23,7 @@ typedef struct ta_job {
     redlock_async_t *a;
     const char *resource;
     unsigned limit;    /* a permit's acquire: its limit; 0 a mutex */
+    int shared;        /* a reader's acquire */
     uint32_t ttl_ms;
     int64_t wait_ms;
     redlock_lock_t *lock;
@@ -144,7 +145,9 @@ static void called(ta_job_t *j, int rc) {
 
 static void do_acquire(ta_job_t *j) {
     j->a = pair(j->rl);
-    if (j->limit)
+    if (j->shared)
+        called(j, redlock_async_acquire_shared(j->a, j->resource, j->ttl_ms, j->wait_ms, acquired, j));
+    else if (j->limit)
         called(j, redlock_async_acquire_permit(j->a, j->resource, j->limit, j->ttl_ms, j->wait_ms, acquired, j));
     else
         called(j, redlock_async_acquire(j->a, j->resource, j->ttl_ms, j->wait_ms, acquired, j));
@@ -195,15 +198,22 @@ static void refused(redlock_t *rl, redlock_report_t *rep, const char *msg) {
     if (rep) rl_report_end(NULL, rep, REDLOCK_ERR_INVALID, msg);
 }
 
+#define TA_REFUSED 1 /* run_acquire: input refused: the caller makes the blocking call for its words */
+
+/* Runs acquire job j; sets *out. Returns its code, or TA_REFUSED. */
+static int run_acquire(ta_job_t *j, redlock_lock_t **out) {
+    int rc = run(j);
+    if (rc == REDLOCK_ERR_INVALID && !j->lock) return TA_REFUSED;
+    *out = j->lock;
+    return rc;
+}
+
 int ta_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
                   redlock_report_t *rep) {
     if (!rl || !out) return redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, out, rep);
     ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .ttl_ms = ttl_ms, .wait_ms = wait_ms, .rep = rep};
-    int rc = run(&j);
-    if (rc == REDLOCK_ERR_INVALID && !j.lock) /* refused input: the blocking call's words */
-        return redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, out, rep);
-    *out = j.lock;
-    return rc;
+    int rc = run_acquire(&j, out);
+    return rc == TA_REFUSED ? redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, out, rep) : rc;
 }
 
 int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
@@ -211,11 +221,17 @@ int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint3
     if (!rl || !out || !limit) return redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
     ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .limit = limit, .ttl_ms = ttl_ms,
                   .wait_ms = wait_ms, .rep = rep};
-    int rc = run(&j);
-    if (rc == REDLOCK_ERR_INVALID && !j.lock) /* refused input: the blocking call's words */
-        return redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
-    *out = j.lock;
-    return rc;
+    int rc = run_acquire(&j, out);
+    return rc == TA_REFUSED ? redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep) : rc;
+}
+
+int ta_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                      redlock_report_t *rep) {
+    if (!rl || !out) return redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, out, rep);
+    ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .shared = 1, .ttl_ms = ttl_ms,
+                  .wait_ms = wait_ms, .rep = rep};
+    int rc = run_acquire(&j, out);
+    return rc == TA_REFUSED ? redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, out, rep) : rc;
 }
 
 int ta_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep) {

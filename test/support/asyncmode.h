@@ -21,6 +21,8 @@ int ta_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t 
                   redlock_report_t *rep);
 int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
                       redlock_lock_t **out, redlock_report_t *rep);
+int ta_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                      redlock_report_t *rep);
 int ta_release_ex(redlock_t *rl, redlock_lock_t *lock, redlock_report_t *rep);
 int ta_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
 int ta_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoextend_options_t *opt, redlock_lost_fn fn,
@@ -34,6 +36,7 @@ void ta_free(redlock_t *rl);
 #define redlock_try_acquire(rl, res, ttl, out) ta_acquire_ex(rl, res, ttl, 0, out, NULL)
 #define redlock_acquire_ex ta_acquire_ex
 #define redlock_acquire_permit ta_acquire_permit
+#define redlock_acquire_shared ta_acquire_shared
 #define redlock_release(rl, lock) ta_release_ex(rl, lock, NULL)
 #define redlock_release_ex ta_release_ex
 #define redlock_extend(rl, lock, ttl) ta_extend_ex(rl, lock, ttl, NULL)

@@ -1,0 +1,161 @@
+/* test_rwlock.c -- read-write locks (DESIGN.md 7): readers share the
+ * resource's key (a hash of reader token -> expiry), a writer is a plain
+ * exclusive lock on it, and the two exclude each other, also against
+ * other clients' plain SET NX; expired readers free the key; a waiting
+ * writer is not starved by a stream of overlapping readers; a key of
+ * another type is a clear server error. Also built with -DRL_TEST_ASYNC. */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "rltest.h"
+
+static tc_cluster_t C;
+static void setup(void) { rt_setup(&C); }
+TestSuite(rwlock, .init = setup, .timeout = 120);
+
+/* A handle whose callers may wait (retrying every 200 ms, woken by releases). */
+static redlock_t *waiting_rl(void) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.op_timeout_ms = 300;
+    return rt_new(&C, 5, &o);
+}
+
+/* Readers recorded in key on node i (HLEN), -1 when it is not a hash. */
+static long long readers_on(int i, const char *key) {
+    redisContext *c = tc_connect(&C, i);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "HLEN %s", key);
+    long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+Test(rwlock, readers_share_and_exclude_writers_both_ways) {
+    redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, NULL);
+    redlock_lock_t *r1 = NULL, *r2 = NULL, *r3 = NULL, *w = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_shared(a, "rw:doc", 10000, 0, &r1, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_acquire_shared(b, "rw:doc", 10000, 0, &r2, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_acquire_shared(b, "rw:doc", 10000, 0, &r3, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert(redlock_lock_is_shared(r1) && !redlock_lock_fence(r1));
+    for (int i = 0; i < C.n; i++) cr_assert_eq(readers_on(i, "rw:doc"), 3, "node %d", i);
+    /* a writer (ours, or any client's SET NX) is refused while one reader stays */
+    cr_assert_eq(redlock_try_acquire(a, "rw:doc", 10000, &w), REDLOCK_ERR_TAKEN);
+    cr_assert_eq(redlock_release(a, r1), REDLOCK_OK);
+    cr_assert_eq(redlock_release(b, r2), REDLOCK_OK);
+    cr_assert_eq(redlock_try_acquire(a, "rw:doc", 10000, &w), REDLOCK_ERR_TAKEN);
+    cr_assert_eq(redlock_extend(b, r3, 20000), REDLOCK_OK, "a reader extends");
+    cr_assert_eq(redlock_release(b, r3), REDLOCK_OK);
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_pttl(&C, i, "rw:doc"), -2, "the last reader deletes the key");
+    /* the writer now; readers are refused while it holds */
+    cr_assert_eq(redlock_try_acquire(a, "rw:doc", 10000, &w), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_shared(b, "rw:doc", 10000, 0, &r1, &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    cr_assert_eq(redlock_release(a, w), REDLOCK_OK);
+    redlock_free(b);
+    redlock_free(a);
+}
+
+Test(rwlock, another_clients_plain_exclusive_lock_blocks_readers) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_set(&C, i, "rw:foreign", "node-redlock-token", 10000), 0);
+    redlock_lock_t *r = NULL;
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:foreign", 10000, 0, &r, NULL), REDLOCK_ERR_TAKEN);
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_count_value(&C, "rw:foreign", "node-redlock-token"), 5);
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "rw:foreign");
+    redlock_free(rl);
+}
+
+Test(rwlock, readers_that_expire_without_release_free_the_key_for_a_writer) {
+    redlock_t *rl = waiting_rl();
+    redlock_lock_t *r = NULL, *w = NULL;
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:expire", 600, 0, &r, NULL), REDLOCK_OK);
+    redlock_lock_free(r); /* a crashed reader: never released */
+    uint64_t t = rt_now_us();
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "rw:expire", 5000, 5000, &w, &rep), REDLOCK_OK, "%s", rep.message);
+    uint64_t ms = (rt_now_us() - t) / 1000;
+    cr_assert(ms >= 500 && ms < 1500, "the writer got it after %llu ms (the reader had 600 ms)", (unsigned long long)ms);
+    cr_assert_eq(redlock_release(rl, w), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+static atomic_int stop_reading, reads;
+
+/* Reads rw:busy over and over: each reader holds 250 ms, a new one starts
+ * every 125 ms (two threads), so some reader always holds it. */
+static void *reader_stream(void *arg) {
+    redlock_t *rl = arg;
+    while (!atomic_load(&stop_reading)) {
+        redlock_lock_t *r = NULL;
+        if (redlock_acquire_shared(rl, "rw:busy", 1000, 3000, &r, NULL) == REDLOCK_OK) {
+            atomic_fetch_add(&reads, 1);
+            rt_sleep_ms(250);
+            redlock_release(rl, r);
+        }
+    }
+    return NULL;
+}
+
+Test(rwlock, a_waiting_writer_is_not_starved_by_overlapping_readers) {
+    redlock_t *readers = waiting_rl(), *writer = waiting_rl();
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        pthread_create(&t[i], NULL, reader_stream, readers);
+        rt_sleep_ms(125);
+    }
+    rt_sleep_ms(500);
+    cr_assert_gt(atomic_load(&reads), 2, "the readers are reading");
+    redlock_lock_t *w = NULL;
+    redlock_report_t rep;
+    uint64_t start = rt_now_us();
+    int rc = redlock_acquire_ex(writer, "rw:busy", 2000, 5000, &w, &rep);
+    uint64_t ms = (rt_now_us() - start) / 1000;
+    int during = atomic_load(&reads);
+    if (rc == REDLOCK_OK) rt_sleep_ms(100);
+    cr_assert_eq(atomic_load(&reads), during, "a reader got in while the writer held the lock");
+    atomic_store(&stop_reading, 1);
+    if (rc == REDLOCK_OK) redlock_release(writer, w);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    cr_assert_eq(rc, REDLOCK_OK, "%s", rep.message);
+    /* one reader TTL (1 s) at most: readers already in finish, no new one starts */
+    cr_assert_lt(ms, 1000, "the writer waited %llu ms", (unsigned long long)ms);
+    redlock_free(writer);
+    redlock_free(readers);
+}
+
+Test(rwlock, a_key_of_another_type_is_a_server_error_naming_it) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_redis_cmd(&C, i, "RPUSH rw:list x"), 0);
+    redlock_lock_t *r = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:list", 10000, 0, &r, &rep), REDLOCK_ERR_SERVER, "%s",
+                 redlock_strerror(rep.result));
+    cr_assert_null(r);
+#ifndef RL_TEST_ASYNC /* (an async report's node detail is the error's name, not the reply's words) */
+    cr_assert(strstr(rep.nodes[0].detail, "WRONGTYPE rw:list"), "%s", rep.nodes[0].detail);
+#endif
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, "rw:list");
+    redlock_free(rl);
+}
+
+#ifndef RL_TEST_ASYNC /* re-entry belongs to the blocking API */
+Test(rwlock, waiting_to_write_what_this_thread_reads_is_a_deadlock_error) {
+    redlock_t *rl = waiting_rl();
+    redlock_lock_t *r = NULL, *w = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:up", 10000, 0, &r, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_ex(rl, "rw:up", 10000, 5000, &w, &rep), REDLOCK_ERR_DEADLOCK);
+    cr_assert(strstr(rep.message, "rw:up"), "%s", rep.message);
+    cr_assert_eq(redlock_release(rl, r), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_ex(rl, "rw:up", 10000, 0, &w, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:up", 10000, 5000, &r, &rep), REDLOCK_ERR_DEADLOCK);
+    cr_assert_eq(redlock_release(rl, w), REDLOCK_OK);
+    redlock_free(rl);
+}
+#endif
