@@ -1,7 +1,13 @@
 -- extend.lua: reset the lock's time-to-live only if it still holds our token.
 -- KEYS[1] = resource, ARGV[1] = token, ARGV[2] = new TTL in milliseconds.
--- Returns 1 when the TTL was reset (not added to), 0 when the key is absent or another's.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- Returns 1 when the TTL was reset (not added to), 0 when the key is absent
+-- or another's, -1 when it is a key of another kind (a read-write lock's
+-- readers, say): not ours either, but the caller may have named the wrong kind.
+local mine = redis.pcall('GET', KEYS[1])
+if type(mine) == 'table' then
+    return -1
+end
+if mine == ARGV[1] then
     return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0

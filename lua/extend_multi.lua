@@ -1,9 +1,14 @@
 -- extend_multi.lua: reset the TTL of every key of a set, only if all of
 -- them still hold our token. KEYS = the resources, ARGV[1] = token,
 -- ARGV[2] = new TTL in milliseconds. Returns 1 when extended, else 0 (and
--- nothing is changed).
+-- nothing is changed); -1 when a key is of another kind (a read-write
+-- lock's readers, say), also changing nothing.
 for i = 1, #KEYS do
-    if redis.call('GET', KEYS[i]) ~= ARGV[1] then
+    local mine = redis.pcall('GET', KEYS[i])
+    if type(mine) == 'table' then
+        return -1
+    end
+    if mine ~= ARGV[1] then
         return 0
     end
 end

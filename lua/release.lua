@@ -5,8 +5,13 @@
 -- the semaphore's channel 'redlock:released:<resource>').
 -- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
 -- does not allow it still releases (its waiters just are not woken).
--- Returns 1 when our key was deleted, 0 when the key is absent or another's.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+-- Returns 1 when our key was deleted, 0 when the key is absent or another's,
+-- -1 when it is a key of another kind (a read-write lock's readers, say).
+local mine = redis.pcall('GET', KEYS[1])
+if type(mine) == 'table' then
+    return -1
+end
+if mine == ARGV[1] then
     redis.call('DEL', KEYS[1])
     if ARGV[2] == '1' then
         redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')

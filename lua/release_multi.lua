@@ -3,10 +3,10 @@
 -- channel 'redlock:released:' .. key.
 -- KEYS = the resources, ARGV[1] = token. PUBLISH is a pcall (an ACL may deny it).
 -- Returns 1 when every key was ours (all deleted), 0 when any was absent or
--- another's (those are left alone; ours are still deleted).
+-- another's or of another kind (those are left alone; ours are still deleted).
 local mine = 0
 for i = 1, #KEYS do
-    if redis.call('GET', KEYS[i]) == ARGV[1] then
+    if redis.pcall('GET', KEYS[i]) == ARGV[1] then
         redis.call('DEL', KEYS[i])
         if ARGV[2] == '1' then
             redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[i], '')

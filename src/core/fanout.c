@@ -145,6 +145,14 @@ redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t
     return unexpected(rep, err, detail, n);
 }
 
+redlock_vote_t rl_classify_mine(const void *reply, int *err, char *detail, size_t n) {
+    const redisReply *rep = reply;
+    if (rep->type != REDIS_REPLY_INTEGER || rep->integer != -1) return rl_classify_int(reply, err, detail, n);
+    *err = REDLOCK_ERR_INVALID;
+    snprintf(detail, n, "%s", RL_WRONG_KIND);
+    return REDLOCK_VOTE_NO;
+}
+
 redlock_vote_t rl_classify_any(const void *reply, int *err, char *detail, size_t n) {
     const redisReply *rep = reply;
     if (rep->type != REDIS_REPLY_ERROR) return REDLOCK_VOTE_YES;

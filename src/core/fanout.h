@@ -105,6 +105,10 @@ int rl_round_reason(const rl_round_t *r, int no_code);
 /* Classifiers: SET NX (OK -> yes, nil -> no) and scripts returning 1 / 0. */
 redlock_vote_t rl_classify_set(const void *reply, int *err, char *detail, size_t n);
 redlock_vote_t rl_classify_int(const void *reply, int *err, char *detail, size_t n);
+/* A lock's extend or release script: 1 yes, 0 no, -1 no with *err =
+ * REDLOCK_ERR_INVALID (the key is of another kind: RL_WRONG_KIND). */
+redlock_vote_t rl_classify_mine(const void *reply, int *err, char *detail, size_t n);
+#define RL_WRONG_KIND "the key is not an exclusive lock's (a read-write lock's readers, or another type)"
 
 /* Any reply but an error is a yes (queries: PING, INFO, status). */
 redlock_vote_t rl_classify_any(const void *reply, int *err, char *detail, size_t n);

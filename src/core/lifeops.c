@@ -8,6 +8,20 @@
 
 enum { LIFE_START = 0, LIFE_SENT };
 
+/* rc, or REDLOCK_ERR_INVALID when e names its lock by token and more nodes
+ * than a quorum can spare found a key of another kind there (a reader's
+ * token adopted or released as a mutex's): the message says so. */
+static int wrong_kind(rl_life_op_t *e, int rc) {
+    const rl_round_t *r = e->op.r;
+    size_t wrong = 0;
+    for (size_t i = 0; i < r->n; i++) wrong += r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
+    if (!e->by_token || rc != REDLOCK_ERR_NOT_HELD || wrong <= r->n - r->quorum) return rc;
+    if (e->op.rep)
+        snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %zu nodes: %s",
+                 e->keys.k[0], wrong, r->n, RL_WRONG_KIND);
+    return REDLOCK_ERR_INVALID;
+}
+
 /* Extend: sends the script, then judges the quorum and the new validity. */
 static int extend_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
@@ -18,12 +32,12 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
         op->phase = LIFE_SENT;
         const rl_script_t *script = e->shared ? rl->s_extend_shared : e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi;
-        rl_run_script(rl, op->r, script, &e->keys, e->token, ttl);
+        rl_run_script_as(rl, op->r, script, &e->keys, e->token, ttl, rl_classify_mine);
         return RL_STEP_ROUND;
     }
     rl_report_round(op->rep, op->r, now);
     if (op->r->yes < op->r->quorum) {
-        op->rc = rl_round_reason(op->r, REDLOCK_ERR_NOT_HELD);
+        op->rc = wrong_kind(e, rl_round_reason(op->r, REDLOCK_ERR_NOT_HELD));
         return RL_STEP_DONE;
     }
     e->t0_us = op->r->t0_us;
@@ -47,7 +61,8 @@ static int release_next(rl_op_t *op, uint64_t now) {
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
         rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
-        rl_run_script(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, e->slot >= 0 ? "p" : "1");
+        rl_run_script_as(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, e->slot >= 0 ? "p" : "1",
+                         rl_classify_mine);
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;
@@ -59,7 +74,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
     if (r->yes >= r->quorum)
         op->rc = REDLOCK_OK;
     else if (r->no >= r->quorum)
-        op->rc = REDLOCK_ERR_NOT_HELD;
+        op->rc = wrong_kind(e, REDLOCK_ERR_NOT_HELD);
     else
         op->rc = r->auth_failed > r->n - r->quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
     return RL_STEP_DONE;
@@ -80,12 +95,14 @@ static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock
     e->ttl_ms = ttl_ms;
     e->slot = -1;
     e->shared = 0;
+    e->by_token = 0;
     e->t0_us = e->deadline_us = 0;
 }
 
 void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock) {
     e->slot = lock ? lock->slot : -1;
     e->shared = lock ? lock->shared : 0;
+    e->by_token = !lock;
 }
 
 void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,

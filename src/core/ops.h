@@ -137,6 +137,7 @@ typedef struct rl_life_op {
     uint32_t ttl_ms;
     int slot;               /* a permit's (its key "<resource>:permit:<slot>"), else -1 */
     uint8_t shared;         /* a reader's lock (the resource's hash of readers) */
+    uint8_t by_token;       /* named by resource and token (adopt, release by token), not a lock object */
     uint64_t t0_us, deadline_us;
 } rl_life_op_t;
 
@@ -145,7 +146,9 @@ void rl_extend_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, co
 void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, const char *token,
                         redlock_report_t *rep);
 /* After either init: the op is for a lock of lock's kind (a permit, a
- * reader's); NULL keeps the plain mutex. */
+ * reader's); NULL: a plain mutex named by its resource and token, where a
+ * quorum of keys of another kind is REDLOCK_ERR_INVALID (the caller named
+ * the wrong kind), not NOT_HELD as for a lock object. */
 void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock);
 
 /* watch.c: auto-extension policy. rl_watch_setup fills l's watch fields

@@ -57,5 +57,6 @@ void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script,
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
                       redlock_node_report_t *nodes, const char *announce) {
     rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, nodes);
-    rl_run_script(rl, r, keys->n == 1 ? rl->s_release : rl->s_release_multi, keys, token, announce);
+    rl_run_script_as(rl, r, keys->n == 1 ? rl->s_release : rl->s_release_multi, keys, token, announce,
+                     rl_classify_mine);
 }

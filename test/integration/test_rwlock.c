@@ -159,3 +159,47 @@ Test(rwlock, waiting_to_write_what_this_thread_reads_is_a_deadlock_error) {
     redlock_free(rl);
 }
 #endif
+
+#ifndef RL_TEST_ASYNC /* adoption belongs to the blocking API */
+/* The by-token functions are for exclusive locks: a reader's token adopted
+ * as a mutex finds the readers' hash on every node, which is a clear
+ * INVALID naming the resource (not a quorum lost to errors), and the
+ * readers keep their lock. */
+Test(rwlock, a_readers_token_adopted_as_a_mutex_is_invalid) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *r = NULL, *w = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_shared(rl, "rw:kind", 10000, 0, &r, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_adopt(rl, "rw:kind", redlock_lock_token(r), 10000, &w, &rep), REDLOCK_ERR_INVALID,
+                 "%s: %s", redlock_strerror(rep.result), rep.message);
+    cr_assert_null(w);
+    cr_assert(strstr(rep.message, "rw:kind") && strstr(rep.message, "not an exclusive lock"), "%s", rep.message);
+    cr_assert_null(strstr(rep.message, redlock_lock_token(r)), "the token is shown: %s", rep.message);
+    for (int i = 0; i < C.n; i++) cr_assert_eq(readers_on(i, "rw:kind"), 1, "node %d lost the reader", i);
+    cr_assert_eq(redlock_extend(rl, r, 10000), REDLOCK_OK);
+    cr_assert_eq(redlock_release(rl, r), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+/* A mutex whose key became a readers' hash on every node (it expired and
+ * readers took the resource) is simply not held any more: its extension
+ * and release say NOT_HELD, and leave the readers alone. */
+Test(rwlock, a_mutex_whose_key_became_readers_is_not_held) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *w = NULL;
+    cr_assert_eq(redlock_acquire(rl, "rw:gone", 10000, &w), REDLOCK_OK);
+    for (int i = 0; i < C.n; i++) {
+        tc_del(&C, i, "rw:gone");
+        cr_assert_eq(tc_redis_cmd(&C, i, "HSET rw:gone someone 99999999999999"), 0);
+    }
+    redlock_report_t rep;
+    cr_assert_eq(redlock_extend_ex(rl, w, 10000, &rep), REDLOCK_ERR_NOT_HELD, "%s: %s",
+                 redlock_strerror(rep.result), rep.message);
+    cr_assert_eq(redlock_release(rl, w), REDLOCK_ERR_NOT_HELD);
+    for (int i = 0; i < C.n; i++) {
+        cr_assert_eq(readers_on(i, "rw:gone"), 1, "node %d", i);
+        tc_del(&C, i, "rw:gone");
+    }
+    redlock_free(rl);
+}
+#endif
