@@ -121,12 +121,14 @@ void cli_print_usage(FILE *f, const char *prog);
  * Returns 0, or CLI_EX_USAGE after printing why. */
 int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given);
 /* Parses the arguments of a query command (`status`, `ping`): -h/--help,
- * --json, the global options, and at most one positional argument stored in
- * *positional (none allowed when positional is NULL). Returns -1 when the
- * command should go on, else the exit status to return at once (CLI_EX_OK
- * after printing help, CLI_EX_USAGE after a usage error). In common.c, not
- * args.c: args.c is linked alone into the fuzz target. */
-int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional);
+ * --json, --limit N (only when limit is not NULL), the global options, and
+ * at most one positional argument stored in *positional (none allowed when
+ * positional is NULL). Returns -1 when the command should go on, else the
+ * exit status to return at once (CLI_EX_OK after printing help,
+ * CLI_EX_USAGE after a usage error). In common.c, not args.c: args.c is
+ * linked alone into the fuzz target. */
+int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional,
+                   unsigned *limit);
 
 /* ---- output.c ---- */
 
