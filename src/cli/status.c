@@ -249,8 +249,17 @@ static const char *key_column(const node_status_t *ns) {
     return !strcmp(ns->type, "hash") ? "readers" : ns->type;
 }
 
+/* The width of the NODE column: the longest node URI (ping's column also
+ * shows the address, this one does not). */
+static int uri_width(const redlock_report_t *rep) {
+    int w = 4;
+    for (size_t i = 0; i < rep->n_nodes; i++)
+        if (rep->nodes[i].node && (int)strlen(rep->nodes[i].node) > w) w = (int)strlen(rep->nodes[i].node);
+    return w;
+}
+
 static void print_nodes(const status_ctx_t *ctx, const redlock_report_t *rep) {
-    int w = cli_node_width(rep, 4);
+    int w = uri_width(rep);
     printf("  %2s  %-*s  %-9s  %-7s  %-8s  %10s  %9s\n", "#", w, "NODE", "REACHABLE", "KEY", "TOKEN", "PTTL(ms)",
            "RTT(us)");
     for (size_t i = 0; i < rep->n_nodes; i++) {
