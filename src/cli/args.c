@@ -105,6 +105,30 @@ int cli_parse_double(const char *s, double *out, char *err, size_t errlen) {
 
 /* ------------------------------------------------------------ options */
 
+/* Parses a semaphore's limit: decimal digits only, 1..REDLOCK_MAX_PERMITS.
+ * Returns 0, or -1 with a message naming s in err. */
+int cli_parse_limit(const char *s, unsigned *limit, char *err, size_t errlen) {
+    unsigned v = 0;
+    const char *p = s ? s : "";
+    for (; isdigit((unsigned char)*p) && v <= REDLOCK_MAX_PERMITS; p++) v = v * 10 + (unsigned)(*p - '0');
+    if (!s || !*s || (*p && !isdigit((unsigned char)*p))) {
+        snprintf(err, errlen, "'%s' is not a number of permits (expected 1 to %d)", s ? s : "", REDLOCK_MAX_PERMITS);
+        return -1;
+    }
+    if (v < 1 || v > REDLOCK_MAX_PERMITS || *p) { /* *p: digits left once v passed the limit */
+        snprintf(err, errlen, "'%s' is out of range (a semaphore has 1 to %d permits)", s, REDLOCK_MAX_PERMITS);
+        return -1;
+    }
+    *limit = v;
+    return 0;
+}
+
+int cli_limit_value(const cli_t *c, const char *v, unsigned *limit) {
+    char err[200];
+    if (cli_parse_limit(v, limit, err, sizeof err) < 0) return cli_usage_error(c, "invalid value for --limit: %s", err);
+    return 0;
+}
+
 int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl) {
     char err[200];
     if (cli_parse_duration(v, ttl, err, sizeof err) < 0) return cli_usage_error(c, "invalid value for --ttl: %s", err);

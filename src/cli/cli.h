@@ -74,6 +74,12 @@ int cli_parse_double(const char *s, double *out, char *err, size_t errlen);
 int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl);
 int cli_wait_value(const cli_t *c, const char *v, int64_t *wait);
 
+/* Parses a semaphore's limit (--limit): decimal digits, 1 to
+ * REDLOCK_MAX_PERMITS. Returns 0, or -1 with a message naming s in err. */
+int cli_parse_limit(const char *s, unsigned *limit, char *err, size_t errlen);
+/* The value of --limit. Returns 0, or CLI_EX_USAGE after printing why. */
+int cli_limit_value(const cli_t *c, const char *v, unsigned *limit);
+
 /* Option matching at argv[*i]: `--name VALUE` or `--name=VALUE`. Returns 1
  * and sets *val (advancing *i past a separate value), 0 if argv[*i] is not
  * this option, -1 (message printed) if the value is missing. */
@@ -115,24 +121,35 @@ void cli_print_usage(FILE *f, const char *prog);
  * Returns 0, or CLI_EX_USAGE after printing why. */
 int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given);
 /* Parses the arguments of a query command (`status`, `ping`): -h/--help,
- * --json, the global options, and at most one positional argument stored in
- * *positional (none allowed when positional is NULL). Returns -1 when the
- * command should go on, else the exit status to return at once (CLI_EX_OK
- * after printing help, CLI_EX_USAGE after a usage error). In common.c, not
- * args.c: args.c is linked alone into the fuzz target. */
-int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional);
+ * --json, --limit N (only when limit is not NULL), the global options, and
+ * at most one positional argument stored in *positional (none allowed when
+ * positional is NULL). Returns -1 when the command should go on, else the
+ * exit status to return at once (CLI_EX_OK after printing help,
+ * CLI_EX_USAGE after a usage error). In common.c, not args.c: args.c is
+ * linked alone into the fuzz target. */
+int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional,
+                   unsigned *limit);
 
 /* ---- output.c ---- */
 
 /* The exit code for a library result (REDLOCK_OK -> 0). */
 int cli_exit_code(int rc);
 
-/* interrupt.c: redlock_acquire_ex with SIGINT / SIGTERM ending the wait
- * (redlock_cancel_waits): then REDLOCK_ERR_CANCELLED, nothing held, a
- * message printed and *exit_code 128 + the signal; else *exit_code 0 and
- * the acquire's result. */
-int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                              redlock_lock_t **lock, redlock_report_t *rep, int *exit_code);
+/* The kind of lock a command takes: a mutex (limit 0, shared 0), a permit
+ * of a semaphore of `limit` permits (redlock_acquire_permit), or a
+ * reader's lock (shared: redlock_acquire_shared). */
+typedef struct cli_kind {
+    unsigned limit; /* 1..REDLOCK_MAX_PERMITS for a permit, else 0 */
+    int shared;
+} cli_kind_t;
+
+/* interrupt.c: the acquire of kind (NULL: a mutex, redlock_acquire_ex)
+ * with SIGINT / SIGTERM ending the wait (redlock_cancel_waits): then
+ * REDLOCK_ERR_CANCELLED, nothing held, a message printed and *exit_code
+ * 128 + the signal; else *exit_code 0 and the acquire's result. */
+int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resource, const cli_kind_t *kind,
+                              uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **lock, redlock_report_t *rep,
+                              int *exit_code);
 /* The step commands' exit code for a library result, and for an exit
  * code of the exec table (usage 64 and configuration 78 are bad input). */
 int cli_step_code(int rc);

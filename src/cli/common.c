@@ -8,11 +8,12 @@
 #include "cli.h"
 
 /* Parses the arguments of a query command (status, ping): -h/--help,
- * --json, the global options, and at most one positional argument, stored
- * in *positional (none allowed when positional is NULL). Lives here, not in
- * args.c, because it prints the usage and args.c is also linked alone (the
- * fuzz target fuzz_cli_args). */
-int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional) {
+ * --json, --limit N when limit is not NULL, the global options, and at
+ * most one positional argument, stored in *positional (none allowed when
+ * positional is NULL). Lives here, not in args.c, because it prints the
+ * usage and args.c is also linked alone (the fuzz target fuzz_cli_args). */
+int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, const char **positional,
+                   unsigned *limit) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -22,6 +23,11 @@ int cli_query_args(cli_t *c, int argc, char **argv, const char *cmd, int *json, 
         }
         if (cli_opt_flag(argv, &i, "--json")) {
             *json = 1;
+            continue;
+        }
+        const char *v = NULL;
+        if (limit && (r = cli_opt_value(c, argc, argv, &i, "--limit", &v)) != 0) {
+            if (r < 0 || cli_limit_value(c, v, limit)) return CLI_EX_USAGE;
             continue;
         }
         if ((r = cli_global_option(c, argc, argv, &i)) != 0) {

@@ -71,7 +71,7 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
 /* The variables the tool sets for the command; inherited values of all of
  * them are removed, so the command never sees a stale one (REDLOCK_FENCE
  * without --fencing, for instance). */
-static const char *const child_vars[] = {"REDLOCK_RESOURCE", "REDLOCK_TOKEN", "REDLOCK_FENCE"};
+static const char *const child_vars[] = {"REDLOCK_RESOURCE", "REDLOCK_TOKEN", "REDLOCK_FENCE", "REDLOCK_SLOT"};
 #define N_CHILD_VARS (sizeof child_vars / sizeof child_vars[0])
 
 /* 1 when the environment entry e sets one of child_vars. */
@@ -95,9 +95,11 @@ static char *env_entry(const char *name, const char *value) {
 }
 
 /* environ without child_vars, plus REDLOCK_RESOURCE, REDLOCK_TOKEN and,
- * when fence is not 0, REDLOCK_FENCE (decimal). The new strings are the
- * last *n_own entries (freed by free_env). */
-static char **child_env(const char *resource, const char *token, uint64_t fence, size_t *n_out, size_t *n_own) {
+ * when fence is not 0, REDLOCK_FENCE (decimal), and for a permit (slot >=
+ * 0) REDLOCK_SLOT (decimal, 0-based). The new strings are the last *n_own
+ * entries (freed by free_env). */
+static char **child_env(const char *resource, const char *token, uint64_t fence, int slot, size_t *n_out,
+                        size_t *n_own) {
     size_t n = 0;
     while (environ && environ[n]) n++;
     char **env = calloc(n + N_CHILD_VARS + 1, sizeof *env);
@@ -105,12 +107,14 @@ static char **child_env(const char *resource, const char *token, uint64_t fence,
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!is_child_var(environ[i])) env[k++] = environ[i];
-    char fence_s[24];
+    char fence_s[24], slot_s[16];
     snprintf(fence_s, sizeof fence_s, "%llu", (unsigned long long)fence);
+    snprintf(slot_s, sizeof slot_s, "%d", slot);
     size_t first = k;
     int ok = (env[k++] = env_entry("REDLOCK_RESOURCE", resource)) != NULL;
     ok = ok && (env[k++] = env_entry("REDLOCK_TOKEN", token)) != NULL;
     if (ok && fence) ok = (env[k++] = env_entry("REDLOCK_FENCE", fence_s)) != NULL;
+    if (ok && slot >= 0) ok = (env[k++] = env_entry("REDLOCK_SLOT", slot_s)) != NULL;
     if (!ok) {
         for (size_t i = first; i < k; i++) free(env[i]);
         free(env);
@@ -329,55 +333,101 @@ static int run_command(exec_state_t *st, char **cmd, char **env, const sigset_t 
     return CLI_EX_SOFTWARE;
 }
 
-int cli_cmd_exec(cli_t *c, int argc, char **argv) {
-    int64_t ttl = DEFAULT_TTL_MS, wait = 0;
-    int lost_sig = SIGTERM, cmd_at = -1, ttl_given = 0, fencing = 0;
-    const char *resource = NULL;
+/* exec's command line. */
+typedef struct exec_args {
+    int64_t ttl, wait;
+    int lost_sig, cmd_at, ttl_given, fencing;
+    const char *resource;
+    const char *limit_s; /* --limit as given, for messages */
+    cli_kind_t kind;
+} exec_args_t;
+
+/* Tries exec's own options at argv[*i]. Returns 1 if consumed, 0 if not
+ * one of them, or CLI_EX_USAGE after printing why. */
+static int exec_option(cli_t *c, int argc, char **argv, int *i, exec_args_t *a) {
+    const char *v = NULL;
+    int r;
+    if ((r = cli_opt_value(c, argc, argv, i, "--ttl", &v)) != 0) {
+        if (r < 0 || cli_ttl_value(c, v, &a->ttl)) return CLI_EX_USAGE;
+        return a->ttl_given = 1;
+    }
+    if (cli_opt_flag(argv, i, "--fencing")) return a->fencing = 1;
+    if (cli_opt_flag(argv, i, "--shared")) return a->kind.shared = 1;
+    if ((r = cli_opt_value(c, argc, argv, i, "--limit", &v)) != 0) {
+        a->limit_s = v;
+        return r < 0 || cli_limit_value(c, v, &a->kind.limit) ? CLI_EX_USAGE : 1;
+    }
+    if ((r = cli_opt_value(c, argc, argv, i, "--wait", &v)) != 0)
+        return r < 0 || cli_wait_value(c, v, &a->wait) ? CLI_EX_USAGE : 1;
+    if ((r = cli_opt_value(c, argc, argv, i, "--on-lost", &v)) != 0) {
+        if (r < 0) return CLI_EX_USAGE;
+        if ((a->lost_sig = parse_on_lost(v)) < 0)
+            return cli_usage_error(c, "invalid value for --on-lost: '%s' (expected term, kill or ignore)", v);
+        return 1;
+    }
+    return 0;
+}
+
+/* Checks the options that exclude each other and what the command line
+ * lacks. Returns 0, or CLI_EX_USAGE after printing why. */
+static int exec_check(const cli_t *c, const exec_args_t *a, int argc) {
+    if (a->kind.limit && a->kind.shared)
+        return cli_usage_error(c, "exec: --limit %s and --shared cannot be used together (a permit of a semaphore, "
+                               "or a reader's lock: one or the other)", a->limit_s);
+    if (a->kind.shared && a->fencing)
+        return cli_usage_error(c, "exec: --fencing and --shared cannot be used together (a reader's lock has no "
+                               "fencing token)");
+    if (!a->resource) return cli_usage_error(c, "exec: missing RESOURCE");
+    if (a->cmd_at < 0) return cli_usage_error(c, "exec: missing '--' before the command");
+    if (a->cmd_at >= argc) return cli_usage_error(c, "exec: missing command after '--'");
+    return 0;
+}
+
+/* Parses exec's arguments into a. Returns -1 to go on, else the exit
+ * code to return at once (CLI_EX_OK after --help, CLI_EX_USAGE). */
+static int exec_parse(cli_t *c, int argc, char **argv, exec_args_t *a) {
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *s = argv[i];
         int r;
-        if (!strcmp(a, "--")) {
-            cmd_at = i + 1;
+        if (!strcmp(s, "--")) {
+            a->cmd_at = i + 1;
             break;
         }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             cli_print_usage(stdout, c->prog);
             return CLI_EX_OK;
         }
-        if ((r = cli_opt_value(c, argc, argv, &i, "--ttl", &v)) != 0) {
-            if (r < 0 || cli_ttl_value(c, v, &ttl)) return CLI_EX_USAGE;
-            ttl_given = 1;
+        if ((r = exec_option(c, argc, argv, &i, a)) != 0 || (r = cli_global_option(c, argc, argv, &i)) != 0) {
+            if (r != 1) return CLI_EX_USAGE;
             continue;
         }
-        if (cli_opt_flag(argv, &i, "--fencing")) {
-            fencing = 1;
-            continue;
-        }
-        if ((r = cli_opt_value(c, argc, argv, &i, "--wait", &v)) != 0) {
-            if (r < 0 || cli_wait_value(c, v, &wait)) return CLI_EX_USAGE;
-            continue;
-        }
-        if ((r = cli_opt_value(c, argc, argv, &i, "--on-lost", &v)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            if ((lost_sig = parse_on_lost(v)) < 0)
-                return cli_usage_error(c, "invalid value for --on-lost: '%s' (expected term, kill or ignore)", v);
-            continue;
-        }
-        if ((r = cli_global_option(c, argc, argv, &i)) != 0) {
-            if (r < 0) return CLI_EX_USAGE;
-            continue;
-        }
-        if (a[0] == '-' && a[1] != '\0') return cli_usage_error(c, "exec: unknown option '%s'", a);
-        if (resource)
-            return cli_usage_error(c, "exec: unexpected argument '%s': put '--' between RESOURCE and the command", a);
-        resource = a;
+        if (s[0] == '-' && s[1] != '\0') return cli_usage_error(c, "exec: unknown option '%s'", s);
+        if (a->resource)
+            return cli_usage_error(c, "exec: unexpected argument '%s': put '--' between RESOURCE and the command", s);
+        a->resource = s;
     }
-    if (!resource) return cli_usage_error(c, "exec: missing RESOURCE");
-    if (cmd_at < 0) return cli_usage_error(c, "exec: missing '--' before the command");
-    if (cmd_at >= argc) return cli_usage_error(c, "exec: missing command after '--'");
-    if (wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
-    if (cli_fit_ttl(c, &ttl, ttl_given)) return CLI_EX_USAGE;
-    c->opt.fencing = fencing;
+    if (exec_check(c, a, argc)) return CLI_EX_USAGE;
+    if (a->wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
+    if (cli_fit_ttl(c, &a->ttl, a->ttl_given)) return CLI_EX_USAGE;
+    c->opt.fencing = a->fencing;
+    return -1;
+}
+
+/* Words for the lock exec holds, for -v: "", " (permit: slot 1 of 2)" or
+ * " (shared)". */
+static void describe_kind(const exec_args_t *a, const redlock_lock_t *lock, char *buf, size_t n) {
+    if (a->kind.limit) snprintf(buf, n, " (permit: slot %d of %u)", redlock_lock_slot(lock), a->kind.limit);
+    else if (a->kind.shared) snprintf(buf, n, " (shared)");
+    else buf[0] = '\0';
+}
+
+int cli_cmd_exec(cli_t *c, int argc, char **argv) {
+    exec_args_t a = {.ttl = DEFAULT_TTL_MS, .lost_sig = SIGTERM, .cmd_at = -1};
+    int stop = exec_parse(c, argc, argv, &a);
+    if (stop >= 0) return stop;
+    const char *resource = a.resource;
+    int fencing = a.fencing;
+    int64_t ttl = a.ttl;
 
     redlock_t *rl = NULL;
     int rc = cli_open(c, &rl);
@@ -386,7 +436,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     static redlock_report_t rep; /* ~10 KB: kept off the stack */
     redlock_lock_t *lock = NULL;
     int sig_exit = 0;
-    int arc = cli_acquire_interruptible(c, rl, resource, (uint32_t)ttl, wait, &lock, &rep, &sig_exit);
+    int arc = cli_acquire_interruptible(c, rl, resource, &a.kind, (uint32_t)ttl, a.wait, &lock, &rep, &sig_exit);
     if (sig_exit) {
         redlock_free(rl);
         return sig_exit;
@@ -408,12 +458,14 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
         return CLI_EX_SOFTWARE;
     }
     if (c->verbose) {
-        char pfx[CLI_TOKEN_PREFIX + 1], fence_s[40] = "";
+        char pfx[CLI_TOKEN_PREFIX + 1], fence_s[40] = "", kind_s[48];
         cli_prefix(pfx, redlock_lock_token(lock), strlen(redlock_lock_token(lock)));
         if (fencing) snprintf(fence_s, sizeof fence_s, ", fence %llu", (unsigned long long)fence);
-        cli_error(c, "locked '%s' (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
+        describe_kind(&a, lock, kind_s, sizeof kind_s);
+        cli_error(c, "locked '%s'%s (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
                   "valid for %lld ms",
-                  resource, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts, (long long)rep.validity_ms);
+                  resource, kind_s, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts,
+                  (long long)rep.validity_ms);
         cli_print_report(stderr, &rep);
     }
 
@@ -421,7 +473,7 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     memset(&st, 0, sizeof st);
     st.cli = c;
     st.resource = resource;
-    st.lost_sig = lost_sig;
+    st.lost_sig = a.lost_sig;
     atomic_init(&st.child, 0);
     atomic_init(&st.lost, 0);
     atomic_init(&st.lost_reason, 0);
@@ -440,11 +492,11 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
     if (wrc != REDLOCK_OK) {
         cli_error(c, "cannot auto-extend the lock on '%s': %s", resource, redlock_strerror(wrc));
         code = wrc == REDLOCK_ERR_NOT_HELD ? CLI_EX_TEMPFAIL : cli_exit_code(wrc);
-    } else if (!(env = child_env(resource, redlock_lock_token(lock), fence, &n_env, &n_own))) {
+    } else if (!(env = child_env(resource, redlock_lock_token(lock), fence, redlock_lock_slot(lock), &n_env, &n_own))) {
         cli_error(c, "out of memory");
         code = CLI_EX_OSERR;
     } else {
-        code = run_command(&st, argv + cmd_at, env, &orig, &fwd, rl, lock);
+        code = run_command(&st, argv + a.cmd_at, env, &orig, &fwd, rl, lock);
     }
     redlock_autoextend_stop(rl, lock);
 

@@ -18,8 +18,18 @@ static void on_signal(int sig) {
     if (rl) redlock_cancel_waits(rl);
 }
 
-int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                              redlock_lock_t **lock, redlock_report_t *rep, int *exit_code) {
+/* The library call for kind (NULL: a mutex). Returns its result; *lock
+ * is the caller's to release or free on REDLOCK_OK. */
+static int acquire_kind(redlock_t *rl, const char *resource, const cli_kind_t *kind, uint32_t ttl_ms,
+                        int64_t wait_ms, redlock_lock_t **lock, redlock_report_t *rep) {
+    if (kind && kind->limit) return redlock_acquire_permit(rl, resource, kind->limit, ttl_ms, wait_ms, lock, rep);
+    if (kind && kind->shared) return redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, lock, rep);
+    return redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, lock, rep);
+}
+
+int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resource, const cli_kind_t *kind,
+                              uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **lock, redlock_report_t *rep,
+                              int *exit_code) {
     static const int sigs[] = {SIGINT, SIGTERM};
     struct sigaction old[2], sa;
     memset(&sa, 0, sizeof sa);
@@ -31,7 +41,7 @@ int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resourc
     for (int k = 0; k < 2; k++) /* a signal the tool was started with ignored stays ignored */
         if (sigaction(sigs[k], NULL, &old[k]) == 0 && old[k].sa_handler != SIG_IGN)
             installed[k] = sigaction(sigs[k], &sa, NULL) == 0;
-    int rc = redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, lock, rep);
+    int rc = acquire_kind(rl, resource, kind, ttl_ms, wait_ms, lock, rep);
     for (int k = 0; k < 2; k++)
         if (installed[k]) sigaction(sigs[k], &old[k], NULL);
     g_waiting = NULL;

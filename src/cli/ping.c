@@ -180,7 +180,7 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
 
 int cli_cmd_ping(cli_t *c, int argc, char **argv) {
     int json = 0;
-    int stop = cli_query_args(c, argc, argv, "ping", &json, NULL);
+    int stop = cli_query_args(c, argc, argv, "ping", &json, NULL, NULL);
     if (stop >= 0) return stop;
     redlock_t *rl = NULL;
     int rc = cli_open(c, &rl);

@@ -105,7 +105,7 @@ static int step_run(const cli_t *c, redlock_t *rl, const step_args_t *a, const c
     int rc;
     int sig_exit = 0;
     if (a->which == STEP_ACQUIRE)
-        rc = cli_acquire_interruptible(c, rl, a->resource, (uint32_t)a->ttl, a->wait, &lock, &rep, &sig_exit);
+        rc = cli_acquire_interruptible(c, rl, a->resource, NULL, (uint32_t)a->ttl, a->wait, &lock, &rep, &sig_exit);
     else if (a->which == STEP_EXTEND) rc = redlock_lock_adopt(rl, a->resource, token, (uint32_t)a->ttl, &lock, &rep);
     else rc = rl_release_token(rl, a->resource, token, &rep);
     if (sig_exit) return sig_exit;

@@ -7,7 +7,9 @@
  *    reference written here from the grammar in cli.h: digits, an optional
  *    '.' and fraction digits, an optional unit ms / s / m, a whole number
  *    of ms in 0..CLI_MAX_DURATION_MS; and as a number (cli_parse_double):
- *    finite and not negative when accepted. A refusal always has words;
+ *    finite and not negative when accepted; and as a semaphore's limit
+ *    (cli_parse_limit), compared with a reference: decimal digits only,
+ *    1..REDLOCK_MAX_PERMITS. A refusal always has words;
  *  - all words as an argv given to cli_global_option, word after word as
  *    main.c does: its result is -1, 0 or 1, it moves only forward and stays
  *    inside argv, and the node list it builds holds at most
@@ -19,6 +21,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -80,6 +83,32 @@ static int ref_duration(const char *s, int64_t *ms) {
     return 0;
 }
 
+/* The limit grammar of cli.h: digits only, a value in 1..REDLOCK_MAX_PERMITS. */
+static int ref_limit(const char *s, unsigned *limit) {
+    const char *p = s;
+    while (*p == '0') p++;
+    size_t n = strspn(p, "0123456789");
+    if (!*s || s[strspn(s, "0123456789")] != '\0' || n > 2) return -1;
+    unsigned v = n ? (unsigned)atoi(p) : 0;
+    if (v < 1 || v > REDLOCK_MAX_PERMITS) return -1;
+    *limit = v;
+    return 0;
+}
+
+/* cli_parse_limit against ref_limit on one word. */
+static void check_limit(const char *w) {
+    char err[ERR_LEN];
+    unsigned got = 0, want = 0;
+    memset(err, 0x5a, sizeof err);
+    int rc = cli_parse_limit(w, &got, err, sizeof err);
+    int ref = ref_limit(w, &want);
+    if (rc != ref || (rc == 0 && got != want))
+        fprintf(stderr, "limit '%s': parser %d (%u), reference %d (%u)\n", w, rc, got, ref, want);
+    FUZZ_CHECK(rc == ref);
+    if (rc == 0) FUZZ_CHECK(got == want);
+    else FUZZ_CHECK(rc == -1 && memchr(err, '\0', sizeof err) && err[0] != '\0');
+}
+
 static void check_word(const char *w) {
     char err[ERR_LEN];
     int64_t ms = -1, want = -1;
@@ -131,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     argv[argc] = NULL;
 
-    for (int i = 0; i < argc; i++) check_word(argv[i]);
+    for (int i = 0; i < argc; i++) check_word(argv[i]), check_limit(argv[i]);
 
     cli_t c;
     memset(&c, 0, sizeof c);

@@ -417,6 +417,13 @@ Test(cli, usage_errors_exit_64_and_name_the_bad_value) {
         {{"exec", "--", "true"}, "RESOURCE"},
         {{"exec", "R", "--"}, "command"},
         {{"status"}, "RESOURCE"},
+        {{"exec", "--limit", "0", "R", "--", "true"}, "'0'"},
+        {{"exec", "--limit", "65", "R", "--", "true"}, "'65'"},
+        {{"exec", "--limit=abc", "R", "--", "true"}, "'abc'"},
+        {{"exec", "--limit", "2", "--shared", "R", "--", "true"}, "--limit 2 and --shared"},
+        {{"exec", "--shared", "--fencing", "R", "--", "true"}, "--fencing and --shared"},
+        {{"status", "--limit", "65", "R"}, "'65'"},
+        {{"ping", "--limit", "2"}, "--limit"},
         {{"ping", "extra"}, "extra"},
         {{"frobnicate"}, "frobnicate"},
         {{NULL}, "command"},
@@ -665,6 +672,246 @@ Test(cli, status_with_a_node_down_and_a_foreign_holder) {
     cr_assert(strstr(r.out, "\"reachable\":false"), "%s", r.out);
     cr_assert(strstr(r.out, "\"answered\":4"), "%s", r.out);
     tc_cluster_heal(&C);
+}
+
+/* ------------------------------------------------------------ semaphores, read-write locks */
+
+/* A command for `exec --limit` / `exec --shared`: records "$what ns" in
+ * DIR/start.$1 (what: "$REDLOCK_SLOT" or "$REDLOCK_TOKEN", ns: the
+ * wall clock in ns), waits for DIR/go (at most 30 s), then records the
+ * time in DIR/end.$1. Files appear whole (written aside, then renamed). */
+static void holder_script(char *buf, size_t n, const char *what) {
+    snprintf(buf, n,
+             "d='%s'; printf '%%s %%s\\n' \"%s\" \"$(date +%%s%%N)\" > $d/start.$1.tmp && mv $d/start.$1.tmp $d/start.$1; "
+             "i=0; while [ ! -e $d/go ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done; "
+             "date +%%s%%N > $d/end.$1.tmp && mv $d/end.$1.tmp $d/end.$1",
+             g_dir, what);
+}
+
+/* How many of DIR/<prefix>.0 .. <prefix>.n-1 exist. */
+static int count_files(const char *prefix, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        char name[64], path[256];
+        struct stat sb;
+        snprintf(name, sizeof name, "%s.%d", prefix, i);
+        path_of(path, sizeof path, name);
+        k += stat(path, &sb) == 0;
+    }
+    return k;
+}
+
+/* Waits until count_files(prefix, n) >= want (at most timeout_ms); returns the count. */
+static int wait_files(const char *prefix, int n, int want, uint64_t timeout_ms) {
+    uint64_t end = rt_now_us() + timeout_ms * 1000u;
+    int k;
+    while ((k = count_files(prefix, n)) < want && rt_now_us() < end) rt_sleep_ms(20);
+    return k;
+}
+
+/* A holder's run: what it got (slot or token) and its start and end in ns. */
+typedef struct span {
+    char what[64];
+    unsigned long long start, end;
+} span_t;
+
+/* Reads DIR/start.i and DIR/end.i into sp. */
+static void read_span(int i, span_t *sp) {
+    char name[32];
+    snprintf(name, sizeof name, "start.%d", i);
+    cr_assert_eq(sscanf(slurp(name), "%63s %llu", sp->what, &sp->start), 2, "%s: %s", name, slurp(name));
+    snprintf(name, sizeof name, "end.%d", i);
+    cr_assert_eq(sscanf(slurp(name), "%llu", &sp->end), 1, "%s: %s", name, slurp(name));
+}
+
+/* The most spans running at one instant (each span's start is checked). */
+static int max_overlap(const span_t *sp, int n) {
+    int most = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = 0; j < n; j++) k += sp[j].start <= sp[i].start && sp[j].end > sp[i].start;
+        if (k > most) most = k;
+    }
+    return most;
+}
+
+Test(cli, exec_limit_2_runs_at_most_two_commands_at_once) {
+    char script[1024], marker[256];
+    holder_script(script, sizeof script, "$REDLOCK_SLOT");
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++) {
+        char log[16], idx[4];
+        snprintf(log, sizeof log, "sem%d.log", i);
+        snprintf(idx, sizeof idx, "%d", i);
+        pids[i] = START(log, "exec", "--limit", "2", "--wait", "60s", "cli:sem", "--", "/bin/sh", "-c", script, "sh",
+                        idx);
+    }
+    cr_assert_eq(wait_files("start", 3, 2, scaled(10000)), 2, "two permits within 10 s: %s", slurp("sem0.log"));
+    rt_sleep_ms(scaled(700));
+    cr_assert_eq(count_files("start", 3), 2, "a third command runs under limit 2");
+
+    /* without --wait, a fourth is refused at once and its command never runs */
+    path_of(marker, sizeof marker, "ran");
+    run_t r;
+    RUN(&r, g_nodes, "exec", "--limit", "2", "cli:sem", "--", "sh", "-c", "echo yes > \"$1\"", "sh", marker);
+    cr_assert_eq(r.code, 75, "stderr: %s", r.err);
+    cr_assert_str_eq(slurp("ran"), "", "the refused command ran");
+
+    RUN(&r, g_nodes, "status", "--limit", "2", "cli:sem");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, "permits: 2 of 2 held on a quorum"), "%s", r.out);
+    cr_assert(strstr(r.out, "slot 0") && strstr(r.out, "slot 1"), "%s", r.out);
+
+    write_file("go", "", 0644);
+    for (int i = 0; i < 3; i++) cr_assert_eq(wait_code(pids[i], scaled(30000)), 0, "holder %d: %s", i, slurp("sem0.log"));
+    span_t sp[3];
+    for (int i = 0; i < 3; i++) read_span(i, &sp[i]);
+    cr_assert_eq(max_overlap(sp, 3), 2, "at most (and here exactly) 2 commands at once");
+    int seen[2] = {0, 0};
+    for (int i = 0; i < 3; i++) {
+        int slot = atoi(sp[i].what);
+        cr_assert(slot == 0 || slot == 1, "REDLOCK_SLOT='%s'", sp[i].what);
+        seen[slot]++;
+    }
+    cr_assert(seen[0] && seen[1], "the first two held slots 0 and 1");
+    for (int i = 0; i < C.n; i++)
+        for (int s = 0; s < 2; s++) {
+            char key[64];
+            snprintf(key, sizeof key, "cli:sem:permit:%d", s);
+            cr_assert_eq(tc_pttl(&C, i, key), -2, "%s left on node %d", key, i);
+        }
+}
+
+Test(cli, exec_shared_readers_overlap_and_keep_a_writer_out) {
+    char script[1024], marker[256], writer[512];
+    holder_script(script, sizeof script, "$REDLOCK_TOKEN");
+    pid_t rd[2];
+    rd[0] = START("r0.log", "exec", "--shared", "cli:rw", "--", "/bin/sh", "-c", script, "sh", "0");
+    rd[1] = START("r1.log", "exec", "--shared", "cli:rw", "--", "/bin/sh", "-c", script, "sh", "1");
+    cr_assert_eq(wait_files("start", 2, 2, scaled(10000)), 2, "both readers run at once: %s %s", slurp("r0.log"),
+                 slurp("r1.log"));
+    cr_assert_eq(count_files("end", 2), 0);
+
+    /* a writer without --wait is refused at once, its command never runs */
+    path_of(marker, sizeof marker, "ran");
+    run_t r;
+    RUN(&r, g_nodes, "exec", "cli:rw", "--", "sh", "-c", "echo yes > \"$1\"", "sh", marker);
+    cr_assert_eq(r.code, 75, "stderr: %s", r.err);
+    cr_assert_str_eq(slurp("ran"), "", "the writer ran while readers held the lock");
+
+    /* status: both readers, by prefix only */
+    RUN(&r, g_nodes, "status", "cli:rw");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, "shared: 2 reader(s) hold it on a quorum"), "%s", r.out);
+    for (int i = 0; i < 2; i++) {
+        char name[16], token[64] = "", line[64];
+        snprintf(name, sizeof name, "start.%d", i);
+        cr_assert_eq(sscanf(slurp(name), "%63s", token), 1);
+        cr_assert(is_hex40(token, strlen(token)), "REDLOCK_TOKEN='%s'", token);
+        snprintf(line, sizeof line, "%.8s  shared       5/5  yes", token);
+        cr_assert(strstr(r.out, line), "no line '%s' in %s", line, r.out);
+        cr_assert_null(strstr(r.out, token), "whole token shown: %s", r.out);
+    }
+    RUN(&r, g_nodes, "status", "--json", "cli:rw");
+    cr_assert(json_balanced(r.out), "%s", r.out);
+    cr_assert(strstr(r.out, "\"state\":\"shared\"") && strstr(r.out, "\"readers_held\":2"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"type\":\"hash\"") && strstr(r.out, "\"readers\":2"), "%s", r.out);
+
+    /* a writer that waits runs once both readers are done, after both */
+    char wfile[256];
+    path_of(wfile, sizeof wfile, "writer");
+    snprintf(writer, sizeof writer, "date +%%s%%N > '%s'", wfile);
+    pid_t w = START("w.log", "exec", "--wait", "60s", "cli:rw", "--", "/bin/sh", "-c", writer);
+    uint64_t end = rt_now_us() + scaled(5000) * 1000u;
+    do {
+        rt_sleep_ms(100);
+        RUN(&r, g_nodes, "status", "cli:rw");
+    } while (!strstr(r.out, "writer waiting: mark on") && rt_now_us() < end);
+    cr_assert(strstr(r.out, "writer waiting: mark on"), "the waiting writer's mark is shown: %s", r.out);
+    cr_assert_str_eq(slurp("writer"), "", "the writer ran while readers held the lock");
+    write_file("go", "", 0644);
+    for (int i = 0; i < 2; i++) cr_assert_eq(wait_code(rd[i], scaled(30000)), 0, "reader %d", i);
+    cr_assert_eq(wait_code(w, scaled(30000)), 0, "writer: %s", slurp("w.log"));
+    span_t sp[2];
+    for (int i = 0; i < 2; i++) read_span(i, &sp[i]);
+    cr_assert_eq(max_overlap(sp, 2), 2, "the readers overlapped");
+    unsigned long long wrote = strtoull(slurp("writer"), NULL, 10);
+    cr_assert(wrote > sp[0].end && wrote > sp[1].end, "the writer ran before a reader ended");
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_pttl(&C, i, "cli:rw"), -2, "cli:rw left on node %d", i);
+}
+
+/* The "pttl_ms":[...] of the holder whose JSON object starts at kind
+ * (e.g. "\"kind\":\"exclusive\""): each of the 5 must be in 1..max. */
+static void check_holder_ttls(const char *json, const char *kind, long long max) {
+    const char *p = strstr(json, kind);
+    cr_assert_not_null(p, "no %s in %s", kind, json);
+    p = strstr(p, "\"pttl_ms\":[");
+    cr_assert_not_null(p);
+    p += strlen("\"pttl_ms\":[");
+    for (int i = 0; i < 5; i++) {
+        char *e;
+        long long v = strtoll(p, &e, 10);
+        cr_assert(e != p && v > 0 && v <= max, "%s: PTTL %d is '%.12s'", kind, i, p);
+        p = e + 1;
+    }
+}
+
+Test(cli, status_lists_exclusive_shared_and_permit_holders) {
+    redlock_t *rl = g_rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *ex = NULL, *p[2] = {NULL, NULL}, *rd[2] = {NULL, NULL};
+    cr_assert_eq(redlock_acquire(rl, "cli:all", 20000, &ex), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_acquire_permit(rl, "cli:all", 3, 20000, 0, &p[i], NULL), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_acquire_shared(rl, "cli:all-rw", 20000, 0, &rd[i], NULL), REDLOCK_OK);
+    /* slot 2 held by another client on 2 nodes only: not a quorum */
+    for (int i = 0; i < 2; i++) cr_assert_eq(tc_set(&C, i, "cli:all:permit:2", "minority-holder", 20000), 0);
+
+    run_t r;
+    RUN(&r, g_nodes, "status", "cli:all");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char line[96];
+    snprintf(line, sizeof line, "%.8s  exclusive    5/5  yes", redlock_lock_token(ex));
+    cr_assert(strstr(r.out, line), "no '%s' in %s", line, r.out);
+    for (int i = 0; i < 2; i++) {
+        snprintf(line, sizeof line, "%.8s  slot %d       5/5  yes", redlock_lock_token(p[i]), redlock_lock_slot(p[i]));
+        cr_assert(strstr(r.out, line), "no '%s' in %s", line, r.out);
+    }
+    cr_assert(strstr(r.out, "minority  slot 2       2/5  no "), "%s", r.out);
+    cr_assert(strstr(r.out, "held: token") && strstr(r.out, "permits: 2 held on a quorum"), "%s", r.out);
+    const redlock_lock_t *all[] = {ex, p[0], p[1], rd[0], rd[1]};
+    for (size_t i = 0; i < 5; i++) cr_assert_null(strstr(r.out, redlock_lock_token(all[i])), "whole token: %s", r.out);
+    cr_assert_null(strstr(r.out, "minority-holder"));
+
+    RUN(&r, g_nodes, "status", "--limit", "2", "cli:all");
+    cr_assert(strstr(r.out, "permits: 2 of 2 held on a quorum"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "slot 2"), "--limit 2 looks at slots 0 and 1 only: %s", r.out);
+
+    RUN(&r, g_nodes, "status", "--json", "cli:all");
+    cr_assert(json_balanced(r.out), "%s", r.out);
+    cr_assert(strstr(r.out, "\"state\":\"held\"") && strstr(r.out, "\"permits\":{\"limit\":null,\"slots_checked\":64,"
+                                                                    "\"held\":2}"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"kind\":\"slot\",\"slot\":2,\"token_prefix\":\"minority\",\"nodes\":2,"
+                            "\"quorum\":false,\"pttl_ms\":["), "%s", r.out);
+    check_holder_ttls(r.out, "\"kind\":\"exclusive\"", 20000);
+    check_holder_ttls(r.out, "\"kind\":\"slot\",\"slot\":0", 20000);
+
+    RUN(&r, g_nodes, "status", "--json", "cli:all-rw");
+    cr_assert(strstr(r.out, "\"state\":\"shared\""), "%s", r.out);
+    check_holder_ttls(r.out, "\"kind\":\"shared\"", 20000);
+    for (int i = 0; i < 2; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"kind\":\"shared\",\"slot\":null,\"token_prefix\":\"%.8s\"",
+                 redlock_lock_token(rd[i]));
+        cr_assert(strstr(r.out, want), "no %s in %s", want, r.out);
+    }
+
+    cr_assert_eq(redlock_release(rl, ex), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_release(rl, p[i]), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_release(rl, rd[i]), REDLOCK_OK);
+    for (int i = 0; i < 2; i++) tc_del(&C, i, "cli:all:permit:2");
+    RUN(&r, g_nodes, "status", "cli:all");
+    cr_assert(strstr(r.out, "free:") && !strstr(r.out, "holders"), "%s", r.out);
+    RUN(&r, g_nodes, "status", "cli:all-rw");
+    cr_assert(strstr(r.out, "free:"), "%s", r.out);
 }
 
 Test(cli, ping_shows_health_and_persistence) {
