@@ -83,7 +83,7 @@ BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
 .PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
-        bench-handoff bench-handoff-quick
+        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -112,7 +112,7 @@ bench-build: bench-deps bench-compile
 
 bench-compile: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff bench_kinds
 
 # `make bench-stats`: only the cost of redlock_stats' counters (on / off,
 # interleaved; about a minute), printed, no report written.
@@ -158,6 +158,19 @@ bench-handoff: bench-build
 
 bench-handoff-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --quick
+
+# `make bench-kinds`: a permit of a semaphore (limits 1, 8, 64; free and
+# with most slots taken) and a reader's lock against a plain mutex (issue 15,
+# item 6; bench/kinds.sh, under a minute, its own 5-node cluster), the
+# variants interleaved in rounds. Writes bench/RESULTS-kinds.md (KINDS_NOTE:
+# a paragraph for it). `make bench-kinds-quick`: a few seconds, results in
+# $(BENCH_BUILD)/bench/RESULTS-kinds-quick.md.
+KINDS_NOTE ?=
+bench-kinds: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --note "$(KINDS_NOTE)"
+
+bench-kinds-quick: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
