@@ -5,58 +5,18 @@
  * racing the owner's release, and redlock_free with the watchdog running.
  * Needs the fixture cluster ($REDLOCK_CLUSTER_DIR). Prints one line per
  * check and "N passed, M failed"; exits 1 on any failure. */
-#include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "cluster.h"
-#include "redlock.h"
+#include "stress.h"
 
-static tc_cluster_t C;
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                                   \
-    do {                                                                                                   \
-        if (cond) {                                                                                        \
-            passed++;                                                                                      \
-        } else {                                                                                           \
-            failed++;                                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            printf(__VA_ARGS__);                                                                           \
-            printf("\n");                                                                                  \
-        }                                                                                                  \
-    } while (0)
-
-static void sleep_ms(unsigned ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A redlock_t over the 5 nodes, with generous timeouts for slow builds,
- * retrying every delay_ms +- jitter_ms, waiting op_timeout_ms for a reply. */
+/* A redlock_t over the 5 nodes, retrying every delay_ms +- jitter_ms,
+ * waiting op_timeout_ms for a reply. */
 static redlock_t *new_rl(uint32_t retries, uint32_t delay_ms, uint32_t jitter_ms, uint32_t op_timeout_ms) {
     const char *uris[TC_MAX_NODES];
-    for (int i = 0; i < C.n; i++) uris[i] = C.uri[i];
     redlock_options_t o;
-    redlock_options_init(&o);
-    o.nodes = uris;
-    o.n_nodes = (size_t)C.n;
-    o.op_timeout_ms = op_timeout_ms;
-    o.connect_timeout_ms = 2000;
-    o.node_down_ms = 5000;
-    o.retry_count = retries;
-    o.retry_delay_ms = delay_ms;
-    o.retry_jitter_ms = jitter_ms;
-    redlock_t *rl = NULL;
-    char err[256];
-    if (redlock_new_ex(&rl, &o, err, sizeof err) != REDLOCK_OK) {
-        printf("redlock_new: %s\n", err);
-        exit(1);
-    }
-    return rl;
+    stress_options(&o, uris, retries, delay_ms, jitter_ms, op_timeout_ms);
+    return stress_rl(&o);
 }
 
 /* The same, retrying every 3 +- 2 ms, waiting 500 ms for a reply. */
@@ -98,13 +58,6 @@ static void *shared(void *arg) {
         if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
     }
     return NULL;
-}
-
-/* Runs fn on n threads and waits for them. */
-static void run_threads(int n, void *(*fn)(void *)) {
-    pthread_t t[32];
-    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
 }
 
 /* Owners hold auto-extended locks while reading their validity. */
@@ -270,8 +223,7 @@ static int nodes_with(const char *key, int skip) {
  * in the middle. No two holders at once, the lock keeps changing hands,
  * and nothing is left on the nodes. */
 static void check_contention_with_a_pause(void) {
-    const char *env = getenv("STRESS_CONTEND_S");
-    int secs = env && atoi(env) > 2 ? atoi(env) : 30;
+    int secs = stress_seconds("STRESS_CONTEND_S", 30);
     RL = waking_rl();
     RL2 = waking_rl();
     atomic_store(&inside, 0);
@@ -305,16 +257,10 @@ static void check_contention_with_a_pause(void) {
 }
 
 int main(void) {
-    if (tc_cluster_load(&C) != 0) {
-        printf("no test cluster\n");
-        return 1;
-    }
-    tc_cluster_heal(&C);
+    stress_begin();
     check_distinct_and_shared();
     check_watchdog();
     check_cancel_waits();
     check_contention_with_a_pause();
-    tc_cluster_heal(&C);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return stress_end();
 }
