@@ -68,8 +68,16 @@ int rl_round_decided(const rl_round_t *r) {
     case RL_STOP_GRANT:
         return r->yes >= r->quorum;
     case RL_STOP_SLOT: {
+        /* As MAJORITY, by slot: once no slot can reach a quorum, wait until
+         * the reason is settled (AUTH; TAKEN when more nodes than the slack
+         * have no slot free; NO_QUORUM once one failed -- while none has,
+         * slots split over every node are TAKEN, so that needs them all). */
         size_t best = rl_round_best_slot(r, NULL);
-        return best >= r->quorum || best + r->pending < r->quorum;
+        if (best >= r->quorum) return 1;
+        if (best + r->pending >= r->quorum) return 0;
+        if (r->auth_failed > slack) return 1;
+        return settled(r->auth_failed, r->pending, slack) && settled(r->no, r->pending, slack) &&
+               (r->no > slack || r->failed > 0);
     }
     case RL_STOP_RESOLVE:
         if (r->yes >= r->quorum || r->no >= r->quorum) return 1;

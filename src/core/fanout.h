@@ -21,8 +21,9 @@ enum {
     RL_STOP_MAJORITY = 1, /* yes >= Q, or yes cannot reach Q and the reason is settled (acquire, extend) */
     RL_STOP_RESOLVE,      /* yes >= Q or no >= Q, or neither can be reached (release) */
     RL_STOP_ALL,          /* every node answered or timed out (status, ping) */
-    RL_STOP_SLOT,         /* a permit attempt: one slot has Q yes, or none can reach Q (a yes
-                           * node's slot is in its pn[].u.left_ms, see permit.c) */
+    RL_STOP_SLOT,         /* a permit attempt: one slot has Q yes, or none can reach Q and the
+                           * reason is settled (a yes node's slot is in its pn[].u.left_ms,
+                           * see permit.c) */
     RL_STOP_GRANT         /* yes >= Q, else every node (a waiting acquire: a refusal heard from every
                            * node needs no clean-up, and each says when the holder's key expires) */
 };

@@ -63,11 +63,25 @@ static inline redlock_t *stress_rl(const redlock_options_t *o) {
     return rl;
 }
 
+/* Starts fn on the n threads t[0..n-1], each given its index; exits the
+ * program when one cannot be made. */
+static inline void start_threads(pthread_t *t, int n, void *(*fn)(void *)) {
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i) != 0) {
+            printf("pthread_create failed\n");
+            exit(1);
+        }
+}
+
+static inline void join_threads(pthread_t *t, int n) {
+    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+}
+
 /* Runs fn on n (<= 32) threads, each given its index, and waits for them. */
 static inline void run_threads(int n, void *(*fn)(void *)) {
     pthread_t t[32];
-    for (int i = 0; i < n; i++) pthread_create(&t[i], NULL, fn, (void *)(intptr_t)i);
-    for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
+    start_threads(t, n, fn);
+    join_threads(t, n);
 }
 
 /* Seconds from the environment variable var when it says more than 2,

@@ -244,6 +244,61 @@ Test(round, majority_waits_until_the_reason_is_settled) {
     cr_assert_eq(r->yes, 3);
 }
 
+/* A permit node's yes for slot s (permit.c keeps it in u.left_ms). */
+static int cast_slot(rl_round_t *r, size_t i, int s) {
+    r->pn[i].u.left_ms = s;
+    return rl_round_vote(r, i, REDLOCK_VOTE_YES, REDLOCK_OK, 100, NULL);
+}
+
+Test(round, slot_waits_until_the_reason_is_settled) {
+    /* N = 5, Q = 3, slack 2. A slot with a quorum decides at once. */
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cr_assert_eq(cast_slot(r, 0, 1), 0);
+    cr_assert_eq(cast_slot(r, 1, 0), 0);
+    cr_assert_eq(cast_slot(r, 2, 1), 0);
+    cr_assert_eq(cast_slot(r, 3, 1), 1);
+
+    /* 2 full, 1 quarantined: no slot can win, but the two pending nodes
+     * decide between TAKEN (full there too) and NO_QUORUM. */
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cast(r, 0, K_NO);
+    cast(r, 1, K_TIMEOUT);
+    cr_assert_eq(cast(r, 2, K_NO), 0);
+    cr_assert_not(rl_round_decided(r), "decided before the reason was known");
+    cr_assert_eq(cast(r, 3, K_NO), 1, "three full nodes settle TAKEN");
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_TAKEN);
+
+    /* 3 failed: NO_QUORUM whatever follows. */
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cast(r, 0, K_TIMEOUT);
+    cast(r, 1, K_TIMEOUT);
+    cr_assert_eq(cast(r, 2, K_TIMEOUT), 1);
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
+
+    /* slots split with no failure: every node must be heard (a split over
+     * all of them is TAKEN) */
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cast_slot(r, 0, 0);
+    cast_slot(r, 1, 1);
+    cast_slot(r, 2, 2);
+    cr_assert_eq(cast(r, 3, K_NO), 0, "best 1 + 1 pending < Q, but no failure yet");
+    cr_assert_eq(cast(r, 4, K_NO), 1);
+
+    /* a failure with the reason beyond doubt: 1 failed, 2 split, 0 no, 2
+     * pending -> at most 2 no can follow: NO_QUORUM is settled */
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cast(r, 0, K_TIMEOUT);
+    cast_slot(r, 1, 0);
+    cr_assert_eq(cast_slot(r, 2, 1), 0, "best 1 + 2 pending can still reach Q");
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    cast(r, 0, K_TIMEOUT);
+    cast(r, 1, K_TIMEOUT);
+    cast_slot(r, 2, 0);
+    cr_assert_eq(cast_slot(r, 3, 1), 1, "best 1 + 1 pending < Q; 0 no + 1 pending <= slack");
+    cr_assert_eq(rl_round_reason(r, REDLOCK_ERR_TAKEN), REDLOCK_ERR_NO_QUORUM);
+}
+
 /* Plays every sequence of n votes drawn from the four kinds, the votes
  * landing on the nodes in a rotated order, and checks at every prefix that
  * the round is decided exactly when the model says so, that rl_round_vote
