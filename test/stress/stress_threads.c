@@ -243,7 +243,9 @@ static void check_contention_with_a_pause(void) {
     CHECK(paused == 0, "node 2 could not be paused");
     CHECK(atomic_load(&overlaps) == 0, "contention: %d overlapping holders", atomic_load(&overlaps));
     CHECK(atomic_load(&errors) == 0, "contention: %d failed calls", atomic_load(&errors));
-    CHECK(during > 10, "contention: only %ld grants while node 2 was paused", during);
+    /* more than one grant a second of the pause (which lasts secs / 3:
+     * 10 s in the plain build, 2 s under valgrind, where 7 came) */
+    CHECK(during > secs / 3, "contention: only %ld grants while node 2 was paused", during);
     printf("contention %d s: %ld grants (%ld with node 2 paused), %d waits gave up after 5 s, %d releases "
            "without a quorum\n",
            secs, atomic_load(&grants), during, atomic_load(&gave_up), atomic_load(&release_failed));
