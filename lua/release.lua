@@ -2,7 +2,10 @@
 -- asked to (ARGV[2] = '1': a holder's release, not an attempt's clean-up)
 -- announce it to waiters on the channel 'redlock:released:' .. KEYS[1]
 -- (ARGV[2] = 'p': a permit's slot "<resource>:permit:<i>", announced on
--- the semaphore's channel 'redlock:released:<resource>').
+-- the semaphore's channel 'redlock:released:<resource>'; ARGV[3] = the
+-- semaphore's limit: any other slot of it that holds our token on this
+-- node -- a stray of the attempt, set on a node the attempt did not wait
+-- for -- is deleted too).
 -- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
 -- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's,
@@ -18,6 +21,20 @@ if mine == ARGV[1] then
     elseif ARGV[2] == 'p' then -- a permit: its semaphore's waiters
         redis.pcall('PUBLISH', 'redlock:released:' .. string.gsub(KEYS[1], ':permit:%d+$', ''), '')
     end
+end
+if ARGV[2] == 'p' and (tonumber(ARGV[3]) or 0) > 0 then
+    local base, keys = string.gsub(KEYS[1], ':permit:%d+$', ''), {}
+    for i = 1, tonumber(ARGV[3]) do
+        keys[i] = base .. ':permit:' .. (i - 1)
+    end
+    local vals = redis.call('MGET', unpack(keys)) -- (MGET is nil, not an error, for a key of another type)
+    for i = 1, #keys do
+        if vals[i] == ARGV[1] and keys[i] ~= KEYS[1] then
+            redis.call('DEL', keys[i])
+        end
+    end
+end
+if mine == ARGV[1] then
     return 1
 end
 return 0

@@ -61,8 +61,11 @@ static int release_next(rl_op_t *op, uint64_t now) {
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
         rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
-        rl_run_script_as(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, e->slot >= 0 ? "p" : "1",
-                         rl_classify_mine);
+        char limit[8];
+        snprintf(limit, sizeof limit, "%u", e->limit);
+        const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
+        rl_run_script_args(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, extra, e->slot >= 0 ? 2 : 1,
+                           rl_classify_mine);
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;
@@ -94,6 +97,7 @@ static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock
     e->token = token;
     e->ttl_ms = ttl_ms;
     e->slot = -1;
+    e->limit = 0;
     e->shared = 0;
     e->by_token = 0;
     e->t0_us = e->deadline_us = 0;
@@ -101,6 +105,7 @@ static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock
 
 void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock) {
     e->slot = lock ? lock->slot : -1;
+    e->limit = lock ? lock->limit : 0;
     e->shared = lock ? lock->shared : 0;
     e->by_token = !lock;
 }

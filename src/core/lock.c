@@ -103,6 +103,7 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
     l->acquired_us = t0;
     l->clock = rl->clock;
     l->slot = -1;
+    l->limit = 0;
     l->shared = 0;
     return l;
 }

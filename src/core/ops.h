@@ -136,6 +136,7 @@ typedef struct rl_life_op {
     const char *token;
     uint32_t ttl_ms;
     int slot;               /* a permit's (its key "<resource>:permit:<slot>"), else -1 */
+    unsigned limit;         /* a permit's semaphore's limit, else 0 */
     uint8_t shared;         /* a reader's lock (the resource's hash of readers) */
     uint8_t by_token;       /* named by resource and token (adopt, release by token), not a lock object */
     uint64_t t0_us, deadline_us;

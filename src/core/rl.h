@@ -92,6 +92,7 @@ struct redlock_lock {
     _Atomic uint32_t extensions; /* made by the watchdog */
     uint64_t fence;              /* fencing token, 0 without fencing */
     int slot;                    /* a permit's slot (its key is "<resource>:permit:<slot>"), else -1 */
+    unsigned limit;              /* a permit's semaphore's limit (its release clears strays), else 0 */
     int shared;                  /* a reader's lock (redlock_acquire_shared) */
     int releasing;               /* async: a release is under way (a second one is INVALID) */
     int pooled;                  /* released: back in the pool (until reused) */

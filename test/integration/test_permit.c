@@ -5,6 +5,7 @@
  * refused at once. Also built with -DRL_TEST_ASYNC (the async API). */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rltest.h"
@@ -49,6 +50,29 @@ Test(permit, at_most_limit_holders_each_on_its_own_slot) {
         snprintf(key, sizeof key, "p:two:permit:%d", i);
         for (int n = 0; n < C.n; n++) cr_assert_eq(tc_pttl(&C, n, key), -2, "%s left on node %d", key, n);
     }
+    redlock_free(rl);
+}
+
+/* A node the attempt did not wait for may have given the token another
+ * slot (a stray): the permit's release deletes the token's other slots of
+ * the semaphore on every node, and leaves other holders' alone. */
+Test(permit, a_release_clears_the_tokens_stray_slots) {
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_lock_t *p = NULL;
+    cr_assert_eq(redlock_acquire_permit(rl, "p:stray", 4, 10000, 0, &p, NULL), REDLOCK_OK);
+    cr_assert_eq(redlock_lock_slot(p), 0);
+    const char *token = redlock_lock_token(p);
+    cr_assert_eq(tc_set(&C, 4, "p:stray:permit:2", token, 10000), 0);
+    cr_assert_eq(tc_set(&C, 3, "p:stray:permit:3", token, 10000), 0);
+    cr_assert_eq(tc_set(&C, 2, "p:stray:permit:1", "another-holder", 10000), 0);
+    cr_assert_eq(redlock_release(rl, p), REDLOCK_OK);
+    cr_assert_eq(tc_pttl(&C, 4, "p:stray:permit:2"), -2, "the stray on node 4 is left");
+    cr_assert_eq(tc_pttl(&C, 3, "p:stray:permit:3"), -2, "the stray on node 3 is left");
+    char *v = tc_get(&C, 2, "p:stray:permit:1");
+    cr_assert(v && !strcmp(v, "another-holder"), "another holder's slot was touched");
+    free(v);
+    for (int n = 0; n < C.n; n++) cr_assert_eq(tc_pttl(&C, n, "p:stray:permit:0"), -2, "slot 0 left on node %d", n);
+    tc_del(&C, 2, "p:stray:permit:1");
     redlock_free(rl);
 }
 
