@@ -232,7 +232,10 @@ int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n,
  * handle with redlock_lock_free, not release it. REDLOCK_ERR_NOT_HELD when
  * enough nodes do not hold token that no quorum can; INVALID for a
  * malformed token (the message gives its length or the bad position, never
- * the token). A failed adoption changes nothing the holder relies on (no
+ * the token), and for a resource whose key is of another kind on more
+ * nodes than a quorum can spare (a read-write lock's readers: a reader
+ * cannot be adopted). A permit is adopted by its slot key
+ * ("<resource>:permit:<slot>"). A failed adoption changes nothing the holder relies on (no
  * key is deleted). redlock_lock_fence() of an adopted lock is 0: the
  * fencing counter is kept per resource, not per holder, so the token's
  * fence cannot be read back; hand it over alongside the token. */
