@@ -225,15 +225,23 @@ Test(hosts, dead_resolver_delays_only_its_node_which_comes_back) {
 }
 
 /* A lookup that fails at once (nothing at the resolver address: port
- * unreachable) is a failed vote naming the lookup and its reason. */
+ * unreachable) is a failed vote naming the lookup and its reason. The
+ * connect deadline is long here: under valgrind the first lookup (loading
+ * the NSS modules) can outlast the default one and vote "timeout". */
 Test(hosts, failed_lookup_is_a_failed_vote_naming_it) {
     char one[128];
     snprintf(one, sizeof one, "redis://nowhere.test:%d", C.port[0]);
     const char *u1[1] = {one};
-    redlock_t *rl = new_rl(u1, 1);
+    redlock_options_t o;
+    rt_options(&o);
+    o.nodes = u1;
+    o.n_nodes = 1;
+    o.connect_timeout_ms = 10000;
+    redlock_t *rl = NULL;
+    cr_assert_eq(redlock_new_ex(&rl, &o, NULL, 0), REDLOCK_OK);
     redlock_report_t rep;
     redlock_lock_t *l = NULL;
-    cr_assert_eq(redlock_acquire_ex(rl, "hosts:nowhere", 5000, 0, &l, &rep), REDLOCK_ERR_NO_QUORUM);
+    cr_assert_eq(redlock_acquire_ex(rl, "hosts:nowhere", 30000, 0, &l, &rep), REDLOCK_ERR_NO_QUORUM);
     cr_assert_eq(rep.nodes[0].vote, REDLOCK_VOTE_ERROR, "vote %s", redlock_vote_name(rep.nodes[0].vote));
     cr_assert(strstr(rep.nodes[0].detail, "lookup of nowhere.test failed: "), "detail: %s", rep.nodes[0].detail);
     cr_assert_str_eq(rep.nodes[0].address, "");
