@@ -14,27 +14,27 @@ local mine = redis.pcall('GET', KEYS[1])
 if type(mine) == 'table' then
     return -1
 end
-if mine == ARGV[1] then
+local ours = mine == ARGV[1]
+if ours then
     redis.call('DEL', KEYS[1])
-    if ARGV[2] == '1' then
-        redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')
-    elseif ARGV[2] == 'p' then -- a permit: its semaphore's waiters
-        redis.pcall('PUBLISH', 'redlock:released:' .. string.gsub(KEYS[1], ':permit:%d+$', ''), '')
-    end
 end
-if ARGV[2] == 'p' and (tonumber(ARGV[3]) or 0) > 0 then
+if ARGV[2] == '1' and ours then
+    redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')
+elseif ARGV[2] == 'p' then -- a permit: its semaphore's waiters, and its strays
     local base, keys = string.gsub(KEYS[1], ':permit:%d+$', ''), {}
-    for i = 1, tonumber(ARGV[3]) do
+    if ours then
+        redis.pcall('PUBLISH', 'redlock:released:' .. base, '')
+    end
+    for i = 1, tonumber(ARGV[3]) or 0 do
         keys[i] = base .. ':permit:' .. (i - 1)
     end
-    local vals = redis.call('MGET', unpack(keys)) -- (MGET is nil, not an error, for a key of another type)
-    for i = 1, #keys do
-        if vals[i] == ARGV[1] and keys[i] ~= KEYS[1] then
-            redis.call('DEL', keys[i])
+    if #keys > 0 then
+        local vals = redis.call('MGET', unpack(keys)) -- (nil, not an error, for a key of another type)
+        for i = 1, #keys do
+            if vals[i] == ARGV[1] and keys[i] ~= KEYS[1] then
+                redis.call('DEL', keys[i])
+            end
         end
     end
 end
-if mine == ARGV[1] then
-    return 1
-end
-return 0
+return ours and 1 or 0

@@ -12,10 +12,11 @@ enum { LIFE_START = 0, LIFE_SENT };
  * than a quorum can spare found a key of another kind there (a reader's
  * token adopted or released as a mutex's): the message says so. */
 static int wrong_kind(rl_life_op_t *e, int rc) {
+    if (!e->by_token || rc != REDLOCK_ERR_NOT_HELD) return rc;
     const rl_round_t *r = e->op.r;
     size_t wrong = 0;
     for (size_t i = 0; i < r->n; i++) wrong += r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
-    if (!e->by_token || rc != REDLOCK_ERR_NOT_HELD || wrong <= r->n - r->quorum) return rc;
+    if (wrong <= r->n - r->quorum) return rc;
     if (e->op.rep)
         snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %zu nodes: %s",
                  e->keys.k[0], wrong, r->n, RL_WRONG_KIND);
@@ -61,8 +62,8 @@ static int release_next(rl_op_t *op, uint64_t now) {
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
         rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
-        char limit[8];
-        snprintf(limit, sizeof limit, "%u", e->limit);
+        char limit[8] = ""; /* a permit's: its release also clears the token's stray slots */
+        if (e->slot >= 0) snprintf(limit, sizeof limit, "%u", e->limit);
         const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
         rl_run_script_args(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, extra, e->slot >= 0 ? 2 : 1,
                            rl_classify_mine);

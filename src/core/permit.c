@@ -109,7 +109,7 @@ void rl_permit_cleanup(rl_acquire_op_t *a) {
  * always give s too, and whatever they gave is cleared by the permit's
  * release (release.lua deletes the token's other slots of the semaphore)
  * or expires with the TTL -- a clean-up on every grant cost a script on
- * every node (a permit acquire at 1.5 x the mutex's, now 1.15 x). */
+ * every node (a permit at 1.5 x the mutex's cost, now 1.2 x). */
 static int strays(const rl_round_t *r, int s) {
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];
