@@ -46,14 +46,15 @@ extern "C" {
     X(STALE, -12, "fencing token is older than one the store has seen")        \
     X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote") \
     X(CANCELLED, -14, "cancelled before it completed")                         \
-    X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end")
+    X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end") \
+    X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -15
+    REDLOCK_ERR_LAST_ = -16
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -99,6 +100,14 @@ typedef struct redlock_options {
     uint32_t clock_check_ms;     /* sample a node's TIME at most this often, piggy-backed on acquires;
                                     default 1000; 0: on every acquire */
     int stats;                   /* keep the counters of redlock_stats, default 1; 0: count nothing */
+    /* A silent minority (DESIGN.md 9.1). A node whose request timed out is suspect: rounds do
+       not send it anything (its vote fails at once, REDLOCK_ERR_SUSPECT) until a probe (a fresh
+       connection and PING, off the round path) answers; then it rejoins at once. */
+    uint32_t probe_min_ms;       /* first wait between probes of a suspect node, default 50 */
+    uint32_t probe_max_ms;       /* the wait doubles up to this, default 1000 */
+    uint32_t grace_rtts;         /* once a round's outcome is known, the nodes still unheard are waited
+                                    for this many round trips of the slowest that answered (at least
+                                    0.5 ms, at most op_timeout_ms), default 4 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
@@ -332,6 +341,9 @@ typedef struct redlock_node_stats {
     uint64_t quarantined;   /* skipped or refused: restarted or clock jumped (an acquire's REDLOCK_VOTE_DOWN) */
     uint64_t reconnects;    /* connection attempts made after the node had failed */
     redlock_histogram_t rtt; /* round trip of each vote that came with an answer */
+    uint64_t suspect;       /* skipped: suspect (it timed out; waiting for a probe to answer) */
+    uint64_t suspected;     /* times it became suspect (a request of it timed out) */
+    uint64_t probes;        /* probes sent to it while suspect */
 } redlock_node_stats_t;
 
 typedef struct redlock_stats {
@@ -342,6 +354,8 @@ typedef struct redlock_stats {
     uint64_t locks_lost;    /* locks the watchdog declared lost */
     uint64_t waits;         /* acquire calls that found the lock taken and waited on its release channel */
     uint64_t wakeups;       /* release announcements heard that woke such a waiter */
+    uint64_t splits;        /* acquire attempts that split the vote (some yes, some no, no quorum):
+                               the next attempt backs off a random fraction of a round trip */
     redlock_histogram_t rounds; /* duration of every round */
     size_t n_nodes;
     redlock_node_stats_t nodes[REDLOCK_MAX_NODES];

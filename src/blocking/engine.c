@@ -161,6 +161,22 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
     e->leader = 0;
 }
 
+/* One turn of the loop that does not wait, e->mu held: what arrived is
+ * read and deadlines are judged. For a round decided at submission while
+ * no thread leads and some node is suspect (N = 1, or most nodes silent):
+ * no round would otherwise turn the loop, and a probe would go unheard. */
+static void poll_once(rl_engine_t *e) {
+    unsigned gens[REDLOCK_MAX_NODES];
+    nfds_t np = build_pollset(e, gens);
+    int nready = poll(e->pfd, np, 0);
+    uint64_t now = e->ns.cfg.clock();
+    for (nfds_t k = 0; nready > 0 && k + 1 < np; k++)
+        if (e->pfd[k].revents && e->ns.conns[e->pnode[k]].gen == gens[k])
+            rl_nodes_events(&e->ns, e->pnode[k], e->pfd[k].revents, now);
+    rl_nodes_expire(&e->ns, now);
+    rl_nodes_flush(&e->ns, now);
+}
+
 /* Asks for the leader's poll to be woken, so it sees newly queued output;
  * the pipe is written once e->mu is released (unlock_and_wake). */
 static void wake_leader(rl_engine_t *e) {
@@ -188,6 +204,8 @@ void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
     if (r->done) { /* decided at submission: what was queued must still leave */
         if (e->leader)
             wake_leader(e);
+        else if (rl_nodes_probing(&e->ns))
+            poll_once(e);
         else
             rl_nodes_flush(&e->ns, now);
     } else if (e->leader) {

@@ -2,6 +2,7 @@
  * redlock_stats_prometheus (that snapshot in the Prometheus text
  * exposition format, version 0.0.4, written snprintf-style). */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,13 +98,13 @@ static void put_hist(out_t *o, const char *name, const char *node, const redlock
 
 /* The per-node vote counters. */
 static void put_votes(out_t *o, const redlock_stats_t *s) {
-    static const char *const kinds[] = {"yes", "no", "timeout", "down", "quarantined", "error"};
+    static const char *const kinds[] = {"yes", "no", "timeout", "down", "quarantined", "error", "suspect"};
     put_family(o, "redlock_node_votes_total", "counter",
                "Votes of each node in rounds, by kind (down: skipped until its reconnect; quarantined: "
-               "restarted or clock jumped).");
+               "restarted or clock jumped; suspect: skipped since it timed out, until a probe answers).");
     for (size_t i = 0; i < s->n_nodes; i++) {
         const redlock_node_stats_t *n = &s->nodes[i];
-        const uint64_t v[] = {n->yes, n->no, n->timeout, n->down, n->quarantined, n->error};
+        const uint64_t v[] = {n->yes, n->no, n->timeout, n->down, n->quarantined, n->error, n->suspect};
         for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
             put(o, "redlock_node_votes_total{node=\""), put_label(o, n->node);
             put(o, "\",vote=\"%s\"} %llu\n", kinds[k], (unsigned long long)v[k]);
@@ -111,13 +112,26 @@ static void put_votes(out_t *o, const redlock_stats_t *s) {
     }
 }
 
-/* The per-node reconnects and round-trip histograms. */
-static void put_nodes(out_t *o, const redlock_stats_t *s) {
-    put_family(o, "redlock_node_reconnects_total", "counter", "Connection attempts to a node after it had failed.");
+/* One per-node counter family: name, help, and the field at offset off
+ * of each node's stats. */
+static void put_node_counter(out_t *o, const redlock_stats_t *s, const char *name, const char *help, size_t off) {
+    put_family(o, name, "counter", help);
     for (size_t i = 0; i < s->n_nodes; i++) {
-        put(o, "redlock_node_reconnects_total{node=\""), put_label(o, s->nodes[i].node);
-        put(o, "\"} %llu\n", (unsigned long long)s->nodes[i].reconnects);
+        uint64_t v;
+        memcpy(&v, (const char *)&s->nodes[i] + off, sizeof v);
+        put(o, "%s{node=\"", name), put_label(o, s->nodes[i].node);
+        put(o, "\"} %llu\n", (unsigned long long)v);
     }
+}
+
+/* The per-node reconnects, suspicions, probes and round-trip histograms. */
+static void put_nodes(out_t *o, const redlock_stats_t *s) {
+    put_node_counter(o, s, "redlock_node_reconnects_total", "Connection attempts to a node after it had failed.",
+                     offsetof(redlock_node_stats_t, reconnects));
+    put_node_counter(o, s, "redlock_node_suspected_total", "Times a node became suspect (a request of it timed out).",
+                     offsetof(redlock_node_stats_t, suspected));
+    put_node_counter(o, s, "redlock_node_probes_total", "Probes (fresh connection and PING) sent to a suspect node.",
+                     offsetof(redlock_node_stats_t, probes));
     put_family(o, "redlock_node_rtt_seconds", "histogram", "Round trip of each node's answer counted as a vote.");
     for (size_t i = 0; i < s->n_nodes; i++) put_hist(o, "redlock_node_rtt_seconds", s->nodes[i].node, &s->nodes[i].rtt);
 }
@@ -136,6 +150,9 @@ static void put_all(out_t *o, const redlock_stats_t *s) {
     put(o, "redlock_waits_total %llu\n", (unsigned long long)s->waits);
     put_family(o, "redlock_wakeups_total", "counter", "Release announcements heard that woke a waiter.");
     put(o, "redlock_wakeups_total %llu\n", (unsigned long long)s->wakeups);
+    put_family(o, "redlock_split_votes_total", "counter",
+               "Acquire attempts that split the vote (some yes, some no, no quorum) and backed off.");
+    put(o, "redlock_split_votes_total %llu\n", (unsigned long long)s->splits);
     put_family(o, "redlock_round_duration_seconds", "histogram", "Duration of each round (one command to every node).");
     put_hist(o, "redlock_round_duration_seconds", NULL, &s->rounds);
     put_votes(o, s);

@@ -98,18 +98,19 @@ static void print_table(const redlock_stats_t *s) {
     print_calls("extend", s->extends);
     print_calls("release", s->releases);
     print_calls("adopt", s->adopts);
-    printf("rounds: %llu, mean %llu us; locks lost: %llu\n", (unsigned long long)s->rounds.count, mean_us(&s->rounds),
-           (unsigned long long)s->locks_lost);
+    printf("rounds: %llu, mean %llu us; locks lost: %llu; split votes: %llu\n", (unsigned long long)s->rounds.count,
+           mean_us(&s->rounds), (unsigned long long)s->locks_lost, (unsigned long long)s->splits);
     int w = 4;
     for (size_t i = 0; i < s->n_nodes; i++)
         if ((int)strlen(s->nodes[i].node) > w) w = (int)strlen(s->nodes[i].node);
-    printf("  %2s  %-*s  %6s  %6s  %7s  %6s  %11s  %6s  %10s  %12s\n", "#", w, "NODE", "YES", "NO", "TIMEOUT", "DOWN",
-           "QUARANTINED", "ERROR", "RECONNECTS", "RTT_MEAN(us)");
+    printf("  %2s  %-*s  %6s  %6s  %7s  %6s  %11s  %7s  %6s  %10s  %12s\n", "#", w, "NODE", "YES", "NO", "TIMEOUT",
+           "DOWN", "QUARANTINED", "SUSPECT", "ERROR", "RECONNECTS", "RTT_MEAN(us)");
     for (size_t i = 0; i < s->n_nodes; i++) {
         const redlock_node_stats_t *n = &s->nodes[i];
-        printf("  %2zu  %-*s  %6llu  %6llu  %7llu  %6llu  %11llu  %6llu  %10llu  %12llu\n", i, w, n->node,
+        printf("  %2zu  %-*s  %6llu  %6llu  %7llu  %6llu  %11llu  %7llu  %6llu  %10llu  %12llu\n", i, w, n->node,
                (unsigned long long)n->yes, (unsigned long long)n->no, (unsigned long long)n->timeout,
-               (unsigned long long)n->down, (unsigned long long)n->quarantined, (unsigned long long)n->error,
+               (unsigned long long)n->down, (unsigned long long)n->quarantined, (unsigned long long)n->suspect,
+               (unsigned long long)n->error,
                (unsigned long long)n->reconnects, mean_us(&n->rtt));
     }
 }

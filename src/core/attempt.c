@@ -213,6 +213,32 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
     return m < k ? 0 : at[k - 1];
 }
 
+/* 1 when a's attempt split the vote: some yes, some no, no quorum (another
+ * contender, likely another process's head, got the rest). Counts it,
+ * and the splits in a row (reset by an attempt that did not split). */
+static int split_vote(rl_acquire_op_t *a) {
+    const rl_round_t *r = a->op.r;
+    if (a->limit || a->shared || !r->yes || !r->no || r->yes >= r->quorum) {
+        a->splits = 0;
+        return 0;
+    }
+    rl_stats_split(a->op.rl->stats);
+    if (a->splits < 10) a->splits++;
+    return 1;
+}
+
+/* After a split, the next attempt comes a random fraction of a round trip
+ * later rather than at the retry delay, so two contenders that collided
+ * stop colliding (DESIGN.md 9.1): within [0, 2^(k-1) round trips] after
+ * the k-th split in a row, capped at cap_us (0: no cap). Returns >= 1 µs. */
+static uint64_t split_backoff_us(const rl_acquire_op_t *a, uint64_t cap_us) {
+    uint64_t rtt = (uint64_t)rl_round_slowest_us(a->op.r);
+    if (rtt < 100) rtt = 100;
+    uint64_t span = rtt << (a->splits - 1);
+    if (cap_us && span > cap_us) span = cap_us;
+    return 1 + (uint64_t)rl_random_between(0, (unsigned)(span > UINT32_MAX ? UINT32_MAX : span));
+}
+
 /* The wait deadline (UINT64_MAX without a bound). */
 static uint64_t wait_end(const rl_acquire_op_t *a) {
     return a->wait_ms < 0 ? UINT64_MAX : a->start_us + (uint64_t)a->wait_ms * 1000u;
@@ -225,6 +251,7 @@ static uint64_t wait_end(const rl_acquire_op_t *a) {
 static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
+    int split = split_vote(a);
     if (!retryable(op->rc) || a->wait_ms == 0) return RL_STEP_DONE;
     uint64_t at = 0;
     int heard = rl_waitq_woken(a, 0, &at); /* a release was heard while the attempt was out */
@@ -234,6 +261,7 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
     if (heard) d = at > now ? at - now : 0;
+    if (split) d = (heard ? d : 0) + split_backoff_us(a, heard ? 0 : d);
     uint64_t end = wait_end(a);
     if (now >= end) return waited(a, now);
     if (d >= end - now) d = end - now, a->last = 1;
@@ -332,6 +360,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->n = 0;
     a->tries = 0;
     a->last = 0;
+    a->splits = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->limit = 0;
     a->shared = 0;

@@ -24,6 +24,7 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->pending = n;
     r->done = 0;
     r->t0_us = 0;
+    r->grace_us = 0;
     r->owner = NULL;
     for (size_t i = 0; nodes && i < n; i++) {
         nodes[i].vote = REDLOCK_VOTE_NONE;
@@ -86,6 +87,36 @@ int rl_round_decided(const rl_round_t *r) {
     default:
         return 0;
     }
+}
+
+int rl_round_settled(const rl_round_t *r) {
+    if (rl_round_decided(r)) return 1;
+    switch (r->stop) {
+    case RL_STOP_MAJORITY:
+    case RL_STOP_GRANT:
+        return r->yes >= r->quorum || r->yes + r->pending < r->quorum;
+    case RL_STOP_SLOT: {
+        size_t best = rl_round_best_slot(r, NULL);
+        return best >= r->quorum || best + r->pending < r->quorum;
+    }
+    case RL_STOP_RESOLVE:
+        return r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum;
+    default:
+        return 0;
+    }
+}
+
+int64_t rl_round_slowest_us(const rl_round_t *r) {
+    int64_t slow = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->pn[i].rtt_us > slow) slow = r->pn[i].rtt_us;
+    return slow;
+}
+
+uint64_t rl_round_grace_us(const rl_round_t *r, uint32_t rtts, uint64_t cap_us) {
+    uint64_t g = (uint64_t)rl_round_slowest_us(r) * rtts;
+    if (g < RL_GRACE_MIN_US) g = RL_GRACE_MIN_US;
+    return g < cap_us ? g : cap_us;
 }
 
 int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail) {

@@ -64,6 +64,8 @@ typedef struct rl_round {
     size_t yes, no, failed, pending, auth_failed;
     int done;
     uint64_t t0_us;                   /* when the round was sent */
+    uint64_t grace_us;                /* its outcome is known: the nodes still unheard are waited
+                                       * for until then (0: not yet; see rl_round_settled) */
     void *owner;                      /* the driver's: who waits for this round */
     rl_round_node_t pn[];             /* per node: n entries (see rl_round_size) */
 } rl_round_t;
@@ -92,6 +94,23 @@ int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rt
 
 /* 1 when the stop rule says the outcome is known (or nothing is pending). */
 int rl_round_decided(const rl_round_t *r);
+
+/* 1 when the round's outcome (a quorum of yes or not; for a release, of
+ * yes, of no, or of neither) is known though the stop rule still waits:
+ * to settle the reason, or to hear a holder's remaining TTL. The driver
+ * then waits only a short grace for the nodes still unheard (DESIGN.md
+ * 9.1); RL_STOP_ALL never settles early. */
+int rl_round_settled(const rl_round_t *r);
+
+/* The slowest round trip among the nodes that answered r, in µs (0 when
+ * none did). */
+int64_t rl_round_slowest_us(const rl_round_t *r);
+
+/* How long a settled round still waits for its unheard nodes: rtts round
+ * trips of the slowest node that answered, at least RL_GRACE_MIN_US and
+ * at most cap_us (the op timeout), in µs. */
+#define RL_GRACE_MIN_US 500u
+uint64_t rl_round_grace_us(const rl_round_t *r, uint32_t rtts, uint64_t cap_us);
 
 /* The slot most yes votes of a permit round name (pn[].u.left_ms of the
  * nodes that voted yes), in *slot (-1 when none), and how many name it. */

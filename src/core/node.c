@@ -135,6 +135,51 @@ int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t no
     return clock_watched(cfg, c) && now >= c->time_due_us ? queue_time(cfg, c, now) : 0;
 }
 
+/* A probe of the suspect c was answered: it takes requests again. */
+static void rejoin(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    if (!c->suspect) return;
+    c->suspect = 0;
+    c->probe_backoff_ms = 0;
+    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s answers again after %llu ms as suspect: back in rounds",
+            c->uri.display, (unsigned long long)((now - c->suspect_since_us) / 1000));
+}
+
+void rl_node_suspect(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why, uint64_t now) {
+    if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
+    c->last_err = REDLOCK_ERR_TIMEOUT;
+    if (c->suspect) return;
+    c->suspect = 1;
+    c->suspect_since_us = now;
+    c->probe_backoff_ms = 0;
+    rl_stats_suspected(cfg->stats, (size_t)c->idx);
+    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s suspect (%s): rounds skip it until a probe answers",
+            c->uri.display, c->last_detail);
+}
+
+int rl_node_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+    rl_stats_probe(cfg->stats, (size_t)c->idx);
+    int rc = c->state == RL_CONN_DOWN ? rl_node_open(cfg, c, now) : 0;
+    uint64_t deadline = now + (uint64_t)(cfg->connect_timeout_ms + cfg->op_timeout_ms) * 1000u;
+    if (rc == 0 && (rl_conn_send(c, ping, sizeof ping - 1) < 0 || !rl_conn_push(c, RL_REQ_PROBE, NULL, now, deadline))) {
+        rc = REDLOCK_ERR_NOMEM;
+        snprintf(c->last_detail, sizeof c->last_detail, "out of memory");
+    }
+    if (rc) c->suspect = 0; /* it refuses (or failed): the plain reconnect backoff takes over */
+    return rc;
+}
+
+void rl_node_probe_later(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    uint32_t wait = c->probe_backoff_ms ? c->probe_backoff_ms : cfg->probe_min_ms;
+    c->probe_backoff_ms = wait * 2 > cfg->probe_max_ms ? cfg->probe_max_ms : wait * 2;
+    c->probe_at_us = c->retry_at_us = now + (uint64_t)wait * 1000u;
+}
+
+void rl_node_suspect_why(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
+    snprintf(buf, n, "suspect for %llu ms, skipped until a probe answers (%s)",
+             (unsigned long long)((now - c->suspect_since_us) / 1000), c->last_detail);
+}
+
 int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,
                            char *detail, size_t n) {
     const redisReply *rep = reply;
@@ -143,7 +188,8 @@ int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const voi
     rl_conn_pop(c);
     if (kind == RL_REQ_TIME) learn_time(cfg, c, rep, sent, now);
     if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(cfg, c, rep, now);
-    if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME) return 0;
+    if (kind == RL_REQ_PROBE) rejoin(cfg, c, now); /* any answer will do: it is not silent */
+    if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME || kind == RL_REQ_PROBE) return 0;
     if (kind == RL_REQ_LOAD) {
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);
         return 0;

@@ -40,15 +40,36 @@ void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r) {
     if (!r->done) detach_round(ns, r);
 }
 
+/* Lowers the due time of every node r still waits for to r's grace. */
+static void grace_dues(rl_nodes_t *ns, const rl_round_t *r) {
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].u.slot == RL_NO_SLOT) continue;
+        if (ns->conns[i].due_us > r->grace_us) ns->conns[i].due_us = r->grace_us;
+    }
+}
+
+/* Once r's outcome is known while its stop rule still waits for nodes (a
+ * reason to settle, a holder's TTL to hear), starts its grace (see
+ * rl_round_grace_us). A node not heard by then is not waited for
+ * (DESIGN.md 9.1): its vote stays unheard, a failed vote. */
+static void start_grace(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
+    if (r->done || r->grace_us || !rl_round_settled(r)) return;
+    r->grace_us = now + rl_round_grace_us(r, ns->cfg.grace_rtts, (uint64_t)ns->cfg.op_timeout_ms * 1000u);
+    grace_dues(ns, r);
+}
+
 /* Records a vote and finishes the round if that decided it. */
 static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
-                 const char *detail) {
+                 const char *detail, uint64_t now) {
     if (r->pn[i].vote == REDLOCK_VOTE_NONE) {
         rl_stats_vote(ns->cfg.stats, i, v, err, rtt);
         if (r->nodes) /* the address this node's answer came over */
             memcpy(r->nodes[i].address, ns->conns[i].addr, sizeof r->nodes[i].address);
     }
-    if (rl_round_vote(r, i, v, err, rtt, detail)) finish_round(ns, r);
+    if (rl_round_vote(r, i, v, err, rtt, detail))
+        finish_round(ns, r);
+    else
+        start_grace(ns, r, now);
 }
 
 /* Fails every waiting request of c with err/detail and closes c until
@@ -61,10 +82,12 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
         rl_req_t *q = rl_conn_at(c, k);
         rl_round_t *r = q->round;
         q->round = NULL;
-        if (r) vote(ns, r, (size_t)c->idx, v, err, -1, c->last_detail);
+        if (r) vote(ns, r, (size_t)c->idx, v, err, -1, c->last_detail, now);
     }
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
 }
+
+static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
 
 /* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
  * of its "*<argc>\r\n" header and *args to the offset of the arguments
@@ -84,6 +107,16 @@ static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args
 static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     rl_conn_t *c = &ns->conns[i];
     rl_round_t *owner = r->done ? NULL : r;
+    if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) probe_due(ns, c, now);
+    if (c->suspect) { /* silent lately: not waited for until a probe answers */
+        char why[RL_DETAIL_LEN + 64];
+        rl_node_suspect_why(c, now, why, sizeof why);
+        if (owner) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
+        /* a release still goes out on its open connection, behind what it
+         * owes (an attempt's SET it may yet apply), unwaited */
+        if (!r->send_all || c->state == RL_CONN_DOWN) return;
+        owner = NULL;
+    }
     if (c->state == RL_CONN_DOWN) {
         int was_waiting = now < c->retry_at_us;
         int rc = rl_node_open(&ns->cfg, c, now);
@@ -91,14 +124,14 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
         if (rc) {
             char why[RL_DETAIL_LEN + 8];
             snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
-            if (owner) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why);
+            if (owner) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
             return;
         }
     }
     if (owner && r->grants) {
         char why[96];
         if (rl_node_quarantined(c, now, why, sizeof why)) { /* its grant would not count */
-            vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why);
+            vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
             return;
         }
         /* a clock sample goes just ahead of the grant, so a jump is judged before the grant counts */
@@ -114,7 +147,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     if (!q) {
         char why[96];
         snprintf(why, sizeof why, "too many requests in flight (%u)", c->qcap);
-        if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why);
+        if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
         node_down(ns, c, REDLOCK_ERR_IO, why, now);
         return;
     }
@@ -133,6 +166,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint64_t now) {
     rl_conn_t *c = &ns->conns[i];
+    if (c->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
     int was_waiting = now < c->retry_at_us;
     int rc = c->state == RL_CONN_DOWN ? rl_node_open(&ns->cfg, c, now) : 0;
     if (rc) {
@@ -161,7 +195,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     rl_req_t old = *rl_conn_head(c);
     if (!old.fb_len) {
         rl_conn_pop(c);
-        if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT");
+        if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT", now);
         return;
     }
     const char *fb = c->fb.data + c->fb.off; /* "*<argc>\r\n" then the arguments after the sha1 */
@@ -177,7 +211,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     rl_conn_pop(c);
     rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_USER, old.round, old.sent_us, old.deadline_us) : NULL;
     if (!q) {
-        if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
+        if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
         node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
@@ -234,7 +268,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         v = REDLOCK_VOTE_DOWN; /* a grant from a node that may have lost its data: the clean-up releases it */
         err = REDLOCK_ERR_QUARANTINED;
     }
-    vote(ns, r, (size_t)c->idx, v, err, rtt, detail);
+    vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
 }
 
 /* Reads from c and handles every complete reply; a read error or EOF is
@@ -257,19 +291,109 @@ static void node_readable(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     if (rc && c->state != RL_CONN_DOWN) node_down(ns, c, rc, why, now);
 }
 
-/* Times out requests past their deadline (their slot stays, so the late
- * reply is dropped), and takes down nodes whose connect took too long or
- * that stayed silent for node_down_ms while owing replies. A node's queue
- * is scanned only once its due_us (a lower bound of its requests'
- * deadlines, kept by rl_conn_push) has passed; the scan then sets due_us to
- * the exact earliest deadline left, so the scans are about one per
+/* Says in r's report why the nodes still unheard at its grace's end were
+ * not waited for (their vote stays NONE: a failed vote). */
+static void note_unheard(rl_round_t *r, uint64_t now) {
+    for (size_t i = 0; r->nodes && i < r->n; i++)
+        if (r->pn[i].vote == REDLOCK_VOTE_NONE)
+            snprintf(r->nodes[i].detail, sizeof r->nodes[i].detail,
+                     "not waited for: no reply %llu us after the round was sent, when its outcome was known",
+                     (unsigned long long)(now - r->t0_us));
+}
+
+/* Fails, as suspect, every round still waiting on c (their requests
+ * stay queued without an owner, so late replies are dropped). */
+static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    char why[RL_DETAIL_LEN + 64];
+    rl_node_suspect_why(c, now, why, sizeof why);
+    for (uint32_t k = 0; k < c->qlen; k++) {
+        rl_req_t *q = rl_conn_at(c, k);
+        rl_round_t *r = q->round;
+        q->round = NULL;
+        if (r) vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
+    }
+}
+
+/* c owed a reply past its deadline (why; probe: it was a probe's). The
+ * first time, c becomes suspect: the rounds waiting on it stop waiting,
+ * it gets no new requests but releases, and a PING on its connection
+ * probes it. A probe that times out closes the connection (what c owed
+ * goes with it); the next probe, after a backoff, opens a fresh one. A
+ * subscriber set has no suspects. */
+static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, uint64_t now) {
+    if (ns->cfg.subscriber) return;
+    if (c->suspect && !probe) return; /* its probe decides */
+    if (c->suspect) {
+        node_down(ns, c, REDLOCK_ERR_TIMEOUT, why, now);
+        c->suspect = 1; /* (a close keeps it; the next probe opens anew) */
+        rl_node_probe_later(&ns->cfg, c, now);
+        return;
+    }
+    rl_node_suspect(&ns->cfg, c, why, now);
+    drop_waiting(ns, c, now);
+    int rc = rl_node_probe(&ns->cfg, c, now);
+    if (rc) node_down(ns, c, rc, c->last_detail, now);
+}
+
+/* Sends the probe of a suspect node that is down once it is due; a node
+ * that refuses it (not silent) goes down the plain way. */
+static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    int rc = rl_node_probe(&ns->cfg, c, now);
+    if (rc) node_down(ns, c, rc, c->last_detail, now);
+}
+
+/* Scans c's queue once its due time has come: a round whose grace ended
+ * is finished without this node's vote; a request or probe past its
+ * deadline makes the node late (node_late; a round's request votes
+ * TIMEOUT first). Sets c->due_us to the earliest deadline or grace left.
+ * Returns 1 when c went down. */
+static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    uint64_t due = UINT64_MAX;
+    char why[64] = "";
+    int probe = 0;
+    for (uint32_t k = 0; k < c->qlen; k++) {
+        rl_req_t *q = rl_conn_at(c, k);
+        rl_round_t *r = q->round;
+        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE) || (!r && ns->cfg.subscriber)) continue;
+        if (r && r->grace_us && now >= r->grace_us) { /* the outcome is known: stop waiting */
+            note_unheard(r, now);
+            finish_round(ns, r);
+            r = NULL;
+        }
+        if (r && r->grace_us && r->grace_us < due) due = r->grace_us;
+        if (now < q->deadline_us) {
+            if (q->deadline_us < due) due = q->deadline_us;
+            continue;
+        }
+        if (!why[0])
+            snprintf(why, sizeof why, "%s within %u ms", q->kind == RL_REQ_PROBE ? "no PING reply" : "no reply",
+                     (unsigned)((q->deadline_us - q->sent_us) / 1000u));
+        probe |= q->kind == RL_REQ_PROBE;
+        q->deadline_us = UINT64_MAX; /* judged once */
+        q->round = NULL;
+        if (r) vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why, now);
+    }
+    c->due_us = due;
+    if (!why[0]) return 0;
+    node_late(ns, c, why, probe, now);
+    return c->state == RL_CONN_DOWN;
+}
+
+/* Judges deadlines: late requests (see scan_late), connects and lookups
+ * that took too long, nodes silent for node_down_ms while owing replies,
+ * and the probes of suspect nodes that are due. A node's queue is scanned
+ * only once its due_us (a lower bound of its requests' deadlines and
+ * their rounds' graces) has passed, so the scans are about one per
  * op_timeout_ms per node instead of one per loop turn. Deadlines are not
  * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
  * their original deadline), which a lower bound does not need. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
     for (size_t i = 0; i < ns->n; i++) {
         rl_conn_t *c = &ns->conns[i];
-        if (c->state == RL_CONN_DOWN) continue;
+        if (c->state == RL_CONN_DOWN) {
+            if (c->suspect && now >= c->probe_at_us) probe_due(ns, c, now);
+            continue;
+        }
         if (c->state == RL_CONN_RESOLVING && now >= c->connect_deadline_us) {
             char why[RL_DETAIL_LEN];
             snprintf(why, sizeof why, "lookup of %s timed out (no answer within %u ms)", c->uri.host,
@@ -285,40 +409,34 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             if (rc) node_down(ns, c, rc, c->last_detail, now);
             continue;
         }
-        if (now >= c->due_us) { /* some request may be late: scan, and learn the next due time */
-            uint64_t due = UINT64_MAX;
-            for (uint32_t k = 0; k < c->qlen; k++) {
-                rl_req_t *q = rl_conn_at(c, k);
-                if (!q->round) continue;
-                if (now < q->deadline_us) {
-                    if (q->deadline_us < due) due = q->deadline_us;
-                    continue;
-                }
-                rl_round_t *r = q->round;
-                q->round = NULL;
-                char why[64];
-                snprintf(why, sizeof why, "no reply within %u ms", (unsigned)((q->deadline_us - q->sent_us) / 1000u));
-                vote(ns, r, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why);
-            }
-            c->due_us = due;
-        }
+        if (now >= c->due_us && scan_late(ns, c, now)) continue;
         rl_req_t *h = rl_conn_head(c);
         uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
         if (h && now - quiet_since >= (uint64_t)ns->cfg.node_down_ms * 1000u) {
             char why[64];
             snprintf(why, sizeof why, "silent for %u ms with %u replies owed", ns->cfg.node_down_ms, c->qlen);
             node_down(ns, c, REDLOCK_ERR_TIMEOUT, why, now);
+            if (c->suspect) rl_node_probe_later(&ns->cfg, c, now);
         }
     }
 }
 
 /* ----------------------------------------------------------------- the loop */
 
+int rl_nodes_probing(const rl_nodes_t *ns) {
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->conns[i].suspect) return 1;
+    return 0;
+}
+
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     uint64_t next = UINT64_MAX;
     for (size_t i = 0; i < ns->n; i++) {
         const rl_conn_t *c = &ns->conns[i];
-        if (c->state == RL_CONN_DOWN) continue;
+        if (c->state == RL_CONN_DOWN) {
+            if (c->suspect && c->probe_at_us < next) next = c->probe_at_us;
+            continue;
+        }
         if (c->state == RL_CONN_RESOLVING && c->connect_deadline_us < next) next = c->connect_deadline_us;
         if (c->state == RL_CONN_CONNECTING && c->addr_deadline_us < next) next = c->addr_deadline_us;
         if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
@@ -382,6 +500,7 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     r->t0_us = now;
     for (size_t i = 0; i < ns->n && (!r->done || r->send_all); i++) submit(ns, r, i, now);
     if (rl_round_decided(r) && !r->done) finish_round(ns, r);
+    if (r->grace_us && !r->done) grace_dues(ns, r); /* nodes sent to after the grace began */
 }
 
 /* --------------------------------------------------------------- set-up */

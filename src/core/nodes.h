@@ -31,6 +31,8 @@ typedef struct rl_nodes_config {
     uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
     uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
     struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
+    uint32_t probe_min_ms, probe_max_ms; /* a suspect node's probe backoff (see node.h) */
+    uint32_t grace_rtts;         /* a settled round waits this many of its slowest round trips */
     int subscriber;              /* pub/sub connections (subs.c): no script loads or probes on
                                   * connect; push frames go to the pubsub hook */
 } rl_nodes_config_t;
@@ -90,6 +92,9 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);
 
 /* Judges deadlines: late requests, connects and silent nodes. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now);
+
+/* 1 when some node is suspect (its probes need the loop turning). */
+int rl_nodes_probing(const rl_nodes_t *ns);
 
 /* The next instant rl_nodes_expire has work; UINT64_MAX when none. */
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns);

@@ -50,6 +50,7 @@ typedef struct rl_acquire_op {
     uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
     uint32_t tries;         /* attempts sent, also those a heard release prompted */
     uint8_t last;           /* the current attempt is the one at the wait deadline */
+    uint8_t splits;         /* attempts in a row that split the vote (see attempt.c) */
     uint8_t fenced;
     uint64_t fence_max;     /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;

@@ -27,6 +27,9 @@ void redlock_options_init(redlock_options_t *opt) {
     opt->clock_jump_ms = 100;
     opt->clock_check_ms = 1000;
     opt->stats = 1;
+    opt->probe_min_ms = 50;
+    opt->probe_max_ms = 1000;
+    opt->grace_rtts = 4;
 }
 
 /* Writes "name=value must be ..." into err when v is outside [lo, hi].
@@ -50,7 +53,10 @@ static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
         out_of_range("reconnect_max_ms", o->reconnect_max_ms, o->reconnect_min_ms, 600000, err, n) ||
         out_of_range("max_inflight", o->max_inflight, 1, 1000000, err, n) ||
         out_of_range("clock_jump_ms", o->clock_jump_ms, 0, 3600000, err, n) ||
-        out_of_range("clock_check_ms", o->clock_check_ms, 0, 3600000, err, n))
+        out_of_range("clock_check_ms", o->clock_check_ms, 0, 3600000, err, n) ||
+        out_of_range("probe_min_ms", o->probe_min_ms, 1, 60000, err, n) ||
+        out_of_range("probe_max_ms", o->probe_max_ms, o->probe_min_ms, 600000, err, n) ||
+        out_of_range("grace_rtts", o->grace_rtts, 1, 1000, err, n))
         return REDLOCK_ERR_CONFIG;
     if (o->log_level < REDLOCK_LOG_ERROR || o->log_level > REDLOCK_LOG_DEBUG) {
         snprintf(err, n, "log_level=%d is out of range: it must be %d..%d", o->log_level, REDLOCK_LOG_ERROR,

@@ -44,7 +44,10 @@ static int kind_of(redlock_vote_t v, int err) {
     case REDLOCK_VOTE_YES: return RL_KIND_YES;
     case REDLOCK_VOTE_NO: return RL_KIND_NO;
     case REDLOCK_VOTE_TIMEOUT: return RL_KIND_TIMEOUT;
-    case REDLOCK_VOTE_DOWN: return err == REDLOCK_ERR_QUARANTINED ? RL_KIND_QUARANTINED : RL_KIND_DOWN;
+    case REDLOCK_VOTE_DOWN:
+        return err == REDLOCK_ERR_QUARANTINED ? RL_KIND_QUARANTINED
+               : err == REDLOCK_ERR_SUSPECT   ? RL_KIND_SUSPECT
+                                              : RL_KIND_DOWN;
     default: return RL_KIND_ERROR;
     }
 }
@@ -58,6 +61,18 @@ void rl_stats_vote(rl_stats_t *s, size_t node, redlock_vote_t v, int err, int64_
 
 void rl_stats_reconnect(rl_stats_t *s, size_t node) {
     if (s && node < s->n) bump(&s->nodes[node].reconnects);
+}
+
+void rl_stats_suspected(rl_stats_t *s, size_t node) {
+    if (s && node < s->n) bump(&s->nodes[node].suspected);
+}
+
+void rl_stats_probe(rl_stats_t *s, size_t node) {
+    if (s && node < s->n) bump(&s->nodes[node].probes);
+}
+
+void rl_stats_split(rl_stats_t *s) {
+    if (s) bump(&s->splits);
 }
 
 void rl_stats_round(rl_stats_t *s, uint64_t us) {
@@ -93,9 +108,12 @@ static void read_hist(const rl_hist_t *h, redlock_histogram_t *out) {
 
 /* Copies one node's counters (ns may be NULL: zeros). */
 static void read_node(const rl_node_stats_t *ns, redlock_node_stats_t *out) {
-    uint64_t *dst[RL_KINDS] = {&out->yes, &out->no, &out->timeout, &out->down, &out->quarantined, &out->error};
+    uint64_t *dst[RL_KINDS] = {&out->yes,         &out->no,    &out->timeout, &out->down,
+                               &out->quarantined, &out->error, &out->suspect};
     for (int k = 0; k < RL_KINDS; k++) *dst[k] = ns ? get(&ns->votes[k]) : 0;
     out->reconnects = ns ? get(&ns->reconnects) : 0;
+    out->suspected = ns ? get(&ns->suspected) : 0;
+    out->probes = ns ? get(&ns->probes) : 0;
     read_hist(ns ? &ns->rtt : NULL, &out->rtt);
 }
 
@@ -106,6 +124,7 @@ void rl_stats_read(const rl_stats_t *s, size_t n_nodes, redlock_stats_t *out) {
     out->locks_lost = s ? get(&s->lost) : 0;
     out->waits = s ? get(&s->waits) : 0;
     out->wakeups = s ? get(&s->wakeups) : 0;
+    out->splits = s ? get(&s->splits) : 0;
     read_hist(s ? &s->rounds : NULL, &out->rounds);
     out->n_nodes = n_nodes;
     for (size_t i = 0; i < n_nodes && i < REDLOCK_MAX_NODES; i++)

@@ -19,7 +19,8 @@ enum { RL_STAT_ACQUIRE = 0, RL_STAT_EXTEND, RL_STAT_RELEASE, RL_STAT_ADOPT, RL_S
 
 /* Vote kinds as counted (REDLOCK_VOTE_DOWN is split: a quarantined node
  * is counted apart from one waiting for its reconnect). */
-enum { RL_KIND_YES = 0, RL_KIND_NO, RL_KIND_TIMEOUT, RL_KIND_DOWN, RL_KIND_QUARANTINED, RL_KIND_ERROR, RL_KINDS };
+enum { RL_KIND_YES = 0, RL_KIND_NO, RL_KIND_TIMEOUT, RL_KIND_DOWN, RL_KIND_QUARANTINED, RL_KIND_ERROR, RL_KIND_SUSPECT,
+       RL_KINDS };
 
 typedef struct rl_hist {
     _Atomic uint64_t bucket[REDLOCK_STATS_BUCKETS];
@@ -29,13 +30,14 @@ typedef struct rl_hist {
 typedef struct rl_node_stats {
     _Atomic uint64_t votes[RL_KINDS];
     _Atomic uint64_t reconnects;
+    _Atomic uint64_t suspected, probes;
     rl_hist_t rtt;
 } rl_node_stats_t;
 
 typedef struct rl_stats {
     _Atomic uint64_t calls[RL_STAT_VERBS][REDLOCK_STATS_CODES];
     _Atomic uint64_t lost;
-    _Atomic uint64_t waits, wakeups;
+    _Atomic uint64_t waits, wakeups, splits;
     rl_hist_t rounds;
     size_t n;
     rl_node_stats_t nodes[]; /* n entries */
@@ -51,6 +53,11 @@ void rl_stats_call(rl_stats_t *s, int verb, int rc);
 void rl_stats_vote(rl_stats_t *s, size_t node, redlock_vote_t v, int err, int64_t rtt_us);
 /* Counts a connection attempt to node after it had failed. */
 void rl_stats_reconnect(rl_stats_t *s, size_t node);
+/* Counts node becoming suspect, and a probe sent to it while suspect. */
+void rl_stats_suspected(rl_stats_t *s, size_t node);
+void rl_stats_probe(rl_stats_t *s, size_t node);
+/* Counts an acquire attempt that split the vote. */
+void rl_stats_split(rl_stats_t *s);
 /* Counts one round that took us microseconds. */
 void rl_stats_round(rl_stats_t *s, uint64_t us);
 /* Counts a lock the watchdog declared lost. */

@@ -30,7 +30,7 @@ enum { RL_CONN_DOWN = 0, RL_CONN_RESOLVING, RL_CONN_CONNECTING, RL_CONN_READY };
 _Static_assert(RL_ADDR_STRLEN == sizeof ((redlock_node_report_t *)0)->address, "report address size");
 
 /* What a queued request is for. */
-enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME };
+enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE };
 
 typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
@@ -63,8 +63,8 @@ typedef struct rl_conn {
                                 * sha1, in queue order: what an EVAL fallback is built from */
     rl_req_t *q;               /* ring of qcap requests owed a reply */
     uint32_t qcap, qhead, qlen;
-    uint64_t due_us;           /* at most the earliest deadline of a queued request that
-                                * has a round (UINT64_MAX: none); may be early, never late */
+    uint64_t due_us;           /* at most the earliest deadline of a queued request, or
+                                * grace of its round (UINT64_MAX: none); may be early, never late */
     uint64_t connect_deadline_us;
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
@@ -77,6 +77,11 @@ typedef struct rl_conn {
     uint64_t jumped_us;        /* when the jump was seen, on our clock */
     int64_t jump_us;           /* how far its clock moved beyond the elapsed time */
     uint32_t backoff_ms;
+    /* a silent node (core/node.c): suspect from a timeout until a probe answers */
+    int suspect;
+    uint64_t suspect_since_us; /* when it last became suspect */
+    uint64_t probe_at_us;      /* while suspect and down: when the next probe goes */
+    uint32_t probe_backoff_ms; /* the wait before the probe after next */
     int last_err;              /* REDLOCK_ERR_* of the last failure */
     char last_detail[RL_DETAIL_LEN]; /* its words (no secrets) */
     /* addresses and lookups (dial.c) */
@@ -136,7 +141,7 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us);
 void rl_conn_close(rl_conn_t *c);
 
 /* Queues a request; returns its slot, or NULL when the queue is full.
- * A request with a round lowers c->due_us to its deadline if earlier. */
+ * A request lowers c->due_us to its deadline if earlier. */
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us);
 
 /* The oldest request owed a reply, or NULL. */

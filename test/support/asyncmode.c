@@ -31,6 +31,7 @@ typedef struct ta_job {
     const redlock_autoextend_options_t *aopt;
     redlock_lost_fn lost;
     void *lost_arg;
+    redlock_stats_t *stats;
     int rc;
     int called;        /* the call returned (rc) */
     int done;          /* the callback ran (or the call failed) */
@@ -283,4 +284,17 @@ void ta_free(redlock_t *rl) {
         run(&j);
     }
     redlock_free(rl);
+}
+
+/* The paired async handle's counters (loop thread). */
+static void do_stats(ta_job_t *j) {
+    redlock_async_t *a = pair(j->rl);
+    j->rc = a ? redlock_async_stats(a, j->stats) : REDLOCK_ERR_NOMEM;
+    finish(j);
+}
+
+int ta_stats(redlock_t *rl, redlock_stats_t *out) {
+    if (!rl) return redlock_stats(rl, out);
+    ta_job_t j = {.fn = do_stats, .rl = rl, .stats = out};
+    return run(&j);
 }

@@ -30,6 +30,7 @@ int ta_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoextend_
 int ta_autoextend_stop(redlock_t *rl, redlock_lock_t *lock);
 void ta_lock_free(redlock_lock_t *lock);
 void ta_free(redlock_t *rl);
+int ta_stats(redlock_t *rl, redlock_stats_t *out);
 
 #if defined(RL_TEST_ASYNC) && !defined(RL_ASYNCMODE_IMPL)
 #define redlock_acquire(rl, res, ttl, out) ta_acquire_ex(rl, res, ttl, -1, out, NULL)
@@ -45,6 +46,7 @@ void ta_free(redlock_t *rl);
 #define redlock_autoextend_stop ta_autoextend_stop
 #define redlock_lock_free ta_lock_free
 #define redlock_free ta_free
+#define redlock_stats ta_stats
 #endif
 
 #endif

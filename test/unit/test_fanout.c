@@ -700,3 +700,144 @@ Test(classify, error_code_of_texts) {
         cr_assert_eq(rl_error_code(cases[i].text), cases[i].want, "'%s': %d, want %d", cases[i].text,
                      rl_error_code(cases[i].text), cases[i].want);
 }
+
+/* ---- settled outcomes and the grace (DESIGN.md 9.1) --------------------- */
+
+/* The outcome class a stop rule's round ends in, without its reason:
+ * MAJORITY and GRANT: a quorum of yes or not; RESOLVE: a quorum of yes, a
+ * quorum of no, or neither. */
+static int outcome_only(int stop, size_t q, size_t yes, size_t no) {
+    if (yes >= q) return 0;
+    if (stop == RL_STOP_RESOLVE && no >= q) return 1;
+    return 2;
+}
+
+/* 1 when every way the pending nodes may still vote leads to the same
+ * outcome class (the model of rl_round_settled). */
+static int model_settled(const model_t *m, int stop) {
+    int seen = -1;
+    for (size_t y = 0; y <= m->pending; y++)
+        for (size_t x = 0; x + y <= m->pending; x++) {
+            int c = outcome_only(stop, m->q, m->yes + y, m->no + x);
+            if (seen >= 0 && c != seen) return 0;
+            seen = c;
+        }
+    return 1;
+}
+
+/* Plays every sequence of votes for N = 1..7 and checks rl_round_settled
+ * against the model after each vote: settled exactly when the outcome is
+ * known, never unsettled again, and always once the round is decided. */
+static void settled_exhaustive(int stop) {
+    for (size_t n = 1; n <= 7; n++) {
+        size_t total = 1;
+        for (size_t i = 0; i < n; i++) total *= K_KINDS;
+        for (size_t code = 0; code < total; code++) {
+            int kinds[8];
+            char sbuf[9];
+            size_t c = code;
+            for (size_t i = 0; i < n; i++, c /= K_KINDS) kinds[i] = (int)(c % K_KINDS);
+            RL_ROUND(r);
+            rl_round_init(r, n, stop, NULL);
+            model_t m = model_new(n);
+            int was = 0;
+            for (size_t i = 0; i < n; i++) {
+                cast(r, i, kinds[i]);
+                model_vote(&m, kinds[i]);
+                int want = model_settled(&m, stop);
+                const char *s = seq_str(kinds, i + 1, sbuf);
+                cr_assert_eq(rl_round_settled(r), want, "n %zu stop %d votes %s: settled %d, want %d", n, stop, s,
+                             rl_round_settled(r), want);
+                cr_assert(!was || want, "n %zu stop %d votes %s: unsettled again", n, stop, s);
+                cr_assert(!rl_round_decided(r) || rl_round_settled(r), "n %zu stop %d votes %s: decided, not settled",
+                          n, stop, s);
+                was = want;
+            }
+        }
+    }
+}
+
+Test(round, majority_settled_exhaustive_1_to_7) {
+    settled_exhaustive(RL_STOP_MAJORITY);
+}
+
+Test(round, grant_settled_exhaustive_1_to_7) {
+    settled_exhaustive(RL_STOP_GRANT);
+}
+
+Test(round, resolve_settled_exhaustive_1_to_7) {
+    settled_exhaustive(RL_STOP_RESOLVE);
+}
+
+Test(round, grant_is_settled_once_a_quorum_of_yes_is_out_of_reach) {
+    /* A waiting attempt hears every node out to learn the holder's TTL;
+     * once no quorum of yes is possible the outcome is known, and the
+     * silent fifth node is waited for only a grace. */
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_GRANT, NULL);
+    cast(r, 0, K_NO);
+    cast(r, 1, K_NO);
+    cr_assert_not(rl_round_settled(r), "2 no of 5: three yes are still possible");
+    cast(r, 2, K_NO);
+    cr_assert(rl_round_settled(r), "3 no of 5: no quorum of yes");
+    cast(r, 3, K_NO);
+    cr_assert_not(rl_round_decided(r), "GRANT still waits for the fifth");
+    cr_assert(rl_round_settled(r));
+    /* a split: 2 yes 2 no with one unheard is not settled (its yes decides) */
+    rl_round_init(r, 5, RL_STOP_GRANT, NULL);
+    cast(r, 0, K_YES);
+    cast(r, 1, K_NO);
+    cast(r, 2, K_YES);
+    cast(r, 3, K_NO);
+    cr_assert_not(rl_round_settled(r), "2 yes 2 no: the fifth node's vote decides the outcome");
+}
+
+Test(round, slot_settled_examples) {
+    /* permit rounds: a yes node's slot is in u.left_ms */
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    int slots[4] = {0, 1, 0, 1};
+    for (size_t i = 0; i < 4; i++) {
+        r->pn[i].u.left_ms = slots[i];
+        rl_round_vote(r, i, REDLOCK_VOTE_YES, REDLOCK_OK, 100, NULL);
+    }
+    /* slots 0 and 1 have two each: the fifth node may give either a quorum */
+    cr_assert_not(rl_round_settled(r));
+    rl_round_init(r, 5, RL_STOP_SLOT, NULL);
+    int three[3] = {0, 1, 2};
+    for (size_t i = 0; i < 3; i++) {
+        r->pn[i].u.left_ms = three[i];
+        rl_round_vote(r, i, REDLOCK_VOTE_YES, REDLOCK_OK, 100, NULL);
+    }
+    rl_round_vote(r, 3, REDLOCK_VOTE_NO, REDLOCK_OK, 100, NULL);
+    cr_assert(rl_round_settled(r), "best slot 1 + 1 pending < 3: no slot can reach a quorum");
+}
+
+Test(round, stop_all_never_settles_early) {
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_ALL, NULL);
+    for (size_t i = 0; i < 4; i++) {
+        cast(r, i, K_NO);
+        cr_assert_not(rl_round_settled(r), "status and ping hear every node: vote %zu", i);
+    }
+    cast(r, 4, K_NO);
+    cr_assert(rl_round_settled(r));
+}
+
+Test(round, grace_is_a_few_round_trips_of_the_slowest_answer) {
+    RL_ROUND(r);
+    rl_round_init(r, 5, RL_STOP_GRANT, NULL);
+    cr_assert_eq(rl_round_slowest_us(r), 0);
+    cr_assert_eq(rl_round_grace_us(r, 4, 50000), RL_GRACE_MIN_US, "no answer yet: the floor");
+    rl_round_vote(r, 0, REDLOCK_VOTE_NO, REDLOCK_OK, 300, NULL);
+    rl_round_vote(r, 1, REDLOCK_VOTE_NO, REDLOCK_OK, 900, NULL);
+    rl_round_vote(r, 2, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, "timed out");
+    cr_assert_eq(rl_round_slowest_us(r), 900);
+    cr_assert_eq(rl_round_grace_us(r, 4, 50000), 3600u, "4 x the slowest answer");
+    cr_assert_eq(rl_round_grace_us(r, 1, 50000), 900u);
+    cr_assert_eq(rl_round_grace_us(r, 100, 50000), 50000u, "capped at the op timeout");
+    cr_assert_eq(rl_round_grace_us(r, 4, 2000), 2000u);
+    rl_round_init(r, 3, RL_STOP_MAJORITY, NULL);
+    rl_round_vote(r, 0, REDLOCK_VOTE_NO, REDLOCK_OK, 20, NULL);
+    cr_assert_eq(rl_round_grace_us(r, 4, 50000), RL_GRACE_MIN_US, "80 us is below the floor");
+}
