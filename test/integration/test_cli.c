@@ -1012,7 +1012,7 @@ Test(cli, help_and_version) {
                                         "--fencing",    "REDLOCK_FENCE", "--max-ttl",         "--no-quarantine",
                                         "--clock-jump", "--clock-check", "acquire",      "extend",
                                         "release",      "--token-env",   "--token-stdin", "stats",
-                                        "--prometheus", "--count"};
+                                        "--prometheus", "--count",       "1h30m"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         cr_assert(strstr(r.out, words[i]), "--help does not mention %s", words[i]);
     RUN(&r, NULL, "--version");
