@@ -29,61 +29,152 @@ int cli_usage_error(const cli_t *c, const char *fmt, ...) {
 
 /* ------------------------------------------------------------ durations */
 
+/* The units of a duration, largest first. A duration of several parts gives
+ * each unit at most once and in this order: 1h30m, 2m30s, 1h0m5s, 1s500ms. */
+static const struct {
+    const char *name;
+    uint64_t ms;
+} dur_units[] = {{"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
+#define DUR_UNITS (int)(sizeof dur_units / sizeof dur_units[0])
+#define DUR_UNIT_MS (DUR_UNITS - 1) /* a lone bare number is milliseconds */
+
+/* One part of a duration: a number and the unit after it. */
+typedef struct dur_part {
+    const char *at;          /* where the part starts in the whole string */
+    uint64_t whole;          /* the digits before any '.' (huge: past 10^15) */
+    uint64_t frac, scale;    /* the first 9 fraction digits: frac / scale */
+    int digits, fdigits;     /* how many digits before and after the '.' */
+    int huge, lost;          /* lost: a non-zero fraction digit past the 9th */
+    const char *unit;        /* the letters after the number */
+    size_t unit_len;
+} dur_part_t;
+
+/* Reads digits, an optional '.' and fraction digits at *p into d, moving *p
+ * past them. Returns 0, or -1 when there is no number there ("", "h", "1."). */
+static int dur_number(const char **p, dur_part_t *d) {
+    const char *q = *p;
+    d->whole = d->frac = 0, d->scale = 1;
+    d->digits = d->fdigits = d->huge = d->lost = 0;
+    for (; isdigit((unsigned char)*q); q++, d->digits++) {
+        if (d->whole > 1000000000000000ULL) d->huge = 1; /* too large whatever the unit */
+        else d->whole = d->whole * 10 + (uint64_t)(*q - '0');
+    }
+    if (*q == '.') {
+        for (q++; isdigit((unsigned char)*q); q++, d->fdigits++) {
+            if (d->fdigits < 9) d->frac = d->frac * 10 + (uint64_t)(*q - '0'), d->scale *= 10;
+            else if (*q != '0') d->lost = 1; /* never whole ms: 3600000 = 2^7 * 3^2 * 5^5 */
+        }
+        if (d->fdigits == 0) return -1;
+    }
+    *p = q;
+    return d->digits + d->fdigits > 0 ? 0 : -1;
+}
+
+/* The index of the unit d names in dur_units, or -1. */
+static int dur_unit(const dur_part_t *d) {
+    for (int k = 0; k < DUR_UNITS; k++)
+        if (strlen(dur_units[k].name) == d->unit_len && !strncmp(d->unit, dur_units[k].name, d->unit_len)) return k;
+    return -1;
+}
+
+/* Writes the message for a duration above CLI_MAX_DURATION_MS to err. */
+static void dur_too_large(const char *s, char *err, size_t errlen) {
+    snprintf(err, errlen, "'%s' is too large (at most %lld ms, about 24.8 days: 596h31m23s647ms)", s,
+             CLI_MAX_DURATION_MS);
+}
+
+/* Sets *ms to part d in unit k. Returns 0, or -1 with a message in err
+ * when it is not a whole number of ms or exceeds CLI_MAX_DURATION_MS. */
+static int dur_value(const char *s, const dur_part_t *d, int k, uint64_t *ms, char *err, size_t errlen) {
+    uint64_t mult = dur_units[k].ms;
+    int len = (int)(d->unit + d->unit_len - d->at);
+    if (d->lost || (d->frac * mult) % d->scale != 0) {
+        if (d->at == s && d->unit[d->unit_len] == '\0')
+            snprintf(err, errlen, "'%s' is not a whole number of milliseconds", s);
+        else
+            snprintf(err, errlen, "'%s' is not a whole number of milliseconds (in '%.*s')", s, len, d->at);
+        return -1;
+    }
+    if (d->huge || d->whole > (uint64_t)CLI_MAX_DURATION_MS / mult ||
+        d->whole * mult + d->frac * mult / d->scale > (uint64_t)CLI_MAX_DURATION_MS) {
+        dur_too_large(s, err, errlen);
+        return -1;
+    }
+    *ms = d->whole * mult + d->frac * mult / d->scale;
+    return 0;
+}
+
+/* Says what is wrong with the part at d->at whose number ends at p (no
+ * unit, junk, an unknown unit); first: it is the first part. */
+static void dur_bad_unit(const char *s, const dur_part_t *d, const char *p, int first, char *err, size_t errlen) {
+    if (d->unit_len == 0 && *p == '\0')
+        snprintf(err, errlen, "'%s' is not a duration: '%s' has no unit (only a lone number, meaning ms, may "
+                 "leave it out)", s, d->at);
+    else if (d->unit_len == 0 && *p == '-')
+        snprintf(err, errlen, "'%s' is negative", s);
+    else if (d->unit_len == 0)
+        snprintf(err, errlen, "'%s' is not a duration: unexpected character '%c' after '%.*s'", s,
+                 isprint((unsigned char)*p) ? *p : '?', (int)(p - s), s);
+    else if (first && d->unit[d->unit_len] == '\0')
+        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms)", s,
+                 (int)d->unit_len, d->unit);
+    else
+        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms, largest first, "
+                 "e.g. 1h30m)", s, (int)d->unit_len, d->unit);
+}
+
+/* Checks that unit k may follow the unit of the part before (last, -1 if
+ * none): each unit once, largest first. Returns 0, or -1 with a message. */
+static int dur_order(const char *s, int last, int k, char *err, size_t errlen) {
+    if (k == last) {
+        snprintf(err, errlen, "'%s' is not a duration: unit '%s' appears twice", s, dur_units[k].name);
+        return -1;
+    }
+    if (k < last) {
+        snprintf(err, errlen, "'%s' is not a duration: '%s' after '%s' (units go largest first: h, m, s, ms; "
+                 "e.g. 1h30m)", s, dur_units[k].name, dur_units[last].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the part at *p (a number and a unit; a lone bare number is ms),
+ * checks its unit against the part before (*last, -1 if none), adds it to
+ * *total and moves *p past it. Returns 0, or -1 with a message in err. */
+static int dur_part(const char *s, const char **p, int *last, uint64_t *total, char *err, size_t errlen) {
+    dur_part_t d = {.at = *p};
+    const char *q = *p;
+    int first = *last < 0;
+    if (*q == '-') return snprintf(err, errlen, "'%s' is negative", s), -1;
+    if (dur_number(&q, &d) < 0) {
+        if (first)
+            snprintf(err, errlen, "'%s' is not a duration (expected a number with an optional unit h, m, s or ms, "
+                     "e.g. 500ms, 10s, 2m, 1h30m)", s);
+        else
+            snprintf(err, errlen, "'%s' is not a duration: no number at '%s'", s, d.at);
+        return -1;
+    }
+    for (d.unit = q; isalpha((unsigned char)*q); q++) d.unit_len++;
+    int k = d.unit_len == 0 && *q == '\0' && first ? DUR_UNIT_MS : dur_unit(&d);
+    if (k < 0) return dur_bad_unit(s, &d, q, first, err, errlen), -1;
+    uint64_t ms;
+    if (dur_order(s, *last, k, err, errlen) < 0 || dur_value(s, &d, k, &ms, err, errlen) < 0) return -1;
+    if ((*total += ms) > (uint64_t)CLI_MAX_DURATION_MS) return dur_too_large(s, err, errlen), -1;
+    *last = k, *p = q;
+    return 0;
+}
+
+/* Parses a duration: one part or several (see dur_units), summed. */
 int cli_parse_duration(const char *s, int64_t *ms, char *err, size_t errlen) {
     if (!s || !*s) {
         snprintf(err, errlen, "empty duration");
         return -1;
     }
-    const char *p = s;
-    if (*p == '-') {
-        snprintf(err, errlen, "'%s' is negative", s);
-        return -1;
-    }
-    /* whole part; anything over 10^15 is too large whatever the unit */
-    uint64_t whole = 0;
-    int digits = 0, huge = 0;
-    for (; isdigit((unsigned char)*p); p++, digits++) {
-        if (whole > 1000000000000000ULL) huge = 1;
-        else whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    /* fraction: up to 9 digits kept; a non-zero digit beyond cannot make whole ms */
-    uint64_t frac = 0, scale = 1;
-    int fdigits = 0, lost_digits = 0;
-    if (*p == '.') {
-        p++;
-        for (; isdigit((unsigned char)*p); p++, fdigits++) {
-            if (fdigits < 9) {
-                frac = frac * 10 + (uint64_t)(*p - '0');
-                scale *= 10;
-            } else if (*p != '0') {
-                lost_digits = 1;
-            }
-        }
-        if (fdigits == 0) digits = 0; /* "1." or "." */
-    }
-    if (digits == 0 && fdigits == 0) {
-        snprintf(err, errlen, "'%s' is not a duration (expected a number with an optional unit ms, s or m, "
-                 "e.g. 500ms, 10s, 2m)", s);
-        return -1;
-    }
-    uint64_t mult;
-    if (*p == '\0' || !strcmp(p, "ms")) mult = 1;
-    else if (!strcmp(p, "s")) mult = 1000;
-    else if (!strcmp(p, "m")) mult = 60000;
-    else {
-        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%s' (use ms, s or m)", s, p);
-        return -1;
-    }
-    if (lost_digits || (frac * mult) % scale != 0) {
-        snprintf(err, errlen, "'%s' is not a whole number of milliseconds", s);
-        return -1;
-    }
-    if (huge || whole > (uint64_t)CLI_MAX_DURATION_MS / mult ||
-        whole * mult + frac * mult / scale > (uint64_t)CLI_MAX_DURATION_MS) {
-        snprintf(err, errlen, "'%s' is too large (at most %lld ms, about 24.8 days)", s, CLI_MAX_DURATION_MS);
-        return -1;
-    }
-    *ms = (int64_t)(whole * mult + frac * mult / scale);
+    uint64_t total = 0;
+    int last = -1;
+    for (const char *p = s; *p;)
+        if (dur_part(s, &p, &last, &total, err, errlen) < 0) return -1;
+    *ms = (int64_t)total;
     return 0;
 }
 

@@ -61,10 +61,11 @@ typedef struct cli {
 
 /* ---- args.c ---- */
 
-/* Parses a duration: digits with an optional fraction and an optional unit
- * `ms` (the default), `s` or `m`; the result must be a whole number of ms
- * in 0..CLI_MAX_DURATION_MS. Returns 0, or -1 with a message naming s in
- * err. */
+/* Parses a duration: one part, or several summed, each digits with an
+ * optional fraction and a unit `h`, `m`, `s` or `ms`, each unit at most
+ * once and largest first (1h30m, 2m30s, 1s500ms); a lone number without a
+ * unit is ms. Every part must be a whole number of ms and the sum in
+ * 0..CLI_MAX_DURATION_MS. Returns 0, or -1 with a message naming s in err. */
 int cli_parse_duration(const char *s, int64_t *ms, char *err, size_t errlen);
 /* Parses a finite non-negative decimal number (e.g. the drift factor). */
 int cli_parse_double(const char *s, double *out, char *err, size_t errlen);

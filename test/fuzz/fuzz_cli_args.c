@@ -4,9 +4,11 @@
  *
  * Input: words separated by NUL bytes, used twice:
  *  - each word as a duration (cli_parse_duration), compared with a
- *    reference written here from the grammar in cli.h: digits, an optional
- *    '.' and fraction digits, an optional unit ms / s / m, a whole number
- *    of ms in 0..CLI_MAX_DURATION_MS; and as a number (cli_parse_double):
+ *    reference written here from the grammar in cli.h: one part or
+ *    several, each digits, an optional '.' and fraction digits and a unit
+ *    h / m / s / ms, units distinct and largest first, a lone number
+ *    without a unit meaning ms, every part a whole number of ms and the sum
+ *    in 0..CLI_MAX_DURATION_MS; and as a number (cli_parse_double):
  *    finite and not negative when accepted; and as a semaphore's limit
  *    (cli_parse_limit), compared with a reference: decimal digits only,
  *    1..REDLOCK_MAX_PERMITS. A refusal always has words;
@@ -40,46 +42,62 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-/* The duration grammar of cli.h, worked out with 128-bit integers. */
-static int ref_duration(const char *s, int64_t *ms) {
-    const char *p = s, *w0 = s, *w1, *f0 = NULL, *f1 = NULL;
-    while (isdigit((unsigned char)*p)) p++;
-    w1 = p;
-    if (*p == '.') {
-        f0 = ++p;
-        while (isdigit((unsigned char)*p)) p++;
-        f1 = p;
+/* The ms of one unit name [u, e), or 0 when it is no unit; *rank is its
+ * place (h 0, m 1, s 2, ms 3). */
+static __int128 ref_unit(const char *u, const char *e, int *rank) {
+    static const char *const names[] = {"h", "m", "s", "ms"};
+    static const long long mult[] = {3600000, 60000, 1000, 1};
+    for (int k = 0; k < 4; k++)
+        if ((size_t)(e - u) == strlen(names[k]) && !strncmp(u, names[k], (size_t)(e - u))) return *rank = k, mult[k];
+    return 0;
+}
+
+/* One part at *p in ms (its unit's rank in *rank; a lone bare number is ms),
+ * moving *p past it; -1 when it breaks the grammar. */
+static __int128 ref_part(const char **p, int first, int *rank) {
+    const char *w0 = *p, *w1, *f0 = NULL, *f1 = NULL, *q = *p;
+    while (isdigit((unsigned char)*q)) q++;
+    w1 = q;
+    if (*q == '.') {
+        f0 = ++q;
+        while (isdigit((unsigned char)*q)) q++;
+        f1 = q;
         if (f1 == f0) return -1; /* "1." */
     }
     if (w1 == w0 && !f0) return -1; /* no digits */
-    __int128 mult;
-    if (*p == '\0' || !strcmp(p, "ms"))
-        mult = 1;
-    else if (!strcmp(p, "s"))
-        mult = 1000;
-    else if (!strcmp(p, "m"))
-        mult = 60000;
-    else
-        return -1;
+    const char *u = q;
+    while (isalpha((unsigned char)*q)) q++;
+    __int128 mult = (u == q && !*q && first) ? (*rank = 3, 1) : ref_unit(u, q, rank);
+    if (mult == 0) return -1;
     while (w0 < w1 && *w0 == '0') w0++;
     if (w1 - w0 > 20) return -1; /* far too large */
-    __int128 whole = 0;
+    __int128 whole = 0, frac = 0, scale = 1;
     for (const char *c = w0; c < w1; c++) whole = whole * 10 + (*c - '0');
-    __int128 frac = 0, scale = 1;
     if (f0) {
         while (f1 > f0 && f1[-1] == '0') f1--;
         /* with k significant fraction digits, frac * mult / 10^k is whole
-         * only for k <= 5 (mult = 2^5 * 3 * 5^4 at most) */
-        if (f1 - f0 > 5) return -1;
-        for (const char *c = f0; c < f1; c++) {
-            frac = frac * 10 + (*c - '0');
-            scale *= 10;
-        }
+         * only for k <= 7 (mult = 2^7 * 3^2 * 5^5 at most) */
+        if (f1 - f0 > 7) return -1;
+        for (const char *c = f0; c < f1; c++) frac = frac * 10 + (*c - '0'), scale *= 10;
     }
     if ((frac * mult) % scale != 0) return -1;
-    __int128 v = whole * mult + frac * mult / scale;
-    if (v > CLI_MAX_DURATION_MS) return -1;
-    *ms = (int64_t)v;
+    *p = q;
+    return whole * mult + frac * mult / scale;
+}
+
+/* The duration grammar of cli.h, worked out with 128-bit integers. */
+static int ref_duration(const char *s, int64_t *ms) {
+    __int128 total = 0;
+    int last = -1;
+    if (!*s) return -1;
+    for (const char *p = s; *p;) {
+        int rank = -1;
+        __int128 v = ref_part(&p, last < 0, &rank);
+        if (v < 0 || rank <= last) return -1; /* bad part, or unit repeated or out of order */
+        total += v, last = rank;
+        if (total > CLI_MAX_DURATION_MS) return -1;
+    }
+    *ms = (int64_t)total;
     return 0;
 }
 

@@ -405,6 +405,14 @@ Test(cli, usage_errors_exit_64_and_name_the_bad_value) {
         {{"exec", "--ttl", "-5s", "R", "--", "true"}, "-5s"},
         {{"exec", "--wait", "99999999999999s", "R", "--", "true"}, "99999999999999s"},
         {{"exec", "--wait", "1.5ms", "R", "--", "true"}, "1.5ms"},
+        {{"exec", "--ttl", "30m1h", "R", "--", "true"}, "'30m1h'"},
+        {{"exec", "--ttl", "1h1h", "R", "--", "true"}, "'1h1h'"},
+        {{"exec", "--ttl", "1h30", "R", "--", "true"}, "'1h30'"},
+        {{"exec", "--ttl", "1d", "R", "--", "true"}, "'1d'"},
+        {{"exec", "--ttl", "597h", "R", "--", "true"}, "'597h' is too large"},
+        {{"exec", "--wait", "1h-5m", "R", "--", "true"}, "'1h-5m' is negative"},
+        {{"exec", "--wait", "1hm", "R", "--", "true"}, "'1hm'"},
+        {{"--retry-delay", "2s1m", "ping"}, "'2s1m'"},
         {{"exec", "--ttl", "", "R", "--", "true"}, "--ttl"},
         {{"exec", "--ttl"}, "--ttl"},
         {{"--op-timeout", "fast", "ping"}, "fast"},
@@ -1004,7 +1012,7 @@ Test(cli, help_and_version) {
                                         "--fencing",    "REDLOCK_FENCE", "--max-ttl",         "--no-quarantine",
                                         "--clock-jump", "--clock-check", "acquire",      "extend",
                                         "release",      "--token-env",   "--token-stdin", "stats",
-                                        "--prometheus", "--count"};
+                                        "--prometheus", "--count",       "1h30m"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         cr_assert(strstr(r.out, words[i]), "--help does not mention %s", words[i]);
     RUN(&r, NULL, "--version");
@@ -1114,17 +1122,16 @@ Test(cli, max_ttl_caps_the_ttl) {
 
 Test(cli, max_ttl_turns_on_the_restart_quarantine) {
     /* No fixture node has been up for a day: with --max-ttl 24h every node
-     * counts as recently restarted and gets no vote, unless --no-quarantine.
-     * (1440m: the duration parser knows ms, s and m.) */
+     * counts as recently restarted and gets no vote, unless --no-quarantine. */
     char marker[256];
     path_of(marker, sizeof marker, "ran");
     run_t r;
-    RUN(&r, g_nodes, "-v", "--max-ttl", "1440m", "exec", "cli:quar", "--", "sh", "-c", "echo yes > \"$1\"", "sh",
+    RUN(&r, g_nodes, "-v", "--max-ttl", "24h", "exec", "cli:quar", "--", "sh", "-c", "echo yes > \"$1\"", "sh",
         marker);
     cr_assert_eq(r.code, 69, "stderr: %s", r.err);
     cr_assert(strstr(r.err, "quarantined"), "-v says why: %s", r.err);
     cr_assert_str_eq(slurp("ran"), "", "the command must not run without the lock");
-    RUN(&r, g_nodes, "--max-ttl", "1440m", "--no-quarantine", "exec", "cli:quar", "--", "true");
+    RUN(&r, g_nodes, "--max-ttl", "24h", "--no-quarantine", "exec", "cli:quar", "--", "true");
     cr_assert_eq(r.code, 0, "--no-quarantine: %s", r.err);
 }
 
@@ -1141,6 +1148,11 @@ Test(cli, safety_option_values_are_checked) {
         {"--clock-jump", "", 64, {"--clock-jump", "empty"}},
         /* parsed, but outside what the library accepts: a configuration error */
         {"--clock-jump", "61m", 78, {"clock_jump_ms=3660000", "0..3600000"}},
+        {"--clock-jump", "1h0m1s", 78, {"clock_jump_ms=3601000", "0..3600000"}},
+        {"--clock-jump", "2h", 78, {"clock_jump_ms=7200000", "0..3600000"}},
+        {"--clock-jump", "1h", 0, {"", ""}},
+        {"--max-ttl", "600h", 64, {"--max-ttl", "'600h' is too large"}},
+        {"--clock-check", "1m1h", 64, {"--clock-check", "'1m1h'"}},
         {"--clock-check", "2m", 0, {"", ""}},
         {"--clock-jump", "0", 0, {"", ""}},
         {"--clock-check", "0", 0, {"", ""}},
@@ -1162,4 +1174,69 @@ Test(cli, safety_option_values_are_checked) {
     RUN(&r, g_nodes, "ping", "--clock-check");
     cr_assert_eq(r.code, 64, "stderr: %s", r.err);
     cr_assert(strstr(r.err, "--clock-check needs a value"), "stderr: %s", r.err);
+}
+
+/* ------------------------------------------------------------ durations */
+
+/* Fails unless key's PTTL on every node is in (want - slack, want]. */
+static void expect_pttl(const char *key, long long want, long long slack) {
+    for (int i = 0; i < C.n; i++) {
+        long long pttl = tc_pttl(&C, i, key);
+        cr_expect(pttl > want - slack && pttl <= want, "%s on node %d: PTTL %lld, expected about %lld", key, i, pttl,
+                  want);
+    }
+}
+
+/* Runs `acquire --ttl TTL RESOURCE` and returns its token (static buffer). */
+static const char *acquire_token(const char *ttl, const char *resource) {
+    static run_t r;
+    RUN(&r, g_nodes, "acquire", "--ttl", (char *)ttl, (char *)resource);
+    cr_assert_eq(r.code, 0, "acquire --ttl %s: exit %d, stderr: %s", ttl, r.code, r.err);
+    cr_assert(r.out_len == 41 && is_hex40(r.out, 40), "acquire printed '%s'", r.out);
+    r.out[40] = '\0';
+    return r.out;
+}
+
+/* Durations in hours and compounds reach the nodes as the ms they mean:
+ * acquire --ttl 2h, --ttl 1h30m, extend --ttl 2m30s, exec --ttl 1h0m5s. */
+Test(cli, durations_in_hours_and_compounds_reach_the_nodes) {
+    long long slack = (long long)scaled(5000);
+    char tok[41];
+    snprintf(tok, sizeof tok, "%s", acquire_token("2h", "cli:dur2h"));
+    expect_pttl("cli:dur2h", 7200000, slack);
+    run_t r;
+    RUN(&r, g_nodes, "release", "cli:dur2h", tok);
+    cr_assert_eq(r.code, 0, "release: %s", r.err);
+
+    snprintf(tok, sizeof tok, "%s", acquire_token("1h30m", "cli:dur90m"));
+    expect_pttl("cli:dur90m", 5400000, slack);
+    RUN(&r, g_nodes, "extend", "--ttl", "2m30s", "cli:dur90m", tok);
+    cr_assert_eq(r.code, 0, "extend --ttl 2m30s: %s", r.err);
+    expect_pttl("cli:dur90m", 150000, slack);
+    RUN(&r, g_nodes, "release", "cli:dur90m", tok);
+    cr_assert_eq(r.code, 0, "release: %s", r.err);
+
+    RUN(&r, g_nodes, "exec", "--ttl", "1h0m5s", "cli:dur1h5s", "--", "sh", "-c", "sleep 0.2");
+    cr_assert_eq(r.code, 0, "exec --ttl 1h0m5s: %s", r.err);
+    /* the lock was held while the command ran and is gone after */
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_pttl(&C, i, "cli:dur1h5s"), -2, "node %d", i);
+}
+
+/* The step commands refuse a bad duration with their bad-input code (2),
+ * exec with the usage code (64); both name the value and lock nothing. */
+Test(cli, bad_durations_are_refused_with_the_usage_code) {
+    static const char *const bad[] = {"30m1h", "1h1h", "1h30", "2w", "1.5ms", "-1h", "597h", "1h:30m"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run_t r;
+        RUN(&r, g_nodes, "acquire", "--ttl", (char *)bad[i], "cli:durbad");
+        cr_expect_eq(r.code, 2, "acquire --ttl %s: exit %d, stderr: %s", bad[i], r.code, r.err);
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        cr_expect(strstr(r.err, quoted) && strstr(r.err, "--ttl"), "acquire --ttl %s: %s", bad[i], r.err);
+        cr_expect_eq(r.out_len, 0, "acquire --ttl %s printed '%s'", bad[i], r.out);
+        RUN(&r, g_nodes, "exec", "--wait", (char *)bad[i], "cli:durbad", "--", "true");
+        cr_expect_eq(r.code, 64, "exec --wait %s: exit %d, stderr: %s", bad[i], r.code, r.err);
+        cr_expect(strstr(r.err, quoted) && strstr(r.err, "--wait"), "exec --wait %s: %s", bad[i], r.err);
+    }
+    for (int i = 0; i < C.n; i++) cr_assert_eq(tc_pttl(&C, i, "cli:durbad"), -2, "node %d", i);
 }
