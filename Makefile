@@ -83,7 +83,7 @@ BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
 .PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
-        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick
+        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick bench-degraded bench-degraded-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -158,6 +158,24 @@ bench-handoff: bench-build
 
 bench-handoff-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --quick
+
+# `make bench-degraded`: lock availability while a minority of the 5 nodes
+# fails (issue 23, item 6; bench/degraded.sh, about 5 minutes, its own
+# 5-node cluster): healthy, one node paused (SIGSTOP), one killed (SIGKILL),
+# two paused, each applied a few seconds into the run and undone before the
+# next, for 1 process x 8 threads on one redlock_t, 2 processes x 4 threads
+# (overlaps counted across them) and node-redlock with 8 callers; 5 ms hold,
+# 5 ms work, a 3 s wait bound, default options. Grants/s and their % of
+# healthy, handoff p50/p99, busy %, overlaps, the targets with PASS/FAIL in
+# bench/RESULTS-degraded.md (DEGRADED_NOTE: a paragraph for it) and grants/s
+# over time in bench/degraded.png. `make bench-degraded-quick`: about a
+# minute, results in $(BENCH_BUILD)/bench only.
+DEGRADED_NOTE ?=
+bench-degraded: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/degraded.sh --note "$(DEGRADED_NOTE)"
+
+bench-degraded-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/degraded.sh --quick
 
 # `make bench-kinds`: a permit of a semaphore (limits 1, 8, 64; free and
 # with most slots taken) and a reader's lock against a plain mutex (issue 15,

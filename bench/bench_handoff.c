@@ -6,7 +6,8 @@
  *   bench_handoff -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS]
  *                 [--handles one|each] [--hold-ms MS] [--work-ms MS]
  *                 [--ttl MS] [--wait-ms MS] [--settle SECONDS] [--retry-count N]
- *                 [--samples FILE] [--impl NAME]
+ *                 [--samples FILE] [--impl NAME] [--key NAME]
+ *                 [--shared-counter FILE] [--timeline FILE]
  *   bench_handoff --version
  *
  * contend  THREADS threads (default 8) on ONE resource for SECONDS (default
@@ -29,6 +30,16 @@
  *                     went back to the thread that made the release.
  *          Also counts overlapping holders (must be 0). --samples FILE writes
  *          every handoff in µs, one a line, sorted.
+ *          --shared-counter FILE: the holder count, the waiter count and the
+ *          last release live in FILE (created if missing, mmap'd), so every
+ *          process given the same FILE and --key takes part: an overlap is
+ *          counted across the processes (violations: this process's grants
+ *          that found another holder in), and a handoff from one process's
+ *          release to another's grant is measured (one monotonic clock).
+ *          --timeline FILE: one line per grant, in time order: its wall-clock
+ *          time (CLOCK_REALTIME, seconds since the epoch) and its handoff in
+ *          µs ("-" when the grant gave no sample); the RESULT line has the
+ *          run's start_epoch and end_epoch on the same clock.
  * idle     THREADS waiters (default 64) wait on a resource that a separate
  *          redlock_t holds for the whole run (TTL longer than the run). After
  *          --settle (1 s) the nodes' INFO counters are read, then again after
@@ -44,18 +55,23 @@
  *          whose wait does not end after 3 polls.
  * --handles one: every thread shares one redlock_t (default); each: one
  *          redlock_t per thread, as separate processes would have.
+ * --key NAME: the resource (default bench:handoff:PID, this process's own).
  *
  * Every run prints a table and one machine-readable line on stdout:
  *   RESULT impl=NAME workload=contend|idle key=value ...
  * (latencies in µs, see common.h). Diagnostics go to stderr. The run ends by
  * redlock_cancel_waits on every handle, so no wait outlives it. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,7 +80,7 @@
 #include "common.h"
 
 typedef struct config {
-    const char *workload, *impl, *samples;
+    const char *workload, *impl, *samples, *shared_counter, *timeline;
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     double secs, threads, hold_ms, work_ms, ttl, settle;
@@ -117,7 +133,9 @@ typedef struct worker {
     redlock_t *rl;
     uint64_t grants, held_ns, taken, errors, release_errors;
     uint64_t regrants; /* counted handoffs that went back to this worker, its own release */
+    uint64_t id;       /* this process's pid and the worker's number: who made a release */
     bench_samples_t handoff;
+    bench_samples_t grant_rt, grant_handoff; /* --timeline: each grant's wall clock, its handoff (0: none) */
 } worker_t;
 
 /* The handles of a run: one shared, or one per worker. */
@@ -132,17 +150,78 @@ static pthread_barrier_t start_barrier;
 static atomic_int stop_flag;
 static uint64_t deadline_ns; /* contend: end of the run (written before the barrier) */
 
-/* contend */
-static atomic_int waiting;            /* threads inside acquire (wanting the lock) */
-static atomic_int holders;            /* threads that believe they hold it */
-static atomic_ullong violations;      /* grants while another held it */
-/* The last release not yet followed by a grant (the next grant takes it). */
-static pthread_mutex_t release_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    uint64_t t_ns;       /* read just before redlock_release was called */
-    const void *by;      /* the releasing worker */
-    int pending, waited; /* not taken yet; another thread was inside acquire then */
-} last_release;
+/* contend: what the contenders share -- this process's threads, or with
+ * --shared-counter every process that maps the same file (so the atomics
+ * must be lock-free, and the mutex process-shared). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "--shared-counter needs lock-free atomics");
+#define SHARED_MAGIC 0x52444c4bu
+typedef struct shared_state {
+    atomic_uint ready;       /* SHARED_MAGIC once mu is initialised (a mapped file) */
+    atomic_int waiting;      /* threads inside acquire (wanting the lock) */
+    atomic_int holders;      /* threads that believe they hold it */
+    pthread_mutex_t mu;      /* guards last_release */
+    /* The last release not yet followed by a grant (the next grant takes it). */
+    struct {
+        uint64_t t_ns;       /* read just before redlock_release was called */
+        uint64_t by;         /* the releasing worker's id */
+        int pending, waited; /* not taken yet; another thread was inside acquire then */
+    } last_release;
+} shared_state_t;
+static shared_state_t local_state = {.mu = PTHREAD_MUTEX_INITIALIZER};
+static shared_state_t *S = &local_state;
+static atomic_ullong violations; /* this process's grants while another held it */
+
+/* --shared-counter FILE: maps FILE as S. The process that creates it
+ * initialises it; the others wait until it is ready (a few seconds at most). */
+static void shared_map(const char *path) {
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600), creator = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = open(path, O_RDWR);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    if (creator && ftruncate(fd, sizeof *S) != 0) {
+        perror(path);
+        exit(1);
+    }
+    struct stat st;
+    for (int i = 0; !creator; i++) { /* mapping a page past its end would fault */
+        if (fstat(fd, &st) != 0 || i == 5000) {
+            fprintf(stderr, "bench_handoff: %s: not made ready by another process\n", path);
+            exit(1);
+        }
+        if ((size_t)st.st_size >= sizeof *S) break;
+        sleep_ns(1000000);
+    }
+    void *m = mmap(NULL, sizeof *S, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        perror(path);
+        exit(1);
+    }
+    S = m;
+    if (creator) {
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&S->mu, &a);
+        pthread_mutexattr_destroy(&a);
+        atomic_store(&S->ready, SHARED_MAGIC);
+    }
+    for (int i = 0; atomic_load(&S->ready) != SHARED_MAGIC; i++) {
+        if (i == 5000) {
+            fprintf(stderr, "bench_handoff: %s: not made ready by another process\n", path);
+            exit(1);
+        }
+        sleep_ns(1000000);
+    }
+}
+
+static uint64_t now_rt_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void pool_start(pool_t *p, unsigned n, int each, void *(*fn)(void *), size_t sample_cap) {
     p->n = n;
@@ -158,7 +237,10 @@ static void pool_start(pool_t *p, unsigned n, int each, void *(*fn)(void *), siz
     atomic_store(&stop_flag, 0);
     for (unsigned i = 0; i < n; i++) {
         p->ws[i].rl = p->handles[each ? i : 0];
+        p->ws[i].id = (uint64_t)getpid() << 20 | (i + 1);
         bench_samples_init(&p->ws[i].handoff, sample_cap);
+        bench_samples_init(&p->ws[i].grant_rt, cfg.timeline ? sample_cap : 1);
+        bench_samples_init(&p->ws[i].grant_handoff, cfg.timeline ? sample_cap : 1);
         if (pthread_create(&p->ws[i].th, NULL, fn, &p->ws[i]) != 0) {
             fprintf(stderr, "bench_handoff: pthread_create failed\n");
             exit(1);
@@ -180,7 +262,11 @@ static void pool_join(pool_t *p) {
 }
 
 static void pool_free(pool_t *p) {
-    for (unsigned i = 0; i < p->n; i++) bench_samples_free(&p->ws[i].handoff);
+    for (unsigned i = 0; i < p->n; i++) {
+        bench_samples_free(&p->ws[i].handoff);
+        bench_samples_free(&p->ws[i].grant_rt);
+        bench_samples_free(&p->ws[i].grant_handoff);
+    }
     for (unsigned i = 0; i < p->n_handles; i++) redlock_free(p->handles[i]);
     free(p->ws);
     free(p->handles);
@@ -212,20 +298,20 @@ static void *contend_main(void *arg) {
     pthread_barrier_wait(&start_barrier);
     while (!atomic_load(&stop_flag)) {
         redlock_lock_t *lk = NULL;
-        atomic_fetch_add(&waiting, 1);
+        atomic_fetch_add(&S->waiting, 1);
         int rc = acquire_waiting(w, &lk);
-        uint64_t granted = bench_now_ns();
-        atomic_fetch_sub(&waiting, 1);
+        uint64_t granted = bench_now_ns(), granted_rt = now_rt_ns();
+        atomic_fetch_sub(&S->waiting, 1);
         if (rc != REDLOCK_OK) break;
-        if (atomic_fetch_add(&holders, 1) != 0) atomic_fetch_add(&violations, 1);
-        pthread_mutex_lock(&release_mu);
-        int counted = last_release.pending && last_release.waited && granted > last_release.t_ns;
-        uint64_t handoff = granted - last_release.t_ns;
-        int same = last_release.by == w;
-        last_release.pending = 0;
-        pthread_mutex_unlock(&release_mu);
+        if (atomic_fetch_add(&S->holders, 1) != 0) atomic_fetch_add(&violations, 1);
+        pthread_mutex_lock(&S->mu);
+        int counted = S->last_release.pending && S->last_release.waited && granted > S->last_release.t_ns;
+        uint64_t handoff = granted - S->last_release.t_ns;
+        int same = S->last_release.by == w->id;
+        S->last_release.pending = 0;
+        pthread_mutex_unlock(&S->mu);
         if (granted >= deadline_ns) { /* after the run: not counted */
-            atomic_fetch_sub(&holders, 1);
+            atomic_fetch_sub(&S->holders, 1);
             redlock_release(w->rl, lk);
             break;
         }
@@ -233,17 +319,19 @@ static void *contend_main(void *arg) {
             bench_samples_add(&w->handoff, handoff);
             w->regrants += same;
         }
+        bench_samples_add(&w->grant_rt, granted_rt);
+        bench_samples_add(&w->grant_handoff, counted ? handoff : 0);
         w->grants++;
         sleep_ns(hold_ns);
         uint64_t t = bench_now_ns();
         w->held_ns += (t < deadline_ns ? t : deadline_ns) - granted;
-        atomic_fetch_sub(&holders, 1);
-        pthread_mutex_lock(&release_mu);
-        last_release.t_ns = t;
-        last_release.by = w;
-        last_release.waited = atomic_load(&waiting) > 0;
-        last_release.pending = 1;
-        pthread_mutex_unlock(&release_mu);
+        atomic_fetch_sub(&S->holders, 1);
+        pthread_mutex_lock(&S->mu);
+        S->last_release.t_ns = t;
+        S->last_release.by = w->id;
+        S->last_release.waited = atomic_load(&S->waiting) > 0;
+        S->last_release.pending = 1;
+        pthread_mutex_unlock(&S->mu);
         if (redlock_release(w->rl, lk) != REDLOCK_OK) w->release_errors++;
         sleep_ns(work_ns);
     }
@@ -275,13 +363,50 @@ static void write_samples(const bench_samples_t *s) {
     }
 }
 
+/* --timeline: every worker's grants, merged in time order. */
+typedef struct grant_at {
+    uint64_t rt_ns, handoff_ns;
+} grant_at_t;
+
+static int by_time(const void *a, const void *b) {
+    uint64_t x = ((const grant_at_t *)a)->rt_ns, y = ((const grant_at_t *)b)->rt_ns;
+    return (x > y) - (x < y);
+}
+
+static void write_timeline(const pool_t *p) {
+    if (!cfg.timeline) return;
+    size_t n = 0, k = 0;
+    for (unsigned i = 0; i < p->n; i++) n += p->ws[i].grant_rt.n;
+    grant_at_t *g = malloc((n ? n : 1) * sizeof *g);
+    FILE *f = fopen(cfg.timeline, "w");
+    if (!g || !f) {
+        perror(cfg.timeline);
+        exit(1);
+    }
+    for (unsigned i = 0; i < p->n; i++)
+        for (size_t j = 0; j < p->ws[i].grant_rt.n; j++)
+            g[k++] = (grant_at_t){p->ws[i].grant_rt.v[j], p->ws[i].grant_handoff.v[j]};
+    qsort(g, n, sizeof *g, by_time);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%llu.%06llu ", (unsigned long long)(g[i].rt_ns / 1000000000u),
+                (unsigned long long)(g[i].rt_ns % 1000000000u / 1000u));
+        if (g[i].handoff_ns) fprintf(f, "%.3f\n", (double)g[i].handoff_ns / 1000.0);
+        else fputs("-\n", f);
+    }
+    free(g);
+    if (fclose(f) != 0) {
+        perror(cfg.timeline);
+        exit(1);
+    }
+}
+
 static int run_contend(void) {
     unsigned n = cfg.threads > 0 ? (unsigned)cfg.threads : 8;
     double secs = cfg.secs >= 0 ? cfg.secs : 6;
     pool_t p;
     /* a handoff every few ms at most */
     pool_start(&p, n, cfg.each, contend_main, (size_t)(secs * 2000.0) + 1000);
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = bench_now_ns(), t0_rt = now_rt_ns();
     deadline_ns = t0 + (uint64_t)(secs * 1e9);
     pthread_barrier_wait(&start_barrier);
     sleep_until(deadline_ns);
@@ -316,6 +441,10 @@ static int run_contend(void) {
     bench_kv_u64("threads", n);
     bench_kv_u64("handles", p.n_handles);
     bench_kv_f("secs", run_s);
+    bench_kv_f("start_epoch", (double)t0_rt / 1e9);
+    bench_kv_f("end_epoch", (double)t0_rt / 1e9 + run_s);
+    bench_kv_u64("shared_counter", cfg.shared_counter != NULL);
+    bench_kv_f("wait_ms", (double)cfg.wait_ms);
     bench_kv_f("hold_ms", cfg.hold_ms);
     bench_kv_f("work_ms", cfg.work_ms);
     bench_kv_u64("handoffs", all.n);
@@ -349,6 +478,7 @@ static int run_contend(void) {
            (unsigned long long)grants, fair);
     fflush(stdout);
     write_samples(&all);
+    write_timeline(&p);
     if (atomic_load(&violations)) fprintf(stderr, "bench_handoff: %llu overlapping grants!\n",
                                           (unsigned long long)atomic_load(&violations));
     bench_samples_free(&all);
@@ -564,7 +694,7 @@ static void usage(const char *prog) {
             "usage: %s -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
             "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
             "          [--retry-count N]\n"
-            "          [--samples FILE] [--impl NAME]\n"
+            "          [--samples FILE] [--impl NAME] [--key NAME] [--shared-counter FILE] [--timeline FILE]\n"
             "       %s --version\n",
             prog, prog);
     exit(2);
@@ -573,14 +703,15 @@ static void usage(const char *prog) {
 /* Every option takes a value: a string or a number (bench_arg_num: not
  * negative, except --wait-ms -1). */
 int main(int argc, char **argv) {
-    const char *uri_arg = NULL, *handles = "one";
+    const char *uri_arg = NULL, *handles = "one", *key_arg = NULL;
     double wait = -1, retry_count = -1;
     const struct {
         const char *flag;
         const char **to;
     } strings[] = {
         {"-u", &uri_arg}, {"-w", &cfg.workload}, {"--impl", &cfg.impl}, {"--samples", &cfg.samples},
-        {"--handles", &handles},
+        {"--handles", &handles}, {"--key", &key_arg}, {"--shared-counter", &cfg.shared_counter},
+        {"--timeline", &cfg.timeline},
     };
     const struct {
         const char *flag;
@@ -616,7 +747,10 @@ int main(int argc, char **argv) {
     char *uri_list = strdup(uri_arg);
     cfg.n_nodes = uri_list ? bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES) : 0;
     if (!cfg.n_nodes || cfg.ttl < 1 || cfg.ttl > 4e9) usage(argv[0]);
-    snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
+    if (key_arg && (!key_arg[0] || strlen(key_arg) >= sizeof key)) usage(argv[0]);
+    if (key_arg) snprintf(key, sizeof key, "%s", key_arg);
+    else snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
+    if (cfg.shared_counter) shared_map(cfg.shared_counter);
 
     redlock_options_init(&defaults);
     defaults.nodes = cfg.uris;

@@ -6,6 +6,7 @@
 //
 //   node bench_handoff.js -u URI,URI,... [-t WORKERS] [-d SECONDS]
 //        [--hold-ms MS] [--work-ms MS] [--ttl MS] [--samples FILE] [--impl NAME]
+//        [--timeline FILE] [--grace-ms MS]
 //   node bench_handoff.js --version
 //
 // WORKERS (default 8) concurrent async tasks in ONE process, sharing one
@@ -23,22 +24,35 @@
 // bench_handoff.c: the release time is read just before lock.release() is
 // called, and the next grant takes it when a task was waiting at that
 // moment. Prints the same table and RESULT line.
+//
+// --timeline FILE: one line per grant, in time order: its wall-clock time
+// (seconds since the epoch) and its handoff in µs ("-" when none), as
+// bench_handoff.c's; the RESULT line has start_epoch and end_epoch.
+// --grace-ms MS (default 3000): the run reports --grace-ms after its end
+// even if some task is still inside acquire or release (ioredis has no
+// command timeout by default, so a call to a paused node may never end);
+// such tasks are counted as stuck_tasks.
 "use strict";
 
 const fs = require("fs");
 const path = require("path");
 
-const NUMERIC = { "-t": "workers", "-d": "secs", "--hold-ms": "holdMs", "--work-ms": "workMs", "--ttl": "ttl" };
-const TEXT = { "-u": "uris", "--samples": "samples", "--impl": "impl" };
+const NUMERIC = {
+  "-t": "workers", "-d": "secs", "--hold-ms": "holdMs", "--work-ms": "workMs", "--ttl": "ttl", "--grace-ms": "graceMs",
+};
+const TEXT = { "-u": "uris", "--samples": "samples", "--impl": "impl", "--timeline": "timeline" };
 
 function usage() {
   console.error("usage: node bench_handoff.js -u URI,URI,... [-t WORKERS] [-d SECONDS] [--hold-ms MS] " +
-    "[--work-ms MS] [--ttl MS] [--samples FILE] [--impl NAME] | --version");
+    "[--work-ms MS] [--ttl MS] [--samples FILE] [--impl NAME] [--timeline FILE] [--grace-ms MS] | --version");
   process.exit(2);
 }
 
 function options(argv) {
-  const o = { workers: 8, secs: 6, holdMs: 5, workMs: 5, ttl: 10000, uris: "", samples: "", impl: "node-redlock" };
+  const o = {
+    workers: 8, secs: 6, holdMs: 5, workMs: 5, ttl: 10000, graceMs: 3000, uris: "", samples: "", timeline: "",
+    impl: "node-redlock",
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === "--version") return { version: true };
@@ -80,6 +94,8 @@ function endpoint(uri) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowNs = () => process.hrtime.bigint();
+// The wall clock in seconds since the epoch, to the µs.
+const epochS = () => (performance.timeOrigin + performance.now()) / 1000;
 
 // Nearest rank (1-based), as bench/common.c's bench_quantile_us.
 function nearestRank(sortedUs, q) {
@@ -107,9 +123,11 @@ async function run(o) {
   let violations = 0;
   let lastRelease = null; // { t, waited, by } of the release not yet followed by a grant
   const handoffUs = [];
+  const timeline = []; // [epoch seconds, handoff µs or null] per grant
   const perTask = Array.from({ length: n }, () => ({ grants: 0, heldNs: 0n, taken: 0, errors: 0, releaseErrors: 0, regrants: 0 }));
   let stop = false;
   const t0 = nowNs();
+  const t0Epoch = epochS();
   const deadline = t0 + BigInt(Math.round(o.secs * 1e9));
 
   async function task(me) {
@@ -129,6 +147,7 @@ async function run(o) {
         }
       }
       const granted = nowNs();
+      const grantedEpoch = epochS();
       waiting--;
       if (lock === null) break;
       if (holders++ !== 0) violations++;
@@ -139,10 +158,13 @@ async function run(o) {
         await lock.release().catch(() => {});
         break;
       }
+      let handoff = null;
       if (rel && rel.waited && granted > rel.t) {
-        handoffUs.push(Number(granted - rel.t) / 1000);
+        handoff = Number(granted - rel.t) / 1000;
+        handoffUs.push(handoff);
         if (rel.by === me) me.regrants++;
       }
+      if (o.timeline) timeline.push([grantedEpoch, handoff]);
       me.grants++;
       await sleep(hold);
       const t = nowNs();
@@ -159,9 +181,15 @@ async function run(o) {
   }
 
   const timer = setTimeout(() => { stop = true; }, Math.round(o.secs * 1000));
-  await Promise.all(perTask.map(task));
+  let done = 0;
+  const tasks = perTask.map((me) => task(me).then(() => { done++; }));
+  await Promise.race([Promise.all(tasks), sleep(o.secs * 1000 + o.graceMs)]);
   clearTimeout(timer);
-  await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+  const stuck = n - done; // still inside a call that did not end
+  if (stuck) console.error(`bench_handoff.js: ${stuck} task(s) still inside a call ${o.graceMs} ms after the run`);
+  // quit waits for the replies of queued commands: a paused node gives none
+  await Promise.race([Promise.all(clients.map((c) => c.quit().catch(() => {}))), sleep(500)]);
+  clients.forEach((c) => c.disconnect());
 
   const runS = Number(deadline - t0) / 1e9;
   const sum = (f) => perTask.reduce((s, w) => s + f(w), 0);
@@ -187,7 +215,8 @@ async function run(o) {
     ["back_to_releaser_pct", f3(handoffUs.length ? (100 * sum((w) => w.regrants)) / handoffUs.length : 0)], ["grants_per_thread", perTask.map((w) => w.grants).join("/")],
     ["retry_delay_ms", s.retryDelay], ["retry_jitter_ms", s.retryJitter], ["retry_count", s.retryCount],
     ["taken_recalls", sum((w) => w.taken)], ["violations", violations], ["errors", sum((w) => w.errors)],
-    ["release_errors", sum((w) => w.releaseErrors)],
+    ["release_errors", sum((w) => w.releaseErrors)], ["stuck_tasks", stuck],
+    ["start_epoch", t0Epoch.toFixed(3)], ["end_epoch", (t0Epoch + runS).toFixed(3)],
   ];
   console.log(`RESULT impl=${o.impl} workload=contend ` + kv.map(([k, v]) => `${k}=${v}`).join(" "));
   console.log(`${o.impl}: ${n} async tasks on one resource, 1 Redlock, ${clients.length} nodes, default settings ` +
@@ -198,6 +227,10 @@ async function run(o) {
     pad("busy %", 7), pad("held %", 7), pad("grants", 7), pad("min thread/mean", 15)].join(" "));
   console.log("  " + [pad(handoffUs.length, 8), ...q.map((x) => pad(x.toFixed(1), 10)), pad(busy.toFixed(1), 7),
     pad(held.toFixed(1), 7), pad(grants, 7), pad(fair.toFixed(2), 15)].join(" "));
+  if (o.timeline) {
+    timeline.sort((a, b) => a[0] - b[0]);
+    fs.writeFileSync(o.timeline, timeline.map(([t, h]) => `${t.toFixed(6)} ${h === null ? "-" : h.toFixed(3)}\n`).join(""));
+  }
   if (o.samples) fs.writeFileSync(o.samples, handoffUs.map((x) => x.toFixed(3)).join("\n") + "\n");
   if (violations) console.error(`bench_handoff.js: ${violations} overlapping grants!`);
   return grants > 0 && violations === 0 ? 0 : 1;
