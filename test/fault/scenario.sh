@@ -12,6 +12,12 @@
 # an acquisition within FAULT_LIVENESS_MS of every heal, and acquisitions
 # during every minority fault):
 #   pause_minority        SIGSTOP 2 of 5 nodes for 3 s, then SIGCONT
+#   pause_one             SIGSTOP 1 of 5 nodes for 4 s while 3 processes contend:
+#                         it is suspect after its first timeout, then skipped,
+#                         and rejoins after SIGCONT (DESIGN.md 9.1)
+#   pause_rolling         silent minorities that change under contention: node 0
+#                         paused, then node 3 too, node 0 resumed, node 1
+#                         paused, all resumed -- one or two silent nodes for 4 s
 #   pause_majority        SIGSTOP 3 of 5 nodes for 2.5 s (> TTL), then SIGCONT
 #   kill_restart_persist  kill -9 3 of 5 nodes while a lock is held and restart
 #                         them at once, twice; appendonly yes + appendfsync always
@@ -83,6 +89,41 @@ sc_pause_minority() {
   cl resume 0
   cl resume 1
   event heal pause_minority
+  wait_workers 20000
+  expect_safe
+}
+
+sc_pause_one() {
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  event fault pause_one live
+  cl pause 2
+  at 5500
+  cl resume 2
+  event heal pause_one
+  wait_workers 20000
+  expect_safe
+}
+
+sc_pause_rolling() {
+  setup_run
+  cluster_start
+  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  at 1500
+  event fault pause_rolling live
+  cl pause 0
+  at 2500
+  cl pause 3
+  at 3500
+  cl resume 0
+  at 4000
+  cl pause 1
+  at 5500
+  cl resume 1
+  cl resume 3
+  event heal pause_rolling
   wait_workers 20000
   expect_safe
 }
@@ -270,12 +311,13 @@ sc_outside_paused_client() {
 }
 
 case $NAME in
-  bypass | pause_minority | pause_majority | kill_restart_persist | restart_delayed | partition_minority | \
+  bypass | pause_minority | pause_one | pause_rolling | pause_majority | kill_restart_persist | restart_delayed | partition_minority | \
     partition_majority | slow_node | clock_jump | outside_restart_majority | outside_paused_client | \
     outside_clock_jump)
     "sc_$NAME" ;;
   *)
-    echo "usage: $0 SCENARIO  (bypass pause_minority pause_majority kill_restart_persist restart_delayed" >&2
+    echo "usage: $0 SCENARIO  (bypass pause_minority pause_one pause_rolling pause_majority kill_restart_persist" >&2
+    echo "       restart_delayed" >&2
     echo "       partition_minority partition_majority slow_node clock_jump outside_restart_majority" >&2
     echo "       outside_paused_client outside_clock_jump)" >&2
     exit 2 ;;
