@@ -12,6 +12,11 @@
 int rl_drive(rl_op_t *op);
 void rl_send_blocking(redlock_t *rl, rl_round_t *r);
 void rl_poke_waiters(redlock_t *rl); /* rl->queue_moved: every waiting thread looks again */
+/* drive.c: while on (this thread only), rl_send_blocking starts rounds
+ * without waiting for them; rl_drive_started counts the rounds so started
+ * (the caller then waits for each with rl_engine_wait). */
+void rl_drive_defer(int on);
+unsigned rl_drive_started(void);
 
 /* listen.c: the release channels' thread. rl_listener_new sets it up (no
  * thread, no connection yet) and sets rl->channel; returns 0 or
@@ -34,6 +39,19 @@ int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, con
 /* extend.c: extends lock to ttl_ms (see redlock_extend_ex), serialised
  * with other extends of the same lock; counts the call. */
 int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep);
+/* extend.c: extends the locks of n jobs to their ttl_ms at once (the
+ * watchdog's extensions that fall due together): every round is sent
+ * before any is waited for, so they leave in one write per node. Each
+ * job's rc is what rl_extend would have returned; every call is counted. */
+typedef struct rl_extend_job {
+    redlock_lock_t *lock;
+    uint32_t ttl_ms;
+    int rc;
+    int sent;              /* its round was started */
+    rl_life_op_t e;
+    rl_round_t *r;         /* room for its round (rl_round_size of the node count), the caller's */
+} rl_extend_job_t;
+void rl_extend_many(redlock_t *rl, rl_extend_job_t *jobs, size_t n);
 /* adopt.c: releases the lock on resource that token holds, with no lock
  * handle (the `redlock release RESOURCE TOKEN` step): checks both
  * (INVALID names what is wrong, never the token), runs the release round,

@@ -22,12 +22,29 @@
 #include "blocking.h"
 #include "engine.h"
 
+/* This thread's rounds are started, not waited for (rl_drive_defer). */
+static _Thread_local unsigned tl_defer, tl_started;
+
 /* rl->send of a blocking handle: runs r on the engine until it is decided
- * (a round whose command could not be built is decided already). */
+ * (a round whose command could not be built is decided already); in a
+ * deferred stretch only starts it. */
 void rl_send_blocking(redlock_t *rl, rl_round_t *r) {
     if (!r->cmd) return;
+    if (tl_defer) {
+        rl_engine_start(rl->eng, r);
+        tl_started++;
+        return;
+    }
     rl_engine_run(rl->eng, r);
     rl_stats_round(rl->stats, rl->clock() - r->t0_us);
+}
+
+void rl_drive_defer(int on) {
+    tl_defer = on ? 1u : 0u;
+}
+
+unsigned rl_drive_started(void) {
+    return tl_started;
 }
 
 void redlock_cancel_waits(redlock_t *rl) {

@@ -194,22 +194,26 @@ static void sleep_round(rl_engine_t *e, rl_waiter_t *w) {
     }
 }
 
-void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
+/* Sends r (e->mu held): a round decided at submission still has its
+ * commands written (by the leader, or here). */
+static void start_locked(rl_engine_t *e, rl_round_t *r) {
+    uint64_t now = e->ns.cfg.clock();
+    rl_nodes_start(&e->ns, r, now);
+    if (e->leader)
+        wake_leader(e);
+    else if (r->done && rl_nodes_probing(&e->ns))
+        poll_once(e);
+    else if (r->done)
+        rl_nodes_flush(&e->ns, now);
+}
+
+/* Waits until r (started) is decided, sleeping as a follower or leading
+ * the loop; called with e->mu held, returns with it released. */
+static void wait_locked(rl_engine_t *e, rl_round_t *r) {
     rl_waiter_t w = {.r = r};
     sem_init(&w.sem, 0, 0);
     r->owner = &w;
-    pthread_mutex_lock(&e->mu);
-    uint64_t now = e->ns.cfg.clock();
-    rl_nodes_start(&e->ns, r, now);
-    if (r->done) { /* decided at submission: what was queued must still leave */
-        if (e->leader)
-            wake_leader(e);
-        else if (rl_nodes_probing(&e->ns))
-            poll_once(e);
-        else
-            rl_nodes_flush(&e->ns, now);
-    } else if (e->leader) {
-        wake_leader(e);
+    if (!r->done && e->leader) {
         for (;;) {
             sleep_round(e, &w);
             if (w.wake == RL_WAKE_DONE) { /* decided: leave without the mutex */
@@ -227,6 +231,25 @@ void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
     r->owner = NULL;
     unlock_and_wake(e);
     sem_destroy(&w.sem);
+}
+
+void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
+    pthread_mutex_lock(&e->mu);
+    r->owner = NULL;
+    start_locked(e, r);
+    wait_locked(e, r);
+}
+
+void rl_engine_start(rl_engine_t *e, rl_round_t *r) {
+    pthread_mutex_lock(&e->mu);
+    r->owner = NULL; /* nobody sleeps on it yet: rl_engine_wait sets its waiter */
+    start_locked(e, r);
+    unlock_and_wake(e);
+}
+
+void rl_engine_wait(rl_engine_t *e, rl_round_t *r) {
+    pthread_mutex_lock(&e->mu);
+    wait_locked(e, r);
 }
 
 /* --------------------------------------------------------------- set-up */

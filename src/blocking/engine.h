@@ -31,6 +31,14 @@ void rl_engine_free(rl_engine_t *e);
  * r->vote and the counters then hold the outcome. */
 void rl_engine_run(rl_engine_t *e, rl_round_t *r);
 
+/* rl_engine_run in two halves, so that one thread can have many rounds in
+ * flight (the watchdog's extensions that fall due together leave in one
+ * write per node): rl_engine_start sends r and returns at once;
+ * rl_engine_wait returns once r is decided. Every started round must be
+ * waited for before it goes out of scope. */
+void rl_engine_start(rl_engine_t *e, rl_round_t *r);
+void rl_engine_wait(rl_engine_t *e, rl_round_t *r);
+
 /* The engine's node set (names and sizes are read without the mutex:
  * they never change after rl_engine_new). */
 rl_nodes_t *rl_engine_nodes(rl_engine_t *e);

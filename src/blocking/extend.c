@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "blocking.h"
+#include "engine.h"
 #include "timing.h"
 
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
@@ -41,6 +42,53 @@ int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_repo
     pthread_mutex_unlock(&lock->mu);
     rl_stats_call(rl->stats, RL_STAT_EXTEND, rc);
     return rc;
+}
+
+/* Starts job j's extension (its lock's mu taken here, released by
+ * finish_job): the lock must still be valid, as for rl_extend. */
+static void start_job(redlock_t *rl, rl_extend_job_t *j, uint64_t now) {
+    redlock_lock_t *l = j->lock;
+    pthread_mutex_lock(&l->mu);
+    j->sent = 0;
+    if (atomic_load(&l->lost) || rl_validity_us(atomic_load(&l->deadline_us), now) <= 0) {
+        j->rc = REDLOCK_ERR_NOT_HELD;
+        return;
+    }
+    rl_keys_t keys = rl_lock_keys(l);
+    j->e.op.r = j->r;
+    j->e.op.aux = NULL;
+    rl_extend_op_init(&j->e, rl, &keys, l->token, j->ttl_ms, NULL);
+    rl_life_op_kind(&j->e, l);
+    unsigned before = rl_drive_started();
+    int step = j->e.op.next(&j->e.op, now);
+    j->sent = rl_drive_started() != before;
+    if (step == RL_STEP_DONE || !j->sent) j->rc = step == RL_STEP_DONE ? j->e.op.rc : REDLOCK_ERR_NOMEM;
+}
+
+/* Waits for job j's round, judges it and updates its lock. */
+static void finish_job(redlock_t *rl, rl_extend_job_t *j) {
+    redlock_lock_t *l = j->lock;
+    if (j->sent) {
+        rl_engine_wait(rl->eng, j->r);
+        uint64_t now = rl->clock();
+        rl_stats_round(rl->stats, now - j->r->t0_us);
+        j->e.op.next(&j->e.op, now);
+        j->rc = j->e.op.rc;
+        if (j->rc == REDLOCK_OK) {
+            atomic_store(&l->deadline_us, j->e.deadline_us);
+            atomic_store(&l->ttl_ms, j->ttl_ms);
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    rl_stats_call(rl->stats, RL_STAT_EXTEND, j->rc);
+}
+
+void rl_extend_many(redlock_t *rl, rl_extend_job_t *jobs, size_t n) {
+    uint64_t now = rl->clock();
+    rl_drive_defer(1);
+    for (size_t i = 0; i < n; i++) start_job(rl, &jobs[i], now);
+    rl_drive_defer(0);
+    for (size_t i = 0; i < n; i++) finish_job(rl, &jobs[i]);
 }
 
 int redlock_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_report_t *rep) {

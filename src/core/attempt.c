@@ -259,9 +259,10 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
                                              o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
+    a->poll = !heard && !(gone && gone < now + d);
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
     if (heard) d = at > now ? at - now : 0;
-    if (split) d = (heard ? d : 0) + split_backoff_us(a, heard ? 0 : d);
+    if (split) d = (heard ? d : 0) + split_backoff_us(a, heard ? 0 : d), a->poll = 0;
     uint64_t end = wait_end(a);
     if (now >= end) return waited(a, now);
     if (d >= end - now) d = end - now, a->last = 1;
@@ -294,16 +295,39 @@ static int start(rl_acquire_op_t *a, uint64_t now) {
     return send_attempt(a);
 }
 
+/* 1 when a fallback poll may go now: the handle sends at most
+ * RL_POLLS_PER_INTERVAL of them per retry_delay_ms window (DESIGN.md 9.2);
+ * else *later is a random instant in the next window. Attempts prompted
+ * by a heard release or a holder's expiry are not polls and not counted. */
+static int poll_allowed(redlock_t *rl, uint64_t now, uint64_t *later) {
+    uint64_t window = (uint64_t)(rl->opt.retry_delay_ms ? rl->opt.retry_delay_ms : 1) * 1000u;
+    pthread_mutex_lock(&rl->held_mu);
+    if (now >= rl->poll_window_us + window) rl->poll_window_us = now, rl->poll_used = 0;
+    int ok = rl->poll_used < RL_POLLS_PER_INTERVAL;
+    if (ok) rl->poll_used++;
+    uint64_t next = rl->poll_window_us + window;
+    pthread_mutex_unlock(&rl->held_mu);
+    if (!ok) *later = next + rl_random_between(0, (unsigned)(window > UINT32_MAX ? UINT32_MAX : window));
+    return ok;
+}
+
 /* Waiting to attempt again: a heard release lets it attempt from its
- * woke_at_us (not a retry); else the retry delay must pass. */
+ * woke_at_us (not a retry); else the retry delay must pass, and a poll
+ * its turn within the handle's budget. */
 static int retry(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
-    uint64_t at = 0;
+    uint64_t at = 0, later = 0;
     int heard = rl_waitq_woken(a, 0, &at);
     if (heard && now >= at) return send_attempt(a);
     if (now < op->wake_us) {
         if (heard && at < op->wake_us) op->wake_us = at;
         return RL_STEP_WAIT; /* (woken early for another's sake) */
+    }
+    if (a->poll && !a->last && !poll_allowed(op->rl, now, &later)) {
+        uint64_t end = wait_end(a);
+        op->wake_us = later < end ? later : end;
+        a->last = later >= end;
+        return RL_STEP_WAIT; /* over the handle's poll budget: the next window */
     }
     a->n++;
     return send_attempt(a);
@@ -361,6 +385,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->tries = 0;
     a->last = 0;
     a->splits = 0;
+    a->poll = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->limit = 0;
     a->shared = 0;
@@ -371,6 +396,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->woke_at_us = 0;
     a->listening = 0;
     a->qnext = NULL;
+    a->line = NULL;
     a->note = RL_NOTE_NONE;
 }
 

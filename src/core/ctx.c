@@ -67,6 +67,8 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     find_scripts(rl);
     rl->pool_max = 64; /* a blocking handle's threads rarely hold more at once */
     pthread_mutex_init(&rl->held_mu, NULL);
+    rl_map_init(&rl->held, 64);
+    rl_map_init(&rl->waitq, 16);
     pthread_mutex_init(&rl->wd_start_mu, NULL);
     pthread_mutex_init(&rl->sleep_mu, NULL);
     rl->mu_ready = 1;
@@ -83,6 +85,8 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
 
 void rl_ctx_destroy(redlock_t *rl) {
     rl_pool_free(rl);
+    rl_map_destroy(&rl->held);
+    rl_map_destroy(&rl->waitq);
     rl_tls_ctx_free(rl->tls);
     for (size_t i = 0; rl->node_names && i < rl->opt.n_nodes; i++) free(rl->node_names[i]);
     free(rl->node_names);

@@ -146,7 +146,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     rl_req_t *q = rl_conn_push(c, RL_REQ_USER, owner, now, now + budget);
     if (!q) {
         char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qcap);
+        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
         if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
         node_down(ns, c, REDLOCK_ERR_IO, why, now);
         return;
@@ -176,7 +176,7 @@ int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint
     uint64_t budget = (uint64_t)(ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u;
     if (!rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget)) {
         char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qcap);
+        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
         node_down(ns, c, REDLOCK_ERR_IO, why, now);
         return REDLOCK_ERR_IO;
     }
@@ -505,6 +505,11 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 
 /* --------------------------------------------------------------- set-up */
 
+/* conn's req_moved: a request of r on node idx now sits in slot. */
+static void req_moved(struct rl_round *r, int idx, uint32_t slot) {
+    r->pn[idx].u.slot = slot;
+}
+
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg};
     ns->conns = calloc(n, sizeof *ns->conns);
@@ -512,6 +517,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
         rl_conn_t *c = &ns->conns[i];
         if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
         rl_dial_init(c);
+        c->req_moved = req_moved;
         if (c->uri.tls) {
             c->tls_ctx = cfg->tls_ctx;
             c->tls_name = cfg->tls_server_name;

@@ -37,6 +37,10 @@ struct rl_op {
     int phase;
 };
 
+/* Fallback polls of waiting acquires a handle sends at most per
+ * retry_delay_ms (attempt.c). */
+#define RL_POLLS_PER_INTERVAL 256u
+
 /* Acquire: attempts (SET NX PX, the multi-key script, or the fenced
  * script and its write-back), the validity check, the clean-up release
  * after a failed attempt, and jittered retries within wait_ms. */
@@ -51,6 +55,7 @@ typedef struct rl_acquire_op {
     uint32_t tries;         /* attempts sent, also those a heard release prompted */
     uint8_t last;           /* the current attempt is the one at the wait deadline */
     uint8_t splits;         /* attempts in a row that split the vote (see attempt.c) */
+    uint8_t poll;           /* the coming attempt is a fallback poll (the retry delay ran out) */
     uint8_t fenced;
     uint64_t fence_max;     /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;
@@ -64,7 +69,8 @@ typedef struct rl_acquire_op {
     uint8_t free[REDLOCK_MAX_PERMITS]; /* permit: nodes that said each slot is free or ours */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
     uint64_t woke_at_us;
-    struct rl_acquire_op *qnext;
+    struct rl_acquire_op *qnext;  /* the next in its line (waitq.c) */
+    struct rl_waitline *line;     /* its resource's line while queued */
 } rl_acquire_op_t;
 
 /* permit.c: the semaphore's attempt. rl_permit_send_attempt sends a's

@@ -13,6 +13,7 @@
 #include "fanout.h"
 #include "nodes.h"
 #include "log.h"
+#include "map.h"
 #include "redlock.h"
 #include "scripts.h"
 #include "stats.h"
@@ -37,7 +38,7 @@ struct redlock {
     /* the driver's: another waiter became the head of its resource's local
      * queue (waitq.c); wake the waiters so it contends. May be NULL. */
     void (*queue_moved)(struct redlock *rl);
-    struct rl_acquire_op *waitq; /* the local queue, in arrival order (under held_mu) */
+    rl_map_t waitq;           /* the local queues, a line per resource and kind (waitq.c; under held_mu) */
     /* the driver's: a waiter for res joins (join = 1) or leaves (0) the
      * local queue: its release channel is listened on while it has
      * waiters (core/subs.c). Called without held_mu. May be NULL (polling). */
@@ -48,12 +49,18 @@ struct redlock {
     const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set, *s_acquire_wait;
     const rl_script_t *s_acquire_permit, *s_release_permit;
     const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
-    pthread_mutex_t held_mu;  /* guards held, pool, and every lock's holds/held links */
+    pthread_mutex_t held_mu;  /* guards held, waitq, pool, and every lock's holds/held links */
     int is_async;             /* 1 inside a redlock_async_t */
-    redlock_lock_t *held;     /* every outstanding single-resource lock (re-entry, detach on free) */
+    rl_map_t held;            /* outstanding single-resource locks by resource and thread (re-entry,
+                               * detach on free; blocking/held.c) */
     redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
     unsigned pool_n;
     unsigned pool_max;        /* released lock objects kept at most (the driver's choice) */
+    /* fallback polls of waiters (attempt.c): at most RL_POLLS_PER_INTERVAL
+     * per retry_delay_ms window, so thousands of waiters do not swamp the
+     * nodes (under held_mu) */
+    uint64_t poll_window_us;
+    unsigned poll_used;
     struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
     pthread_mutex_t wd_start_mu;
@@ -102,7 +109,8 @@ struct redlock_lock {
     int registered;
     unsigned holds;
     pthread_t thread;
-    redlock_lock_t *held_next, *held_prev;
+    rl_map_node_t held_node;     /* in owner->held (blocking) */
+    redlock_lock_t *held_next, *held_prev; /* the pool, or the async handle's locks */
     /* watchdog; wd_attached is the owning thread's, the rest under the watchdog's mutex */
     int wd_attached;
     int watched;
@@ -111,7 +119,7 @@ struct redlock_lock {
     uint64_t hold_until_us;      /* 0: no cap */
     redlock_lost_fn on_lost;
     void *lost_arg;
-    redlock_lock_t *wnext;
+    size_t wd_idx;               /* its place in the watchdog's heap while watched */
     /* kept when a pooled object is reused: everything above is reset */
     pthread_mutex_t mu;          /* serialises extends (caller vs watchdog) */
     char *res1_buf;              /* storage for a single resource name */

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "map.h"
 #include "nodes.h"
 
 /* The prefix of a release channel; the resource's bytes follow. */
@@ -25,17 +26,20 @@
 #define RL_SUB_LINGER_US 1000000u
 
 typedef struct rl_sub {
-    char *res;          /* the resource (owned) */
-    size_t len;
+    rl_map_node_t node; /* in rl_subs_t.map, by resource */
+    struct rl_sub *idle_prev, *idle_next; /* on the idle list while it has no waiter */
     uint32_t waiters;   /* joins minus leaves */
     uint64_t idle_us;   /* with no waiter: when the last left */
     uint8_t heard;      /* a node confirmed the subscription */
+    size_t len;
+    char res[];         /* the resource's bytes */
 } rl_sub_t;
 
 typedef struct rl_subs {
     rl_nodes_t ns;      /* the subscriber connections (cfg.subscriber = 1) */
-    rl_sub_t *v;        /* channels with waiters (unordered) */
-    size_t n, cap;
+    rl_map_t map;       /* the channels subscribed (with waiters, or lingering) */
+    size_t n;           /* how many */
+    rl_sub_t *idle_head, *idle_tail; /* those without a waiter, the longest idle first */
     /* a release of res was announced (announced = 1), or a new
      * subscription was first confirmed (0: a release just before it
      * would have been missed) */

@@ -22,9 +22,10 @@ int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify
     memset(c, 0, sizeof *c);
     c->fd = -1;
     c->idx = idx;
-    c->qcap = qcap;
+    c->qmax = qcap;
+    c->qcap = qcap < RL_QCAP_START ? qcap : RL_QCAP_START;
     c->due_us = UINT64_MAX;
-    if (!(c->q = calloc(qcap, sizeof *c->q))) return -1;
+    if (!(c->q = calloc(c->qcap, sizeof *c->q))) return -1;
     c->uri = *uri;
     memset(uri, 0, sizeof *uri);
     c->notify_fd = notify_fd;
@@ -215,8 +216,27 @@ void rl_conn_close(rl_conn_t *c) {
     c->arena.error[0] = '\0';
 }
 
+/* Doubles c's ring (up to qmax), its requests moved to the front in
+ * order; req_moved tells each one's round its new slot. Returns 0, or -1
+ * at qmax or when out of memory. */
+static int grow(rl_conn_t *c) {
+    if (c->qcap >= c->qmax) return -1;
+    uint32_t cap = c->qcap > c->qmax / 2 ? c->qmax : c->qcap * 2;
+    rl_req_t *q = malloc((size_t)cap * sizeof *q);
+    if (!q) return -1;
+    for (uint32_t k = 0; k < c->qlen; k++) {
+        q[k] = *rl_conn_at(c, k);
+        if (q[k].round && c->req_moved) c->req_moved(q[k].round, c->idx, k);
+    }
+    free(c->q);
+    c->q = q;
+    c->qcap = cap;
+    c->qhead = 0;
+    return 0;
+}
+
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us) {
-    if (c->qlen == c->qcap) return NULL;
+    if (c->qlen == c->qcap && grow(c) < 0) return NULL;
     rl_req_t *r = &c->q[(c->qhead + c->qlen) % c->qcap];
     c->qlen++;
     r->round = round;

@@ -61,8 +61,12 @@ typedef struct rl_conn {
     rl_buf_t out;              /* encoded requests not yet written */
     rl_buf_t fb;               /* queued EVALSHAs' "*argc" headers and arguments after the
                                 * sha1, in queue order: what an EVAL fallback is built from */
-    rl_req_t *q;               /* ring of qcap requests owed a reply */
-    uint32_t qcap, qhead, qlen;
+    rl_req_t *q;               /* ring of qcap requests owed a reply; doubles when full, up
+                                * to qmax (RL_QCAP_START at first) */
+    uint32_t qcap, qhead, qlen, qmax;
+    /* told when growing the ring moved a request with a round to another
+     * slot (the round keeps its requests' slots), or NULL */
+    void (*req_moved)(struct rl_round *round, int idx, uint32_t slot);
     uint64_t due_us;           /* at most the earliest deadline of a queued request, or
                                 * grace of its round (UINT64_MAX: none); may be early, never late */
     uint64_t connect_deadline_us;
@@ -102,8 +106,11 @@ typedef struct rl_conn {
     char addr[RL_ADDR_STRLEN]; /* the address tried or connected to, "" when none */
 } rl_conn_t;
 
+/* A connection's request ring starts with this many slots. */
+#define RL_QCAP_START 64u
+
 /* Sets up c for uri (taking ownership of its strings) with a queue of
- * qcap slots; lookups of its name (dial.c) write a byte to notify_fd when
+ * up to qcap slots; lookups of its name (dial.c) write a byte to notify_fd when
  * they end. Returns 0, or -1 when out of memory. */
 int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd);
 

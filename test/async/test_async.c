@@ -308,3 +308,48 @@ Test(async, extend_fencing_and_autoextend_through_the_handle) {
     S.in_call = 0;
     finish();
 }
+
+/* Counts the callbacks of the many-waiters test. */
+static int g_many_done, g_many_taken;
+static void on_many(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    (void)lock, (void)rep, (void)arg;
+    g_many_done++;
+    g_many_taken += rc == REDLOCK_ERR_TAKEN;
+}
+
+Test(async, many_waiters_poll_within_the_handles_budget) {
+    /* 600 waiters on 600 resources another client holds with plain SET NX
+     * (it never announces a release): without a bound they would poll
+     * every retry delay, 600 rounds per 100 ms; the handle sends at most
+     * RL_POLLS_PER_INTERVAL (256) fallback polls per retry delay. */
+    enum { W = 600 };
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 1000;
+    o.retry_delay_ms = 100;
+    o.retry_jitter_ms = 50;
+    uv_loop_init(&L);
+    redlock_async_t *a = new_handle(NULL, 5, &o);
+    static char res[W][24];
+    for (int i = 0; i < W; i++) {
+        snprintf(res[i], sizeof res[i], "poll:%d", i);
+        for (int n = 0; n < 5; n++) cr_assert_eq(tc_set(&C, n, res[i], "another-client", 600000), 0);
+    }
+    g_many_done = g_many_taken = 0;
+    uint64_t t0 = rt_now_us();
+    for (int i = 0; i < W; i++) cr_assert_eq(redlock_async_acquire(a, res[i], 10000, 1000, on_many, NULL), REDLOCK_OK);
+    while (g_many_done < W) uv_run(&L, UV_RUN_ONCE);
+    uint64_t ms = (rt_now_us() - t0) / 1000;
+    redlock_stats_t s;
+    cr_assert_eq(redlock_async_stats(a, &s), REDLOCK_OK);
+    cr_assert_eq(g_many_taken, W);
+    /* each attempt is one round (a refusal by all needs no clean-up) */
+    /* first attempts, a wake-up when each subscription is confirmed (a
+     * release just before it would have been missed), polls, last attempts */
+    uint64_t windows = ms / 100 + 2, bound = 3 * W + 256 * windows;
+    cr_assert_leq(s.rounds.count, bound, "%llu rounds in %llu ms for %d waiters (bound %llu)",
+                  (unsigned long long)s.rounds.count, (unsigned long long)ms, W, (unsigned long long)bound);
+    cr_assert_geq(s.rounds.count, 2 * W, "every waiter attempts at least twice (first and last)");
+    finish();
+    for (int n = 0; n < 5; n++) tc_redis_cmd(&C, n, "FLUSHALL");
+}

@@ -60,6 +60,41 @@ Test(lifetime, watchdog_keeps_a_short_lock_held_while_a_competitor_fails) {
     redlock_free(other);
 }
 
+Test(lifetime, watchdog_keeps_many_locks_and_stops_them_one_by_one) {
+    /* 300 locks with a 1 s TTL, due together in batches: every one stays
+     * valid for 3 s, each is extended about every 333 ms; releasing half
+     * of them meanwhile (from this thread, while batches run) loses none */
+    enum { K = 300 };
+    redlock_t *rl = rt_new(&C, 5, NULL);
+    static redlock_lock_t *lk[K];
+    lost_log_t log = {0};
+    char res[32];
+    for (int i = 0; i < K; i++) {
+        snprintf(res, sizeof res, "w:many:%d", i);
+        cr_assert_eq(redlock_acquire(rl, res, 1000, &lk[i]), REDLOCK_OK, "lock %d", i);
+        cr_assert_eq(redlock_autoextend(rl, lk[i], NULL, on_lost, &log), REDLOCK_OK);
+    }
+    uint64_t start = rt_now_us();
+    while (rt_now_us() - start < 3000000) {
+        for (int i = 0; i < K; i++)
+            if (lk[i]) cr_assert(redlock_lock_valid(lk[i], 0), "lock %d expired while auto-extended", i);
+        rt_sleep_ms(20);
+        int i = (int)((rt_now_us() - start) / 20000u); /* a release every 20 ms, the odd ones */
+        if (i % 2 && i < K && lk[i]) {
+            cr_assert_eq(redlock_release(rl, lk[i]), REDLOCK_OK, "lock %d", i);
+            lk[i] = NULL;
+        }
+    }
+    cr_assert_eq(atomic_load(&log.calls), 0, "locks lost: %d", atomic_load(&log.calls));
+    for (int i = 0; i < K; i++) {
+        if (!lk[i]) continue;
+        cr_assert_geq(redlock_lock_extensions(lk[i]), 6, "lock %d: %u extensions in 3 s", i,
+                      redlock_lock_extensions(lk[i]));
+        cr_assert_eq(redlock_release(rl, lk[i]), REDLOCK_OK, "lock %d", i);
+    }
+    redlock_free(rl);
+}
+
 Test(lifetime, takeover_on_a_majority_triggers_on_lost_within_an_extension_period) {
     redlock_t *rl = rt_new(&C, 5, NULL);
     redlock_lock_t *lk = NULL;
