@@ -42,7 +42,8 @@ int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_repo
 /* extend.c: extends the locks of n jobs to their ttl_ms at once (the
  * watchdog's extensions that fall due together): every round is sent
  * before any is waited for, so they leave in one write per node. Each
- * job's rc is what rl_extend would have returned; every call is counted. */
+ * job's rc is what rl_extend would have returned, or RL_EXTEND_BUSY;
+ * every extension made is counted. */
 typedef struct rl_extend_job {
     redlock_lock_t *lock;
     uint32_t ttl_ms;
@@ -52,6 +53,7 @@ typedef struct rl_extend_job {
     rl_round_t *r;         /* room for its round (rl_round_size of the node count), the caller's */
 } rl_extend_job_t;
 void rl_extend_many(redlock_t *rl, rl_extend_job_t *jobs, size_t n);
+#define RL_EXTEND_BUSY 1 /* a job's rc: skipped, another extend of its lock was under way */
 /* adopt.c: releases the lock on resource that token holds, with no lock
  * handle (the `redlock release RESOURCE TOKEN` step): checks both
  * (INVALID names what is wrong, never the token), runs the release round,

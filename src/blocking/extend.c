@@ -45,11 +45,17 @@ int rl_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redlock_repo
 }
 
 /* Starts job j's extension (its lock's mu taken here, released by
- * finish_job): the lock must still be valid, as for rl_extend. */
+ * finish_job): the lock must still be valid, as for rl_extend. Its rc is
+ * RL_EXTEND_BUSY when another extend of the lock holds its mu. */
 static void start_job(redlock_t *rl, rl_extend_job_t *j, uint64_t now) {
     redlock_lock_t *l = j->lock;
-    pthread_mutex_lock(&l->mu);
     j->sent = 0;
+    /* a batch holds many locks' mu at once, so it never waits for one (a
+     * caller's extend in progress): that lock is retried a moment later */
+    if (pthread_mutex_trylock(&l->mu) != 0) {
+        j->rc = RL_EXTEND_BUSY;
+        return;
+    }
     if (atomic_load(&l->lost) || rl_validity_us(atomic_load(&l->deadline_us), now) <= 0) {
         j->rc = REDLOCK_ERR_NOT_HELD;
         return;
@@ -68,6 +74,7 @@ static void start_job(redlock_t *rl, rl_extend_job_t *j, uint64_t now) {
 /* Waits for job j's round, judges it and updates its lock. */
 static void finish_job(redlock_t *rl, rl_extend_job_t *j) {
     redlock_lock_t *l = j->lock;
+    if (j->rc == RL_EXTEND_BUSY) return;
     if (j->sent) {
         rl_engine_wait(rl->eng, j->r);
         uint64_t now = rl->clock();

@@ -147,7 +147,11 @@ static void settle(rl_watchdog_t *wd, size_t k, uint64_t now) {
         redlock_lock_t *l = wd->jobs[i].lock;
         int slot = busy_slot(wd, l);
         if (slot < 0 || !l->watched) continue; /* stopped meanwhile */
-        int lost = rl_watch_after(l, wd->jobs[i].rc, now);
+        int lost = 0;
+        if (wd->jobs[i].rc == RL_EXTEND_BUSY)
+            l->next_us = now + 1000u; /* a caller was extending it: look again in 1 ms */
+        else
+            lost = rl_watch_after(l, wd->jobs[i].rc, now);
         if (!lost && heap_push(wd, l) < 0) lost = REDLOCK_ERR_NOMEM;
         wd->reason[slot] = lost;
     }
