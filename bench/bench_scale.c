@@ -54,7 +54,9 @@
  * Every run prints its rows and machine-readable lines on stdout:
  *   RESULT impl=libredlock workload=NAME key=value ...
  * (latencies in µs). Diagnostics go to stderr. A run that passes
- * --deadline SECONDS in all prints what it has with timed_out=1 and exits. */
+ * --deadline SECONDS in all prints what it has with timed_out=1 and exits;
+ * one whose own checks cannot run (a loop that never returns to its timer)
+ * is ended 15 s later by a thread of its own, with hung=1. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -998,6 +1000,41 @@ static int run_autoext(void) {
 
 /* -------------------------------------------------------------------- main */
 
+/* The last resort behind --deadline: a run whose own checks cannot run (a
+ * loop that never comes back to its timer) is ended 15 s past it from this
+ * thread, with what can be read from outside the run (racy, and said so). */
+static void *watchdog_main(void *arg) {
+    (void)arg;
+    sleep_ms((cfg.deadline + 15) * 1000);
+    bench_line_begin("libredlock", cfg.workload);
+    if (!strcmp(cfg.workload, "async")) {
+        bench_kv_u64("waiters", as.n);
+        bench_kv_u64("phase", (uint64_t)as.phase);
+        bench_kv_u64("all_waiting", 0);
+        bench_kv_u64("samples", as.handoff.n);
+        bench_kv_u64("issued", as.issued_wait);
+        if (as.phase >= 1 && as.issued_wait == as.n) { /* every acquire asked: the heap now, per acquire */
+            char name[96];
+            name_of(name, sizeof name, "w", as.n - 1);
+            double per = (heap_bytes() - as.heap0) / (double)as.n;
+            bench_kv_f("heap_per_pending", per);
+            bench_kv_f("heap_per_pending_beyond_name", per - (double)(strlen(name) + 1));
+            bench_kv_f("rss_per_pending", ((double)bench_rss_kb() - (double)as.rss0) * 1024.0 / (double)as.n);
+        }
+    } else {
+        bench_kv_u64("waiters", (uint64_t)cfg.k);
+        bench_kv_u64("target", (uint64_t)cfg.k);
+    }
+    bench_kv_u64("timed_out", 1);
+    bench_kv_u64("hung", 1);
+    bench_line_end();
+    fprintf(stderr, "bench_scale: %s did not end by its deadline (%.0f s) + 15 s: stopped from outside\n",
+            cfg.workload, cfg.deadline);
+    fflush(NULL);
+    _exit(0);
+    return NULL;
+}
+
 static void usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s -u URI,URI,... -w held|async|blocking|autoext [--levels L,L,..] [--slice N] [--threads N]\n"
@@ -1040,6 +1077,11 @@ int main(int argc, char **argv) {
     defaults.nodes = cfg.uris;
     defaults.n_nodes = cfg.n_nodes;
     t_start_ns = bench_now_ns();
+    pthread_t wd;
+    if (pthread_create(&wd, NULL, watchdog_main, NULL) != 0 || pthread_detach(wd) != 0) {
+        fprintf(stderr, "bench_scale: pthread_create failed\n");
+        return 1;
+    }
     if (!strcmp(cfg.workload, "held")) return run_held();
     if (!strcmp(cfg.workload, "async")) return run_async();
     if (!strcmp(cfg.workload, "blocking")) return run_blocking();
