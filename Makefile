@@ -83,7 +83,8 @@ BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
 .PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
-        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick bench-degraded bench-degraded-quick
+        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick bench-degraded bench-degraded-quick \
+        bench-scale bench-scale-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -189,6 +190,26 @@ bench-kinds: bench-compile
 
 bench-kinds-quick: bench-compile
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --quick
+
+# `make bench-scale`: cost in the number of locks and waiters (issue 24,
+# item 6, DESIGN.md 9.2; bench/scale.sh, about 5 to 8 minutes, its own 5-node
+# cluster, default options): acquire + release of one resource with 0 / 1 000
+# / 10 000 / 100 000 locks held and the time per lock of each 10 000 slice;
+# handoff p50 with 1 .. 10 000 waiters (async on libuv; blocking threads up to
+# 1 000); CPU and lateness of 10 000 auto-extended locks against 1; heap per
+# held lock and per pending acquire, and after releasing them all. Each step
+# is bounded and reported "> bound" past it. Writes bench/RESULTS-scale.md
+# (SCALE_NOTE: a paragraph for it) and bench/scale.png, with the targets
+# PASS/FAIL. `make bench-scale-quick`: about a minute (up to 10 000 held,
+# 1 000 waiters), results in $(BENCH_BUILD)/bench only. Needs libuv.
+SCALE_NOTE ?=
+bench-scale: bench-compile
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_scale
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --note "$(SCALE_NOTE)"
+
+bench-scale-quick: bench-compile
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_scale
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
