@@ -94,6 +94,7 @@ static int async_acquire(redlock_async_t *a, const char *resource, int kind, uns
     c->arg = arg;
     rl_keys_t own = {1, &c->name_ptr, &c->name_len};
     rl_acquire_op_init(&c->u.acq, &a->ctx, &own, ttl_ms, wait_ms, NULL, a->ctx.clock());
+    c->u.acq.op.waiter = c; /* queue_moved wakes this call */
     rl_acquire_op_permit(&c->u.acq, limit);
     if (kind == 2) rl_acquire_op_shared(&c->u.acq);
     start(a, c);

@@ -320,16 +320,14 @@ static int unhold_async(redlock_lock_t *lock) {
     return 0;
 }
 
-/* ctx.queue_moved of the handle: the calls waiting in a local queue look
- * again (the new head starts contending, the others wait on). */
-static void queue_moved(redlock_t *ctx) {
+/* ctx.queue_moved of the handle: the call of op looks again (a new head
+ * starts contending, a woken head attempts) if it waits on the heap. */
+static void queue_moved(redlock_t *ctx, rl_acquire_op_t *op) {
     redlock_async_t *a = (redlock_async_t *)ctx;
-    if (a->dead) return;
-    for (rl_call_t *c = a->pending; c; c = c->next)
-        if (c->kind == RL_CALL_ACQUIRE && rl_acquire_op_in_line(&c->u.acq) && c->heap_at != SIZE_MAX) {
-            rl_heap_remove(a, c);
-            rl_ready_push(a, c);
-        }
+    rl_call_t *c = op->op.waiter;
+    if (a->dead || !c || c->heap_at == SIZE_MAX || !rl_acquire_op_in_line(op)) return;
+    rl_heap_remove(a, c);
+    rl_ready_push(a, c);
 }
 
 /* ctx.channel of the handle: counts a waiter in or out of res's channel. */

@@ -11,7 +11,7 @@
  * blocking handle's rl->send. */
 int rl_drive(rl_op_t *op);
 void rl_send_blocking(redlock_t *rl, rl_round_t *r);
-void rl_poke_waiters(redlock_t *rl); /* rl->queue_moved: every waiting thread looks again */
+void rl_poke_waiter(redlock_t *rl, rl_acquire_op_t *a); /* rl->queue_moved: a's thread looks again */
 /* drive.c: while on (this thread only), rl_send_blocking starts rounds
  * without waiting for them; rl_drive_started counts the rounds so started
  * (the caller then waits for each with rl_engine_wait). */

@@ -62,14 +62,15 @@ struct rl_sleeper {
     struct rl_sleeper *next, *prev;
 };
 
-/* rl->queue_moved of a blocking handle: every sleeping thread looks again
- * (the head of a local queue contends, a woken head attempts; the others
- * wait on). */
-void rl_poke_waiters(redlock_t *rl) {
+/* rl->queue_moved of a blocking handle (held_mu held): the thread of a
+ * looks again (a new head contends, a woken head attempts); no other
+ * sleeper is woken. A thread not asleep yet sees poke_gen move. */
+void rl_poke_waiter(redlock_t *rl, rl_acquire_op_t *a) {
     atomic_fetch_add(&rl->poke_gen, 1);
     const uint64_t one = 1;
     pthread_mutex_lock(&rl->sleep_mu);
-    for (struct rl_sleeper *s = rl->sleepers; s; s = s->next) {
+    struct rl_sleeper *s = a->op.waiter;
+    if (s && s->fd >= 0) {
         ssize_t n = write(s->fd, &one, sizeof one);
         (void)n;
     }
@@ -156,6 +157,7 @@ int rl_drive(rl_op_t *op) {
     const unsigned gen = atomic_load(&rl->cancel_gen);
     struct rl_sleeper me = {.fd = -1};
     int joined = 0;
+    op->waiter = &me; /* (an acquire is poked only while queued: before this returns) */
     for (;;) {
         unsigned poked = atomic_load(&rl->poke_gen);
         int step = op->next(op, rl->clock());

@@ -61,7 +61,7 @@ int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, siz
     }
     rl->send = rl_send_blocking;
     rl->unhold = unhold_blocking;
-    rl->queue_moved = rl_poke_waiters;
+    rl->queue_moved = rl_poke_waiter;
     *out = rl;
     return REDLOCK_OK;
 }

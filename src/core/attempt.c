@@ -376,6 +376,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->op.rc = REDLOCK_OK;
     a->op.phase = ACQ_START;
     a->op.wake_us = 0;
+    a->op.waiter = NULL;
     a->keys = *keys;
     rl_token_new(a->token); /* one token for every attempt of this call */
     a->ttl_ms = ttl_ms;

@@ -35,6 +35,8 @@ struct rl_op {
     uint64_t wake_us;
     int rc;
     int phase;
+    void *waiter;           /* the driver's: whom queue_moved wakes for this op (a sleeping
+                             * thread, an async call), or NULL */
 };
 
 /* Fallback polls of waiting acquires a handle sends at most per

@@ -21,6 +21,7 @@
 struct rl_watchdog;
 
 struct rl_engine;
+struct rl_acquire_op;
 
 /* The context of one handle, blocking (redlock_t) or async (inside a
  * redlock_async_t). The core sees only this. */
@@ -35,9 +36,11 @@ struct redlock {
      * lock remains (the object stays), 0 when it may be destroyed */
     int (*unhold)(redlock_lock_t *lock);
     struct rl_engine *eng;    /* blocking driver, NULL in an async handle */
-    /* the driver's: another waiter became the head of its resource's local
-     * queue (waitq.c); wake the waiters so it contends. May be NULL. */
-    void (*queue_moved)(struct redlock *rl);
+    /* the driver's: waiter a became the head of its resource's local
+     * queue, or was woken by a heard release (waitq.c): wake it so it
+     * looks again. Called with held_mu held (a is queued, so alive).
+     * May be NULL. */
+    void (*queue_moved)(struct redlock *rl, struct rl_acquire_op *a);
     rl_map_t waitq;           /* the local queues, a line per resource and kind (waitq.c; under held_mu) */
     /* the driver's: a waiter for res joins (join = 1) or leaves (0) the
      * local queue: its release channel is listened on while it has

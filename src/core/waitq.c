@@ -3,7 +3,8 @@
  * only the first of them (the head) contends on the nodes; the others
  * wait without a round until they are first. A head keeps its place until
  * its acquire ends (granted, given up, cancelled); then the next becomes
- * head and the driver is told (rl->queue_moved) so it can wake it.
+ * head and the driver is told (rl->queue_moved) so it can wake that one
+ * waiter (no other is disturbed).
  *
  * One line per resource and kind (its mutex, its semaphore's permits, its
  * readers), found through a hash table (DESIGN.md 9.2): joining, leaving
@@ -92,9 +93,9 @@ int rl_waitq_is_head(const rl_acquire_op_t *a) {
     return head;
 }
 
-/* Takes a out of its line, dropping the line once empty; returns 1 when
- * a was its head and others remain (held_mu held). */
-static int unlink_op(redlock_t *rl, rl_acquire_op_t *a) {
+/* Takes a out of its line, dropping the line once empty; returns the new
+ * head when a was the head and others remain, else NULL (held_mu held). */
+static rl_acquire_op_t *unlink_op(redlock_t *rl, rl_acquire_op_t *a) {
     rl_waitline_t *w = a->line;
     int was_head = w->head == a;
     rl_acquire_op_t *prev = NULL;
@@ -107,21 +108,21 @@ static int unlink_op(redlock_t *rl, rl_acquire_op_t *a) {
     a->qnext = NULL;
     a->line = NULL;
     a->queued = 0;
-    if (w->head) return was_head;
+    if (w->head) return was_head ? w->head : NULL;
     rl_map_remove(&rl->waitq, &w->node);
     free(w);
-    return 0;
+    return NULL;
 }
 
 void rl_waitq_leave(rl_acquire_op_t *a) {
     if (!a->queued) return;
     redlock_t *rl = a->op.rl;
     pthread_mutex_lock(&rl->held_mu);
-    int moved = unlink_op(rl, a);
+    rl_acquire_op_t *head = unlink_op(rl, a);
+    if (head && rl->queue_moved) rl->queue_moved(rl, head); /* a new head: wake it */
     pthread_mutex_unlock(&rl->held_mu);
     if (a->listening && rl->channel) rl->channel(rl, a->keys.k[0], a->keys.len[0], 0);
     a->listening = 0;
-    if (moved && rl->queue_moved) rl->queue_moved(rl); /* a new head: wake it */
 }
 
 void rl_waitq_listen(rl_acquire_op_t *a) {
@@ -136,19 +137,18 @@ void rl_waitq_listen(rl_acquire_op_t *a) {
  * readers': one channel for all) woken from at_us and tells the driver.
  * Returns 1 when that woke one (it was not woken already). */
 static int wake_at(redlock_t *rl, const char *res, size_t len, uint64_t at_us) {
-    int woke = 0, found = 0;
+    int woke = 0;
     pthread_mutex_lock(&rl->held_mu);
     for (int kind = 0; kind < LINE_KINDS; kind++) {
         rl_waitline_t *w = find_line(rl, res, len, kind);
         if (!w) continue;
         rl_acquire_op_t *q = w->head;
-        found = 1;
         woke |= !q->woken;
         if (!q->woken || at_us < q->woke_at_us) q->woke_at_us = at_us;
         q->woken = 1;
+        if (rl->queue_moved) rl->queue_moved(rl, q);
     }
     pthread_mutex_unlock(&rl->held_mu);
-    if (found && rl->queue_moved) rl->queue_moved(rl);
     return woke;
 }
 

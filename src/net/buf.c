@@ -28,7 +28,9 @@ int rl_buf_append(rl_buf_t *b, const void *p, size_t n) {
 
 void rl_buf_consume(rl_buf_t *b, size_t n) {
     b->off += n;
-    if (b->off >= b->len) b->off = b->len = 0;
+    if (b->off < b->len) return;
+    b->off = b->len = 0;
+    if (b->cap > RL_BUF_KEEP) rl_buf_free(b); /* a burst's memory goes back once it is written */
 }
 
 void rl_buf_free(rl_buf_t *b) {

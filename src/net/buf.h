@@ -13,7 +13,12 @@ typedef struct rl_buf {
 /* Appends n bytes; returns 0, or -1 when out of memory (b unchanged). */
 int rl_buf_append(rl_buf_t *b, const void *p, size_t n);
 
-/* Marks n more bytes as consumed; resets to empty when all are. */
+/* An emptied buffer keeps at most this much memory (DESIGN.md 9.2: a
+ * burst of thousands of commands does not stay allocated). */
+#define RL_BUF_KEEP 65536u
+
+/* Marks n more bytes as consumed; resets to empty when all are (and
+ * frees the memory when it grew beyond RL_BUF_KEEP). */
 void rl_buf_consume(rl_buf_t *b, size_t n);
 
 /* Bytes appended but not yet consumed. */

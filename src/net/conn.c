@@ -18,6 +18,8 @@
 #include "redlock.h"
 #include "resp.h"
 
+static void shrink(rl_conn_t *c);
+
 int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
@@ -207,6 +209,7 @@ void rl_conn_close(rl_conn_t *c) {
     rl_buf_reset(&c->out);
     rl_buf_reset(&c->fb);
     c->qhead = c->qlen = 0;
+    shrink(c);
     c->due_us = UINT64_MAX;
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
@@ -249,11 +252,26 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     return r;
 }
 
+/* An empty ring this large goes back to RL_QCAP_START slots. */
+#define RL_QCAP_SHRINK 1024u
+
+/* Gives an empty ring's memory back once a burst grew it (DESIGN.md 9.2). */
+static void shrink(rl_conn_t *c) {
+    if (c->qlen || c->qcap < RL_QCAP_SHRINK) return;
+    rl_req_t *q = malloc(RL_QCAP_START * sizeof *q);
+    if (!q) return;
+    free(c->q);
+    c->q = q;
+    c->qcap = RL_QCAP_START;
+    c->qhead = 0;
+}
+
 void rl_conn_pop(rl_conn_t *c) {
     if (!c->qlen) return;
     rl_buf_consume(&c->fb, c->q[c->qhead].fb_len);
     c->qhead = (c->qhead + 1) % c->qcap;
     c->qlen--;
+    shrink(c);
 }
 
 int rl_conn_send(rl_conn_t *c, const char *p, size_t n) {
