@@ -19,9 +19,13 @@ typedef struct rl_call rl_call_t;
 
 struct rl_call {
     union {
-        rl_op_t op;             /* both start with it */
+        rl_op_t op;             /* all start with it */
         rl_acquire_op_t acq;
         rl_life_op_t life;
+        struct {
+            rl_life_op_t op;    /* (life) */
+            char token[REDLOCK_TOKEN_LEN + 1]; /* a release's copy of the lock's token */
+        } rel;
     } u;
     int kind;
     int started;                /* its op has been stepped at least once */
@@ -34,12 +38,12 @@ struct rl_call {
     char *name;                 /* acquire: a copy of the resource (kept when pooled) */
     size_t name_cap, name_len;
     const char *name_ptr;       /* what the op's keys point at */
-    char token[REDLOCK_TOKEN_LEN + 1]; /* release: the lock's token */
     size_t heap_at;             /* index in the timer heap, or SIZE_MAX */
     rl_call_t *next, *prev;     /* the pending list */
     rl_call_t *rnext, *rprev;   /* the ready list */
     int queued;                 /* on the ready list */
-    _Alignas(rl_round_t) unsigned char rooms[]; /* the op's two rounds, room for n nodes each */
+    _Alignas(rl_round_t) unsigned char rooms[]; /* the op's round, and with fencing its write-back's,
+                                                   * room for n nodes each */
 };
 
 struct redlock_async {

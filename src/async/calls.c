@@ -167,9 +167,9 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
     c->dcb = cb;
     c->arg = arg;
     c->lock = lock;
-    memcpy(c->token, lock->token, sizeof c->token);
+    memcpy(c->u.rel.token, lock->token, sizeof c->u.rel.token);
     rl_keys_t keys = rl_lock_keys(lock);
-    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->token, NULL);
+    rl_release_op_init(&c->u.life, &a->ctx, &keys, c->u.rel.token, NULL);
     rl_life_op_kind(&c->u.life, lock);
     start(a, c);
     return REDLOCK_OK;

@@ -19,6 +19,11 @@ static void send_async(redlock_t *ctx, rl_round_t *r) {
         r->done = 1;
         r->send_all = 1;
     }
+    if (r->done) { /* sent unwaited (a clean-up): nobody owns it, it may live on a stack */
+        r->owner = NULL;
+        if (r->cmd) rl_nodes_start(&a->ns, r, ctx->clock());
+        return;
+    }
     r->owner = a->current;
     if (!r->cmd) { /* could not be encoded: decided already, no I/O */
         if (a->current) rl_ready_push(a, a->current);
@@ -229,7 +234,7 @@ int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hoo
 /* Abandons c's rounds in flight and takes it off the heap and ready list. */
 static void detach_call(redlock_async_t *a, rl_call_t *c) {
     rl_nodes_abandon(&a->ns, c->u.op.r);
-    rl_nodes_abandon(&a->ns, c->u.op.aux);
+    if (c->u.op.aux) rl_nodes_abandon(&a->ns, c->u.op.aux);
     rl_heap_remove(a, c);
     rl_ready_remove(a, c);
 }

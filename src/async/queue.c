@@ -104,11 +104,11 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
-    } else if (!(c = calloc(1, sizeof *c + 2 * rl_round_size(a->ns.n)))) {
-        return NULL;
+    } else if (!(c = calloc(1, sizeof *c + (a->ctx.opt.fencing ? 2 : 1) * rl_round_size(a->ns.n)))) {
+        return NULL; /* (a second room only for fencing's write-back) */
     }
     c->u.op.r = (rl_round_t *)(void *)c->rooms;
-    c->u.op.aux = (rl_round_t *)(void *)(c->rooms + rl_round_size(a->ns.n));
+    c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->rooms + rl_round_size(a->ns.n)) : NULL;
     c->heap_at = SIZE_MAX;
     c->next = a->pending;
     if (a->pending) a->pending->prev = c;

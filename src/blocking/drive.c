@@ -30,6 +30,10 @@ static _Thread_local unsigned tl_defer, tl_started;
  * deferred stretch only starts it. */
 void rl_send_blocking(redlock_t *rl, rl_round_t *r) {
     if (!r->cmd) return;
+    if (r->done) { /* sent unwaited (a clean-up): written out, not counted as a round */
+        rl_engine_run(rl->eng, r);
+        return;
+    }
     if (tl_defer) {
         rl_engine_start(rl->eng, r);
         tl_started++;
@@ -80,9 +84,10 @@ void rl_poke_waiter(redlock_t *rl, rl_acquire_op_t *a) {
 /* Puts s on rl's sleepers with a new eventfd. Returns 0, or -1 when no
  * fd could be made (the thread then waits in slices, see wait_until). */
 static int sleeper_add(redlock_t *rl, struct rl_sleeper *s) {
-    s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (s->fd < 0) return -1;
-    pthread_mutex_lock(&rl->sleep_mu);
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return -1;
+    pthread_mutex_lock(&rl->sleep_mu); /* (a poker reads fd under it) */
+    s->fd = fd;
     s->prev = NULL;
     s->next = rl->sleepers;
     if (s->next) s->next->prev = s;
@@ -100,9 +105,10 @@ static void sleeper_drop(redlock_t *rl, struct rl_sleeper *s) {
     else
         rl->sleepers = s->next;
     if (s->next) s->next->prev = s->prev;
-    pthread_mutex_unlock(&rl->sleep_mu);
-    close(s->fd);
+    int fd = s->fd;
     s->fd = -1;
+    pthread_mutex_unlock(&rl->sleep_mu);
+    close(fd);
 }
 
 /* Reads the cancel pipe empty: only the last waiter does, and if another

@@ -83,28 +83,36 @@ static int send_attempt(rl_acquire_op_t *a) {
     return RL_STEP_ROUND;
 }
 
+static int cleaned(rl_acquire_op_t *a, uint64_t now);
+
 /* Sends the release of whatever the attempt set (a node that timed out
- * may still have applied it); the op then decides about retrying. */
-static int cleanup(rl_acquire_op_t *a) {
+ * may still have applied it) to every node without waiting for it: each
+ * node's connection carries it ahead of the next attempt, so nothing is
+ * gained by waiting, and the op needs no room for it. The op then decides
+ * about retrying at once. */
+static int cleanup(rl_acquire_op_t *a, uint64_t now) {
+    RL_ROUND(r);
+    redlock_t *rl = a->op.rl;
     a->op.phase = ACQ_CLEANED;
     if (a->limit) {
-        rl_permit_cleanup(a);
-    } else if (a->shared) {
-        rl_round_init(a->op.aux, a->op.rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
-        rl_run_script(a->op.rl, a->op.aux, a->op.rl->s_release_shared, &a->keys, a->token, NULL);
+        rl_permit_cleanup(a, r);
     } else {
-        rl_release_round(a->op.rl, a->op.aux, &a->keys, a->token, NULL, NULL);
+        rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
+        r->done = 1; /* goes out to every node, answers dropped */
+        if (a->shared)
+            rl_run_script(rl, r, rl->s_release_shared, &a->keys, a->token, NULL);
+        else
+            rl_run_script_as(rl, r, a->keys.n == 1 ? rl->s_release : rl->s_release_multi, &a->keys, a->token, NULL,
+                             rl_classify_mine);
     }
-    return RL_STEP_ROUND;
+    return cleaned(a, now);
 }
-
-static int cleaned(rl_acquire_op_t *a, uint64_t now);
 
 /* After a failed attempt: the clean-up, unless every node refused it
  * (then none of them set anything and there is nothing to undo). */
 static int undo(rl_acquire_op_t *a, uint64_t now) {
     const rl_round_t *r = a->op.r;
-    if (r->no < r->n) return cleanup(a);
+    if (r->no < r->n) return cleanup(a, now);
     a->op.phase = ACQ_CLEANED;
     return cleaned(a, now);
 }
@@ -251,7 +259,7 @@ static uint64_t wait_end(const rl_acquire_op_t *a) {
 static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const redlock_options_t *o = &op->rl->opt;
-    int split = split_vote(a);
+    int split = op->rc != REDLOCK_ERR_CANCELLED && split_vote(a);
     if (!retryable(op->rc) || a->wait_ms == 0) return RL_STEP_DONE;
     uint64_t at = 0;
     int heard = rl_waitq_woken(a, 0, &at); /* a release was heard while the attempt was out */
@@ -347,7 +355,7 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
         op->rc = rl_fence_written(a, now);
         if (op->rc == REDLOCK_OK) return RL_STEP_DONE;
         rl_acquire_op_describe(a, op->rep, now);
-        return cleanup(a);
+        return cleanup(a, now);
     case ACQ_CLEANED:
         return cleaned(a, now);
     default: /* ACQ_RETRY */
@@ -414,7 +422,9 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
         rl_waitq_leave(a);
         return RL_STEP_DONE;
     }
-    return cleanup(a);
+    int step = cleanup(a, a->op.rl->clock()); /* (DONE: a cancelled op is not retried) */
+    rl_waitq_leave(a);
+    return step;
 }
 
 void rl_acquire_op_shared(rl_acquire_op_t *a) {

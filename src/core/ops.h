@@ -12,7 +12,9 @@
  * the caller's stack to completion; the async handle keeps it on the heap
  * and resumes it from loop events. The op's two rounds live where its
  * driver puts them (r and aux are set before the op's init: RL_ROUND on
- * the stack, or room for n nodes after an async call). */
+ * the stack, or room for n nodes after an async call). Only a fenced
+ * acquire uses aux (its token's write-back); clean-ups go out unwaited
+ * through a scratch round on the stack. */
 #ifndef RL_OPS_H
 #define RL_OPS_H
 #include <stdint.h>
@@ -31,7 +33,7 @@ struct rl_op {
     redlock_t *rl;
     redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
     rl_round_t *r;          /* the op's main round: its votes are the report's */
-    rl_round_t *aux;        /* a fencing write-back or an acquire's clean-up */
+    rl_round_t *aux;        /* a fencing write-back (NULL when the handle has no fencing) */
     uint64_t wake_us;
     int rc;
     int phase;
@@ -78,7 +80,8 @@ typedef struct rl_acquire_op {
 /* permit.c: the semaphore's attempt. rl_permit_send_attempt sends a's
  * slot probe on op.r; rl_permit_attempted judges it (REDLOCK_OK: a->lock
  * is the permit, on its slot's key) and releases stray slots without
- * waiting; rl_permit_cleanup sends the clean-up of a failed one on op.aux.
+ * waiting; rl_permit_cleanup sends the clean-up of a failed one, unwaited,
+ * through the round r (the caller's scratch room).
  * rl_permit_key writes "<res>:permit:<slot>" (0 when it does not fit in
  * cap); rl_permit_suffix_len is the length of its ":permit:<slot>". */
 void rl_permit_send_attempt(rl_acquire_op_t *a);
@@ -87,7 +90,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a);
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
 void rl_acquire_op_shared(rl_acquire_op_t *a);                 /* after init: a reader (attempt.c) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
-void rl_permit_cleanup(rl_acquire_op_t *a);
+void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r);
 size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slot);
 size_t rl_permit_suffix_len(int slot);
 
@@ -130,11 +133,10 @@ void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uin
 void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,
                         redlock_report_t *rep, uint64_t now);
 
-/* Ends a pending acquire with rc (REDLOCK_ERR_CANCELLED): RL_STEP_DONE at
- * once when its attempt has nothing left to undo (none sent, or its
- * clean-up already sent), else RL_STEP_ROUND: the release of what the
- * attempt may have set, then DONE. The round in flight, if any, must have
- * been abandoned by the driver (its requests still go out). */
+/* Ends a pending acquire with rc (REDLOCK_ERR_CANCELLED): RL_STEP_DONE,
+ * after sending (unwaited) the release of what its attempt may have set.
+ * The round in flight, if any, must have been abandoned by the driver
+ * (its requests still go out). */
 int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc);
 
 /* Extend or release of keys/token: one round. Extend's result on OK: t0

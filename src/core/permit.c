@@ -99,8 +99,8 @@ static void send_release(rl_acquire_op_t *a, rl_round_t *r, int keep, int wait) 
     rl_run_script_args(a->op.rl, r, a->op.rl->s_release_permit, &a->keys, a->token, extra, 2, rl_classify_any);
 }
 
-void rl_permit_cleanup(rl_acquire_op_t *a) {
-    send_release(a, a->op.aux, -1, 1);
+void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r) {
+    send_release(a, r, -1, 0);
 }
 
 /* 1 when some node that answered may hold a slot of this attempt other
@@ -155,7 +155,10 @@ int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now) {
         op->rep->slot = s;
         op->rep->validity_ms = rl_validity_ms(rl_validity_us(a->deadline_us, now));
     }
-    if (strays(r, s)) send_release(a, op->aux, s, 0); /* (goes out at once: aux is free again) */
+    if (strays(r, s)) {
+        RL_ROUND(scratch); /* (goes out at once, unwaited) */
+        send_release(a, scratch, s, 0);
+    }
     if (!a->fenced) return REDLOCK_OK;
     rl_fence_write(a, key, len);
     return RL_PERMIT_FENCE;
