@@ -166,7 +166,7 @@ int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t
     rl_nodes_config_t sc = *cfg;
     sc.subscriber = 1;
     sc.stats = NULL;    /* the command connections' figures only */
-    sc.max_inflight = 4096;
+    sc.max_inflight = RL_SUBS_MAX_INFLIGHT; /* a SUBSCRIBE per channel waited on may be in flight at once */
     int rc = rl_nodes_init(&s->ns, uris, n, &sc, notify_fd);
     s->ns.pubsub = on_push;
     s->ns.done_arg = s;

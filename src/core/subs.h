@@ -22,6 +22,11 @@
 /* The prefix of a release channel; the resource's bytes follow. */
 #define RL_RELEASED_PREFIX "redlock:released:"
 
+/* (UN)SUBSCRIBEs a subscriber connection may have in flight: one per
+ * channel, all of them when a connection reopens. The request ring grows
+ * to it only as needed (conn.h), so it costs nothing until used. */
+#define RL_SUBS_MAX_INFLIGHT (1u << 20)
+
 /* How long a channel stays subscribed with no waiter. */
 #define RL_SUB_LINGER_US 1000000u
 
