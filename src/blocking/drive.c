@@ -11,7 +11,7 @@
  * stops polling the pipe and looks at the generation in 5 ms slices).
  *
  * Waking: a waiting thread also polls an eventfd of its own, which
- * rl_poke_waiters writes when a local queue moves or a release of a
+ * rl_poke_waiter writes when its op becomes a queue's head or a release of a
  * waited-for resource is heard (DESIGN.md 6). */
 #include <limits.h>
 #include <poll.h>
@@ -58,12 +58,11 @@ void redlock_cancel_waits(redlock_t *rl) {
     (void)n;
 }
 
-/* A thread waiting between attempts: its own eventfd, written when a
- * local queue moves or a release is heard (rl_poke_waiters), so a wake-up
- * reaches each sleeper however many there are. */
+/* A thread waiting between attempts: its own eventfd, written when its
+ * op becomes the head of a local queue or hears a release
+ * (rl_poke_waiter), so a wake-up reaches that thread alone. */
 struct rl_sleeper {
     int fd;
-    struct rl_sleeper *next, *prev;
 };
 
 /* rl->queue_moved of a blocking handle (held_mu held): the thread of a
@@ -81,30 +80,21 @@ void rl_poke_waiter(redlock_t *rl, rl_acquire_op_t *a) {
     pthread_mutex_unlock(&rl->sleep_mu);
 }
 
-/* Puts s on rl's sleepers with a new eventfd. Returns 0, or -1 when no
- * fd could be made (the thread then waits in slices, see wait_until). */
+/* Gives s a new eventfd. Returns 0, or -1 when no fd could be made (the
+ * thread then waits in slices, see wait_until). */
 static int sleeper_add(redlock_t *rl, struct rl_sleeper *s) {
     int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fd < 0) return -1;
     pthread_mutex_lock(&rl->sleep_mu); /* (a poker reads fd under it) */
     s->fd = fd;
-    s->prev = NULL;
-    s->next = rl->sleepers;
-    if (s->next) s->next->prev = s;
-    rl->sleepers = s;
     pthread_mutex_unlock(&rl->sleep_mu);
     return 0;
 }
 
-/* Takes s off rl's sleepers and closes its fd (a no-op if never added). */
+/* Closes s's fd (a no-op if it has none). */
 static void sleeper_drop(redlock_t *rl, struct rl_sleeper *s) {
     if (s->fd < 0) return;
     pthread_mutex_lock(&rl->sleep_mu);
-    if (s->prev)
-        s->prev->next = s->next;
-    else
-        rl->sleepers = s->next;
-    if (s->next) s->next->prev = s->prev;
     int fd = s->fd;
     s->fd = -1;
     pthread_mutex_unlock(&rl->sleep_mu);

@@ -99,11 +99,8 @@ static int cleanup(rl_acquire_op_t *a, uint64_t now) {
     } else {
         rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
         r->done = 1; /* goes out to every node, answers dropped */
-        if (a->shared)
-            rl_run_script(rl, r, rl->s_release_shared, &a->keys, a->token, NULL);
-        else
-            rl_run_script_as(rl, r, a->keys.n == 1 ? rl->s_release : rl->s_release_multi, &a->keys, a->token, NULL,
-                             rl_classify_mine);
+        rl_run_script_as(rl, r, rl_release_script(rl, &a->keys, a->shared), &a->keys, a->token, NULL,
+                         rl_classify_mine);
     }
     return cleaned(a, now);
 }

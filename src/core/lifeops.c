@@ -49,12 +49,6 @@ static int extend_next(rl_op_t *op, uint64_t now) {
     return RL_STEP_DONE;
 }
 
-/* The script that releases e's lock. */
-static const rl_script_t *release_script(const redlock_t *rl, const rl_life_op_t *e) {
-    if (e->shared) return rl->s_release_shared;
-    return e->keys.n == 1 ? rl->s_release : rl->s_release_multi;
-}
-
 /* Release: sends the script to every node, wakes the handle's waiters
  * for the resources, then the verdict. */
 static int release_next(rl_op_t *op, uint64_t now) {
@@ -65,7 +59,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
         char limit[8] = ""; /* a permit's: its release also clears the token's stray slots */
         if (e->slot >= 0) snprintf(limit, sizeof limit, "%u", e->limit);
         const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
-        rl_run_script_args(op->rl, op->r, release_script(op->rl, e), &e->keys, e->token, extra, e->slot >= 0 ? 2 : 1,
+        rl_run_script_args(op->rl, op->r, rl_release_script(op->rl, &e->keys, e->shared), &e->keys, e->token, extra, e->slot >= 0 ? 2 : 1,
                            rl_classify_mine);
         return RL_STEP_ROUND;
     }

@@ -74,8 +74,7 @@ struct redlock {
     atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
     atomic_int waiters;
     int cancel_rd, cancel_wr;
-    pthread_mutex_t sleep_mu;       /* guards sleepers */
-    struct rl_sleeper *sleepers;    /* blocking threads waiting between attempts (drive.c) */
+    pthread_mutex_t sleep_mu;       /* guards the eventfd of each blocking waiter (drive.c) */
     struct rl_listener *listener;   /* blocking: the release channels' thread, from the first wait */
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
@@ -195,6 +194,9 @@ void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script,
  * NULL); announce: a holder's release, published to the waiters of each key
  * it deletes (DESIGN.md 6): "1" on the key's channel, "p" (a permit) on its
  * semaphore's; NULL for an attempt's clean-up, which says nothing. */
+/* round.c: the script that releases a lock on keys: a reader's (shared),
+ * a mutex's, or a set's. */
+const rl_script_t *rl_release_script(const redlock_t *rl, const rl_keys_t *keys, int shared);
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
                       redlock_node_report_t *nodes, const char *announce);
 
