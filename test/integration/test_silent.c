@@ -20,15 +20,20 @@ static void teardown(void) {
 
 TestSuite(silent, .init = setup, .fini = teardown, .timeout = 120);
 
-/* Options: the given op timeout, 3 retries, probes every 20..100 ms. */
-static redlock_t *silent_rl(uint32_t op_timeout_ms) {
+/* Options: the given op timeout and retries, probes every 20..100 ms;
+ * silent_rl: 3 retries. */
+static redlock_t *silent_rl_retries(uint32_t op_timeout_ms, uint32_t retries) {
     redlock_options_t o;
     rt_options(&o);
     o.op_timeout_ms = op_timeout_ms;
-    o.retry_count = 3;
+    o.retry_count = retries;
     o.probe_min_ms = 20;
     o.probe_max_ms = 100;
     return rt_new(&C, 5, &o);
+}
+
+static redlock_t *silent_rl(uint32_t op_timeout_ms) {
+    return silent_rl_retries(op_timeout_ms, 3);
 }
 
 /* One acquire + release of res; returns node's vote in the acquire and
@@ -110,8 +115,10 @@ Test(silent, a_resumed_node_rejoins_within_one_probe_interval) {
 
 Test(silent, a_waiting_acquire_does_not_wait_for_a_silent_node_once_refused) {
     /* op_timeout 1 s: a round that waited for the paused node would take
-     * it. Another client holds the key on the live nodes for 400 ms. */
-    redlock_t *rl = silent_rl(1000);
+     * it. Another client holds the key on the live nodes for 400 ms (set
+     * one node after another: a retry at the first expiry may come early,
+     * so the waiter has retries to spare). */
+    redlock_t *rl = silent_rl_retries(1000, 100);
     redlock_lock_t *lk = NULL;
     int err;
     cycle(rl, "silent:wait:warm", 1, &err, NULL, 0); /* connected, scripts loaded */
