@@ -10,6 +10,13 @@
 -- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's,
 -- -1 when it is a key of another kind (a read-write lock's readers, say).
+-- On a Redis Cluster node the library passes ARGV[2] with an 'S' in front
+-- ('S1', 'Sp') and the release is announced with SPUBLISH on the sharded
+-- channel of the key's slot.
+local how, pub = ARGV[2], 'PUBLISH'
+if how and string.sub(how, 1, 1) == 'S' then
+    how, pub = string.sub(how, 2), 'SPUBLISH'
+end
 local mine = redis.pcall('GET', KEYS[1])
 if type(mine) == 'table' then
     return -1
@@ -18,12 +25,12 @@ local ours = mine == ARGV[1]
 if ours then
     redis.call('DEL', KEYS[1])
 end
-if ARGV[2] == '1' and ours then
-    redis.pcall('PUBLISH', 'redlock:released:' .. KEYS[1], '')
-elseif ARGV[2] == 'p' then -- a permit: its semaphore's waiters, and its strays
+if how == '1' and ours then
+    redis.pcall(pub, 'redlock:released:' .. KEYS[1], '')
+elseif how == 'p' then -- a permit: its semaphore's waiters, and its strays
     local base, keys = string.gsub(KEYS[1], ':permit:%d+$', ''), {}
     if ours then
-        redis.pcall('PUBLISH', 'redlock:released:' .. base, '')
+        redis.pcall(pub, 'redlock:released:' .. base, '')
     end
     for i = 1, tonumber(ARGV[3]) or 0 do
         keys[i] = base .. ':permit:' .. (i - 1)

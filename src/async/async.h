@@ -46,6 +46,12 @@ struct rl_call {
                                                    * room for n nodes each */
 };
 
+/* What a loop adapter was told to watch for one place. */
+typedef struct rl_io {
+    int fd;                     /* -1: nothing announced */
+    uint8_t rd, wr;
+} rl_io_t;
+
 struct redlock_async {
     redlock_t ctx;              /* the core's context (ctx.send = send_async) */
     rl_nodes_t ns;
@@ -53,11 +59,7 @@ struct redlock_async {
     int wake_rd, wake_wr;       /* name lookups write wake_wr when they end */
     redlock_async_hooks_t hooks;
     int hooked;
-    struct {
-        int fd;                 /* -1: nothing announced */
-        uint8_t rd, wr;
-    } io[2 * REDLOCK_MAX_NODES + 1]; /* what is watched: node i's fd at i, wake_rd at n,
-                                 * node i's subscriber fd at n + 1 + i */
+    rl_io_t wake_io;            /* what is watched of wake_rd (a connection's is in it) */
     rl_call_t *pending;         /* calls started and not called back yet */
     rl_call_t *ready, *rtail;   /* calls whose round was decided: to step */
     rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */

@@ -64,41 +64,48 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
 
 /* -------------------------------------------------------- fds and timer */
 
-/* Announces what fd slot k (node k, or the wake pipe at n) should be
- * watched for, telling the adapter only what changed. */
-static void announce(redlock_async_t *a, size_t k, int fd, short ev) {
+/* Announces what fd should be watched for (ev), where *at says what was
+ * announced for this place (a connection, or the wake pipe) before,
+ * telling the adapter only what changed. */
+static void announce(redlock_async_t *a, rl_io_t *at, int fd, short ev) {
     const redlock_async_hooks_t *h = &a->hooks;
     int rd = fd >= 0 && (ev & POLLIN), wr = fd >= 0 && (ev & POLLOUT);
-    if (a->io[k].fd != fd && a->io[k].fd >= 0) { /* another socket: the old one is gone */
-        if (a->io[k].rd && h->del_read) h->del_read(h->data, a->io[k].fd);
-        if (a->io[k].wr && h->del_write) h->del_write(h->data, a->io[k].fd);
-        a->io[k].rd = a->io[k].wr = 0;
+    if (at->fd != fd && at->fd >= 0) { /* another socket: the old one is gone */
+        if (at->rd && h->del_read) h->del_read(h->data, at->fd);
+        if (at->wr && h->del_write) h->del_write(h->data, at->fd);
+        at->rd = at->wr = 0;
     }
-    a->io[k].fd = fd;
-    if (rd != a->io[k].rd) {
+    at->fd = fd;
+    if (rd != at->rd) {
         if (rd && h->add_read) h->add_read(h->data, fd);
         if (!rd && h->del_read) h->del_read(h->data, fd);
-        a->io[k].rd = (uint8_t)rd;
+        at->rd = (uint8_t)rd;
     }
-    if (wr != a->io[k].wr) {
+    if (wr != at->wr) {
         if (wr && h->add_write) h->add_write(h->data, fd);
         if (!wr && h->del_write) h->del_write(h->data, fd);
-        a->io[k].wr = (uint8_t)wr;
+        at->wr = (uint8_t)wr;
     }
-    if (fd < 0) a->io[k].fd = -1;
+    if (fd < 0) at->fd = -1;
 }
 
-/* conn.c tells us before it closes a node's socket: stop watching it. */
-static void fd_closing(void *arg, int idx, int fd) {
-    redlock_async_t *a = arg;
-    if (a->io[idx].fd == fd) announce(a, (size_t)idx, -1, 0);
+/* announce for connection c, whose watch state it carries. */
+static void announce_conn(redlock_async_t *a, rl_conn_t *c, int fd, short ev) {
+    rl_io_t at = {c->io_fd, c->io_rd, c->io_wr};
+    announce(a, &at, fd, ev);
+    c->io_fd = at.fd;
+    c->io_rd = at.rd;
+    c->io_wr = at.wr;
 }
 
-/* The same for a subscriber connection (slot n + 1 + idx). */
-static void sub_fd_closing(void *arg, int idx, int fd) {
-    redlock_async_t *a = arg;
-    size_t k = a->ns.n + 1 + (size_t)idx;
-    if (a->io[k].fd == fd) announce(a, k, -1, 0);
+/* conn.c tells us before it closes a connection's socket: stop watching it. */
+static void fd_closing(void *arg, rl_conn_t *c, int fd) {
+    if (c->io_fd == fd) announce_conn(arg, c, -1, 0);
+}
+
+/* Announces what every connection of ns waits for. */
+static void announce_all(redlock_async_t *a, rl_nodes_t *ns) {
+    for (size_t k = 0; k < ns->nall; k++) announce_conn(a, ns->all[k], ns->all[k]->fd, rl_nodes_interest(ns, k));
 }
 
 /* Asks the adapter for the timer the handle needs next. */
@@ -136,11 +143,9 @@ void rl_async_sync(redlock_async_t *a, int run) {
         if (!run || !a->ready) break;
     }
     if (!a->hooked) return;
-    size_t n = a->ns.n;
-    for (size_t i = 0; i < n; i++) announce(a, i, a->ns.conns[i].fd, rl_nodes_interest(&a->ns, i));
-    announce(a, n, a->wake_rd, POLLIN);
-    for (size_t i = 0; i < a->subs.ns.n; i++)
-        announce(a, n + 1 + i, a->subs.ns.conns[i].fd, rl_nodes_interest(&a->subs.ns, i));
+    announce_all(a, &a->ns);
+    announce(a, &a->wake_io, a->wake_rd, POLLIN);
+    announce_all(a, &a->subs.ns);
     announce_timer(a, a->ctx.clock());
 }
 
@@ -179,10 +184,10 @@ void redlock_async_handle_read(redlock_async_t *a, int fd) {
         rl_nodes_lookups_ended(&a->ns, now);
         rl_nodes_lookups_ended(&a->subs.ns, now);
     }
-    for (size_t i = 0; i < a->ns.n; i++)
-        if (a->ns.conns[i].fd == fd && fd >= 0) rl_nodes_events(&a->ns, i, POLLIN, now);
-    for (size_t i = 0; i < a->subs.ns.n; i++)
-        if (a->subs.ns.conns[i].fd == fd && fd >= 0) rl_nodes_events(&a->subs.ns, i, POLLIN, now);
+    for (size_t k = 0; k < a->ns.nall; k++)
+        if (a->ns.all[k]->fd == fd && fd >= 0) rl_nodes_events(&a->ns, k, POLLIN, now);
+    for (size_t k = 0; k < a->subs.ns.nall; k++)
+        if (a->subs.ns.all[k]->fd == fd && fd >= 0) rl_nodes_events(&a->subs.ns, k, POLLIN, now);
     rl_nodes_expire(&a->ns, now);
     rl_subs_expire(&a->subs, now);
     rl_async_leave(a);
@@ -191,11 +196,11 @@ void redlock_async_handle_read(redlock_async_t *a, int fd) {
 /* fd is writable: a connect of one of ns's nodes goes on, or its
  * output is written. */
 static void writable(rl_nodes_t *ns, int fd, uint64_t now) {
-    for (size_t i = 0; i < ns->n; i++) {
-        rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        rl_conn_t *c = ns->all[k];
         if (c->fd != fd || fd < 0) continue;
         if (c->state == RL_CONN_CONNECTING)
-            rl_nodes_events(ns, i, POLLOUT, now);
+            rl_nodes_events(ns, k, POLLOUT, now);
         else
             rl_nodes_flush(ns, now);
     }
@@ -277,10 +282,10 @@ static void flush_before_close(redlock_async_t *a) {
     for (;;) {
         uint64_t now = a->ctx.clock();
         rl_nodes_flush(&a->ns, now);
-        struct pollfd p[REDLOCK_MAX_NODES];
+        struct pollfd p[256];
         nfds_t k = 0;
-        for (size_t i = 0; i < a->ns.n; i++) {
-            rl_conn_t *c = &a->ns.conns[i];
+        for (size_t i = 0; i < a->ns.nall && k < 256; i++) {
+            rl_conn_t *c = a->ns.all[i];
             if (c->state == RL_CONN_READY && rl_buf_pending(&c->out))
                 p[k++] = (struct pollfd){.fd = c->fd, .events = POLLOUT, .revents = 0};
         }
@@ -292,13 +297,13 @@ static void flush_before_close(redlock_async_t *a) {
 void rl_async_teardown(redlock_async_t *a) {
     if (a->ns.n) flush_before_close(a); /* (a failed redlock_async_new has no nodes, maybe no clock) */
     for (redlock_lock_t *l = a->locks; l; l = l->held_next) l->owner = NULL, l->registered = 0; /* detached */
-    for (size_t i = 0; i < a->ns.n; i++) announce(a, i, -1, 0);
-    if (a->wake_rd >= 0) announce(a, a->ns.n, -1, 0);
-    for (size_t i = 0; i < a->subs.ns.n; i++) announce(a, a->ns.n + 1 + i, -1, 0);
+    for (size_t k = 0; k < a->ns.nall; k++) announce_conn(a, a->ns.all[k], -1, 0);
+    if (a->wake_rd >= 0) announce(a, &a->wake_io, -1, 0);
+    for (size_t k = 0; k < a->subs.ns.nall; k++) announce_conn(a, a->subs.ns.all[k], -1, 0);
     if (a->timer_at && a->hooks.clear_timer) a->hooks.clear_timer(a->hooks.data);
     if (a->hooked && a->hooks.cleanup) a->hooks.cleanup(a->hooks.data);
-    for (size_t i = 0; i < a->ns.n; i++) a->ns.conns[i].closing = NULL;
-    for (size_t i = 0; i < a->subs.ns.n; i++) a->subs.ns.conns[i].closing = NULL;
+    rl_nodes_on_close(&a->ns, NULL, NULL);
+    rl_nodes_on_close(&a->subs.ns, NULL, NULL);
     rl_nodes_destroy(&a->ns);
     rl_subs_destroy(&a->subs);
     if (a->wake_rd >= 0) close(a->wake_rd);
@@ -355,17 +360,14 @@ static int subs_init(redlock_async_t *a, const rl_nodes_config_t *cfg) {
     if (rc != REDLOCK_OK) return rc;
     a->subs.released = released;
     a->subs.arg = a;
-    for (size_t i = 0; i < a->subs.ns.n; i++) {
-        a->subs.ns.conns[i].closing = sub_fd_closing;
-        a->subs.ns.conns[i].closing_arg = a;
-    }
+    rl_nodes_on_close(&a->subs.ns, fd_closing, a);
     a->ctx.channel = channel_async;
     return REDLOCK_OK;
 }
 
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n) {
     a->wake_rd = a->wake_wr = -1;
-    for (size_t i = 0; i <= 2 * REDLOCK_MAX_NODES; i++) a->io[i].fd = -1;
+    a->wake_io.fd = -1;
     int rc = rl_ctx_init(&a->ctx, opt, err, n);
     if (rc) return rc;
     a->ctx.send = send_async;
@@ -384,10 +386,7 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
     if ((rc = rl_nodes_init(&a->ns, uris, opt->n_nodes, &cfg, a->wake_wr)) != REDLOCK_OK) return rc;
     a->ns.round_done = round_done;
     a->ns.done_arg = a;
-    for (size_t i = 0; i < a->ns.n; i++) {
-        a->ns.conns[i].closing = fd_closing;
-        a->ns.conns[i].closing_arg = a;
-    }
+    rl_nodes_on_close(&a->ns, fd_closing, a);
     a->ctx.ns = &a->ns;
     return subs_init(a, &cfg);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "nodes.h"
+#include "pollset.h"
 
 /* A thread waiting in rl_engine_run for its round (on its stack). */
 typedef struct rl_waiter {
@@ -37,8 +38,7 @@ struct rl_engine {
     int wake_write;       /* the thread releasing e->mu must write that byte */
     rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
     rl_waiter_t *woken;   /* unlinked from waiters, to post once e->mu is released */
-    struct pollfd *pfd;   /* leader's scratch: n + 1 entries */
-    unsigned *pnode;      /* node of each pollfd entry */
+    rl_pollset_t ps;      /* the leader's poll array */
 };
 
 /* Why a sleeping follower was woken. */
@@ -112,21 +112,6 @@ static void unlock_and_wake(rl_engine_t *e) {
 
 /* -------------------------------------------------------------- the loop */
 
-/* Fills e->pfd for every open node plus the wake pipe; returns the count. */
-static nfds_t build_pollset(rl_engine_t *e, unsigned *gens) {
-    nfds_t k = 0;
-    for (size_t i = 0; i < e->ns.n; i++) {
-        short ev = rl_nodes_interest(&e->ns, i);
-        if (!ev) continue;
-        e->pfd[k] = (struct pollfd){.fd = e->ns.conns[i].fd, .events = ev, .revents = 0};
-        e->pnode[k] = (unsigned)i;
-        gens[k] = e->ns.conns[i].gen;
-        k++;
-    }
-    e->pfd[k] = (struct pollfd){.fd = e->wake_rd, .events = POLLIN, .revents = 0};
-    return k + 1;
-}
-
 /* Drives I/O for every waiting round until r is decided. Each turn does
  * the I/O first and judges deadlines after, so a reply (or a finished
  * connect) that arrived while no thread was polling is read before anyone
@@ -136,25 +121,22 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
     while (!r->done) {
         uint64_t now = e->ns.cfg.clock();
         rl_nodes_flush(&e->ns, now);
-        unsigned gens[REDLOCK_MAX_NODES];
-        nfds_t np = build_pollset(e, gens);
+        nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
         uint64_t next = rl_nodes_next_us(&e->ns);
         if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
         int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         unlock_and_wake(e);
-        int nready = poll(e->pfd, np, timeout);
+        int nready = np ? poll(e->ps.pfd, np, timeout) : (usleep(1000), 0); /* (no memory: look again soon) */
         pthread_mutex_lock(&e->mu);
         now = e->ns.cfg.clock();
-        if (nready > 0 && e->pfd[np - 1].revents) {
+        if (nready > 0 && e->ps.pfd[np - 1].revents) {
             char drain[64];
             while (read(e->wake_rd, drain, sizeof drain) > 0) {
             }
             e->wake_pending = 0;
             rl_nodes_lookups_ended(&e->ns, now); /* lookup threads write the pipe too */
         }
-        for (nfds_t k = 0; nready > 0 && k + 1 < np; k++)
-            if (e->pfd[k].revents && e->ns.conns[e->pnode[k]].gen == gens[k])
-                rl_nodes_events(&e->ns, e->pnode[k], e->pfd[k].revents, now);
+        if (nready > 0) rl_pollset_events(&e->ps, np, &e->ns, now);
         rl_nodes_expire(&e->ns, now);
     }
     rl_nodes_flush(&e->ns, e->ns.cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
@@ -166,13 +148,10 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
  * no thread leads and some node is suspect (N = 1, or most nodes silent):
  * no round would otherwise turn the loop, and a probe would go unheard. */
 static void poll_once(rl_engine_t *e) {
-    unsigned gens[REDLOCK_MAX_NODES];
-    nfds_t np = build_pollset(e, gens);
-    int nready = poll(e->pfd, np, 0);
+    nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
+    int nready = np ? poll(e->ps.pfd, np, 0) : 0;
     uint64_t now = e->ns.cfg.clock();
-    for (nfds_t k = 0; nready > 0 && k + 1 < np; k++)
-        if (e->pfd[k].revents && e->ns.conns[e->pnode[k]].gen == gens[k])
-            rl_nodes_events(&e->ns, e->pnode[k], e->pfd[k].revents, now);
+    if (nready > 0) rl_pollset_events(&e->ps, np, &e->ns, now);
     rl_nodes_expire(&e->ns, now);
     rl_nodes_flush(&e->ns, now);
 }
@@ -266,10 +245,7 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_co
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
     pthread_mutex_init(&e->mu, NULL);
-    e->pfd = calloc(n + 1, sizeof *e->pfd);
-    e->pnode = calloc(n + 1, sizeof *e->pnode);
     int rc = rl_nodes_init(&e->ns, uris, n, cfg, e->wake_wr);
-    if (rc == REDLOCK_OK && (!e->pfd || !e->pnode)) rc = REDLOCK_ERR_NOMEM;
     e->ns.round_done = round_done;
     e->ns.done_arg = e;
     if (rc) {
@@ -286,8 +262,7 @@ void rl_engine_free(rl_engine_t *e) {
     close(e->wake_rd);
     close(e->wake_wr);
     pthread_mutex_destroy(&e->mu);
-    free(e->pfd);
-    free(e->pnode);
+    rl_pollset_free(&e->ps);
     free(e);
 }
 

@@ -14,6 +14,7 @@
 
 #include "blocking.h"
 #include "ops.h"
+#include "pollset.h"
 #include "subs.h"
 
 struct rl_listener {
@@ -24,6 +25,7 @@ struct rl_listener {
     int running;          /* the thread was started */
     int stop;
     int wake_rd, wake_wr; /* interrupts the thread's poll (lookups end here too) */
+    rl_pollset_t ps;      /* the thread's poll array */
 };
 
 /* subs' released hook (under L->mu): the head waiter of res attempts now. */
@@ -42,34 +44,23 @@ static void wake(rl_listener_t *L) {
  * wait for the sockets or the next deadline, read, judge deadlines. */
 static void turn(rl_listener_t *L) {
     rl_nodes_t *ns = &L->subs.ns;
-    struct pollfd p[REDLOCK_MAX_NODES + 1];
-    unsigned node[REDLOCK_MAX_NODES], gen[REDLOCK_MAX_NODES];
     uint64_t now = L->rl->clock();
     rl_nodes_flush(ns, now);
-    nfds_t k = 0;
-    for (size_t i = 0; i < ns->n; i++) {
-        short ev = rl_nodes_interest(ns, i);
-        if (!ev) continue;
-        p[k] = (struct pollfd){.fd = ns->conns[i].fd, .events = ev, .revents = 0};
-        node[k] = (unsigned)i;
-        gen[k++] = ns->conns[i].gen;
-    }
-    p[k] = (struct pollfd){.fd = L->wake_rd, .events = POLLIN, .revents = 0};
+    nfds_t np = rl_pollset_build(&L->ps, ns, L->wake_rd);
     uint64_t next = rl_subs_next_us(&L->subs);
     if (next > now + 1000000u) next = now + 1000000u;
     int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
     pthread_mutex_unlock(&L->mu);
-    int nready = poll(p, k + 1, timeout);
+    int nready = np ? poll(L->ps.pfd, np, timeout) : (usleep(1000), 0); /* (no memory: look again soon) */
     pthread_mutex_lock(&L->mu);
     now = L->rl->clock();
-    if (nready > 0 && p[k].revents) {
+    if (nready > 0 && L->ps.pfd[np - 1].revents) {
         char drain[64];
         while (read(L->wake_rd, drain, sizeof drain) > 0) {
         }
         rl_nodes_lookups_ended(ns, now);
     }
-    for (nfds_t j = 0; nready > 0 && j < k; j++)
-        if (p[j].revents && ns->conns[node[j]].gen == gen[j]) rl_nodes_events(ns, node[j], p[j].revents, now);
+    if (nready > 0) rl_pollset_events(&L->ps, np, ns, now);
     rl_subs_expire(&L->subs, now);
 }
 
@@ -85,8 +76,8 @@ static void *listen_main(void *arg) {
 /* 1 when the thread must look at the sockets again: a connection is
  * being opened, or output is left that the socket did not take. */
 static int needs_turn(const rl_nodes_t *ns) {
-    for (size_t i = 0; i < ns->n; i++) {
-        const rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        const rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_RESOLVING || c->state == RL_CONN_CONNECTING || rl_buf_pending(&c->out)) return 1;
     }
     return 0;
@@ -144,6 +135,7 @@ void rl_listener_free(redlock_t *rl) {
         pthread_join(L->th, NULL);
     }
     rl_subs_destroy(&L->subs); /* before the pipe its lookups write closes */
+    rl_pollset_free(&L->ps);
     close(L->wake_rd);
     close(L->wake_wr);
     pthread_mutex_destroy(&L->mu);

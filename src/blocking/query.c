@@ -5,21 +5,23 @@
 #include "resp.h"
 #include "blocking.h"
 
-/* Runs the encoded command (EVALSHA of script when script is set) on
- * every node with no early stop; returns how many answered without error. */
-static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *script, rl_reply_fn fn, void *arg,
-                        redlock_report_t *rep) {
+/* Runs argv (EVALSHA of script when script is set) on every node with no
+ * early stop; returns how many answered without error. */
+static size_t run_query(redlock_t *rl, int argc, const char *const *argv, const size_t *lens,
+                        const rl_script_t *script, rl_reply_fn fn, void *arg, redlock_report_t *rep) {
     RL_ROUND(r);
+    rl_cmd_t cmd, ccmd;
     rl_report_begin(rl, rep);
     rl_round_init(r, rl->opt.n_nodes, RL_STOP_ALL, rep ? rep->nodes : NULL);
+    if (rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens) < 0) return 0;
     r->send_all = 1;
-    r->cmd = cmd->data;
-    r->cmd_len = cmd->len;
     r->script = script;
     r->classify = rl_classify_any;
     r->on_reply = fn;
     r->reply_arg = arg;
     rl_send_blocking(rl, r);
+    rl_cmd_free(&cmd);
+    rl_cmd_free(&ccmd);
     rl_report_round(rep, r, rl->clock());
     if (rep) rep->attempts = 1;
     return r->yes;
@@ -27,11 +29,7 @@ static size_t run_query(redlock_t *rl, const rl_cmd_t *cmd, const rl_script_t *s
 
 size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, rl_reply_fn fn, void *arg,
                 redlock_report_t *rep) {
-    rl_cmd_t cmd;
-    if (rl_cmd_build(&cmd, argc, argv, lens) < 0) return 0;
-    size_t ok = run_query(rl, &cmd, NULL, fn, arg, rep);
-    rl_cmd_free(&cmd);
-    return ok;
+    return run_query(rl, argc, argv, lens, NULL, fn, arg, rep);
 }
 
 size_t rl_query_script(redlock_t *rl, const char *name, int nkeys, int argc, const char **argv,
@@ -46,9 +44,5 @@ size_t rl_query_script(redlock_t *rl, const char *name, int nkeys, int argc, con
     av[1] = s->sha1, lv[1] = 40;
     av[2] = nk, lv[2] = (size_t)len;
     for (int i = 0; i < argc; i++) av[3 + i] = argv[i], lv[3 + i] = lens[i];
-    rl_cmd_t cmd;
-    if (rl_cmd_build(&cmd, argc + 3, av, lv) < 0) return 0;
-    size_t ok = run_query(rl, &cmd, s, fn, arg, rep);
-    rl_cmd_free(&cmd);
-    return ok;
+    return run_query(rl, argc + 3, av, lv, s, fn, arg, rep);
 }

@@ -5,6 +5,7 @@
 
 #include "ops.h"
 #include "rl.h"
+#include "slot.h"
 #include "timing.h"
 
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n) {
@@ -50,8 +51,32 @@ int rl_check_keys(const rl_keys_t *keys, char *msg, size_t n) {
     return REDLOCK_OK;
 }
 
+/* The slot resource res (len bytes) lives in on a cluster node. */
+static uint16_t cluster_slot(const char *res, size_t len) {
+    char k[REDLOCK_MAX_RESOURCE + RL_CLUSTER_KEY_EXTRA + 1];
+    size_t kn = rl_cluster_key(k, sizeof k, res, len);
+    return kn ? rl_key_slot(k, kn) : rl_key_slot(res, len);
+}
+
+/* On a Redis Cluster node a lock's keys are set by one script, so they
+ * must share a slot: 0, or INVALID naming two resources that do not. */
+static int check_slots(const redlock_t *rl, const rl_keys_t *keys, char *msg, size_t n) {
+    if (!rl->cluster_nodes || keys->n < 2) return REDLOCK_OK;
+    uint16_t first = cluster_slot(keys->k[0], keys->len[0]);
+    for (size_t i = 1; i < keys->n; i++) {
+        uint16_t s = cluster_slot(keys->k[i], keys->len[i]);
+        if (s == first) continue;
+        return snprintf(msg, n, "resources '%.60s' (slot %u) and '%.60s' (slot %u) fall in different slots of a "
+                        "Redis Cluster node: give them one hash tag, as in '{%.40s}:a' and '{%.40s}:b'",
+                        keys->k[0], first, keys->k[i], s, keys->k[0], keys->k[0]),
+               REDLOCK_ERR_INVALID;
+    }
+    return REDLOCK_OK;
+}
+
 int rl_check_request(const redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, char *msg, size_t n) {
     int rc = rl_check_keys(keys, msg, n);
+    if (!rc) rc = check_slots(rl, keys, msg, n);
     return rc ? rc : rl_check_ttl(rl, ttl_ms, msg, n);
 }
 

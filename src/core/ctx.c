@@ -27,8 +27,17 @@ static int copy_nodes(redlock_t *rl, const redlock_options_t *opt) {
 /* 1 when any node URI is rediss:// (scheme letters in any case). */
 static int uses_tls(const redlock_options_t *opt) {
     for (size_t i = 0; i < opt->n_nodes; i++)
-        if (!strncasecmp(opt->nodes[i], "rediss://", 9)) return 1;
+        if (!strncasecmp(opt->nodes[i], "rediss://", 9) || !strncasecmp(opt->nodes[i], "rediss+cluster://", 17))
+            return 1;
     return 0;
+}
+
+/* How many of opt's nodes are whole Redis Clusters. */
+static size_t count_clusters(const redlock_options_t *opt) {
+    size_t n = 0;
+    for (size_t i = 0; i < opt->n_nodes; i++)
+        n += !strncasecmp(opt->nodes[i], "redis+cluster://", 16) || !strncasecmp(opt->nodes[i], "rediss+cluster://", 17);
+    return n;
 }
 
 /* Finds the embedded scripts the operations use. */
@@ -65,6 +74,7 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     rl->clock = rl_clock_monotonic_us;
     rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
     find_scripts(rl);
+    rl->cluster_nodes = count_clusters(opt);
     rl->pool_max = 64; /* a blocking handle's threads rarely hold more at once */
     pthread_mutex_init(&rl->held_mu, NULL);
     rl_map_init(&rl->held, 64);

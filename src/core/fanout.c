@@ -9,6 +9,9 @@
 void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes) {
     r->cmd = NULL;
     r->cmd_len = 0;
+    r->ccmd = NULL;
+    r->ccmd_len = 0;
+    r->hslot = RL_SLOT_NONE;
     r->script = NULL;
     r->classify = NULL;
     r->on_reply = NULL;

@@ -15,6 +15,8 @@ struct rl_script;
 struct rl_engine;
 
 #define RL_NO_SLOT UINT32_MAX
+#define RL_SLOT_NONE (-1)
+#define RL_SLOT_MIXED (-2)
 
 /* When a round may stop waiting. */
 enum {
@@ -43,12 +45,18 @@ typedef struct rl_round_node {
     int32_t rtt_us;  /* the vote's round trip, -1 without an answer */
     uint8_t vote;    /* REDLOCK_VOTE_* */
     int8_t err;      /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
+    uint16_t conn;   /* the connection its request went to (nodes.h: ns->all[conn]) */
 } rl_round_node_t;
 
 typedef struct rl_round {
     /* set by the caller before rl_engine_run */
     const char *cmd;                /* encoded request for every node */
     size_t cmd_len;
+    const char *ccmd;               /* the same for Redis Cluster nodes, its keys named as there
+                                     * (slot.h's rl_cluster_key); NULL: cmd serves them too */
+    size_t ccmd_len;
+    int32_t hslot;                  /* the slot of its keys on a cluster node; RL_SLOT_NONE: it
+                                     * has none, RL_SLOT_MIXED: they span slots */
     const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
                                      * NOSCRIPT the engine sends the EVAL form, rebuilt
                                      * from cmd's arguments and the script's text */

@@ -107,6 +107,11 @@ int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
         snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
         return 1;
     }
+    if (c->promoted_until_us > now) {
+        snprintf(buf, n, "quarantined (a replica promoted to shard primary %llu ms ago: it may lack the last writes)",
+                 (unsigned long long)((now - c->promoted_us) / 1000));
+        return 1;
+    }
     if (c->jump_until_us > now) {
         snprintf(buf, n, "quarantined (clock jumped %+lld ms, %llu ms ago)", (long long)(c->jump_us / 1000),
                  (unsigned long long)((now - c->jumped_us) / 1000));

@@ -2,6 +2,7 @@
  * round's command to every node, matching replies to requests in order,
  * the NOSCRIPT fallback, votes, deadlines, and the readiness a driver's
  * loop watches for. No function here blocks or locks. */
+#define _POSIX_C_SOURCE 200809L
 #include "nodes.h"
 
 #include <hiredis/hiredis.h>
@@ -10,11 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "dial.h"
 #include "node.h"
 #include "resp.h"
 #include "scripts.h"
 #include "stats.h"
+
+/* The connection node i's request of r went to. */
+static rl_conn_t *req_conn(const rl_nodes_t *ns, const rl_round_t *r, size_t i) {
+    return ns->all[r->pn[i].conn];
+}
 
 /* ---------------------------------------------------------------- rounds */
 
@@ -24,7 +31,7 @@ static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
     r->done = 1;
     for (size_t i = 0; i < r->n; i++) {
         if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].u.slot == RL_NO_SLOT) continue;
-        rl_conn_t *c = &ns->conns[i];
+        rl_conn_t *c = req_conn(ns, r, i);
         rl_req_t *q = &c->q[r->pn[i].u.slot];
         if (q->round == r) q->round = NULL;
     }
@@ -44,7 +51,8 @@ void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r) {
 static void grace_dues(rl_nodes_t *ns, const rl_round_t *r) {
     for (size_t i = 0; i < r->n; i++) {
         if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].u.slot == RL_NO_SLOT) continue;
-        if (ns->conns[i].due_us > r->grace_us) ns->conns[i].due_us = r->grace_us;
+        rl_conn_t *c = req_conn(ns, r, i);
+        if (c->due_us > r->grace_us) c->due_us = r->grace_us;
     }
 }
 
@@ -58,19 +66,29 @@ static void start_grace(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     grace_dues(ns, r);
 }
 
-/* Records a vote and finishes the round if that decided it. */
+/* Records a vote and finishes the round if that decided it. A cluster
+ * node's detail names the shard it is about. */
 static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
                  const char *detail, uint64_t now) {
+    char shard[RL_DETAIL_LEN];
+    const rl_conn_t *c = req_conn(ns, r, i);
     if (r->pn[i].vote == REDLOCK_VOTE_NONE) {
         rl_stats_vote(ns->cfg.stats, i, v, err, rtt);
         if (r->nodes) /* the address this node's answer came over */
-            memcpy(r->nodes[i].address, ns->conns[i].addr, sizeof r->nodes[i].address);
+            memcpy(r->nodes[i].address, c->addr, sizeof r->nodes[i].address);
+    }
+    if (ns->cl && ns->cl[i] && detail && detail[0] && r->nodes) {
+        snprintf(shard, sizeof shard, "%s %s:%d: %s", c->k < (int)ns->n ? "member" : "shard", c->uri.host,
+                 c->uri.port, detail);
+        detail = shard;
     }
     if (rl_round_vote(r, i, v, err, rtt, detail))
         finish_round(ns, r);
     else
         start_grace(ns, r, now);
 }
+
+static void cluster_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
 
 /* Fails every waiting request of c with err/detail and closes c until
  * its reconnect backoff passes. */
@@ -85,6 +103,7 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
         if (r) vote(ns, r, (size_t)c->idx, v, err, -1, c->last_detail, now);
     }
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
+    if (ns->cl && ns->cl[c->idx]) cluster_down(ns, c, now);
 }
 
 static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
@@ -101,35 +120,75 @@ static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args
     return *args <= len && !memcmp(cmd + *head, mid, sizeof mid - 1);
 }
 
-/* Queues round r's command on node i, or records why it cannot go. Once r
- * is decided (a send_all round still goes everywhere) the request is sent
- * with no owner: its reply is read and dropped. */
-static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
-    rl_conn_t *c = &ns->conns[i];
-    rl_round_t *owner = r->done ? NULL : r;
+/* What one request carries to a connection (see place). */
+typedef struct rl_send {
+    const char *cmd;
+    size_t len;
+    const struct rl_script *script;
+    uint64_t sent_us, deadline_us; /* a redirect keeps its request's; 0: from now */
+    uint8_t redirects, asking;     /* hops so far; ASKING goes first (an ASK redirect) */
+    uint8_t grants, send_all;      /* the round's (a detached request's: 0, 1) */
+} rl_send_t;
+
+static void map_reload(rl_nodes_t *ns, size_t i, uint64_t now);
+
+/* Opens c (rl_node_open); a cluster node's own connection then asks for
+ * the slot map first thing. Returns 0 or the error it failed with. */
+static int open_conn(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    int rc = rl_node_open(&ns->cfg, c, now);
+    if (rc == 0 && c->k < (int)ns->n && ns->cl && ns->cl[c->idx]) {
+        ns->cl[c->idx]->loading = 0;
+        map_reload(ns, (size_t)c->idx, now);
+    }
+    return rc;
+}
+
+/* Keeps what a NOSCRIPT fallback or a redirect rebuilds q's command from
+ * in c->fb: the whole command on a cluster node's connection, else an
+ * EVALSHA's header and arguments. Returns 0, or -1 when out of memory. */
+static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
+    size_t head, args;
+    if (c->whole_cmds) {
+        q->whole = 1;
+        q->fb_len = (uint32_t)s->len;
+        return rl_buf_append(&c->fb, s->cmd, s->len);
+    }
+    if (!s->script || !evalsha_split(s->cmd, s->len, &head, &args)) return 0;
+    int rc = rl_buf_append(&c->fb, s->cmd, head);
+    if (rc == 0) rc = rl_buf_append(&c->fb, s->cmd + args, s->len - args);
+    if (rc == 0) q->fb_len = (uint32_t)(head + s->len - args);
+    return rc;
+}
+
+/* Queues s on connection c for node i, owned by round r (NULL: its reply
+ * is read and dropped), or records in r why it cannot go: c is suspect,
+ * down, or quarantined for a grant. A send_all request still goes out on
+ * a suspect's open connection, unwaited. */
+static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+    if (r) r->pn[i].conn = (uint16_t)c->k;
     if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) probe_due(ns, c, now);
     if (c->suspect) { /* silent lately: not waited for until a probe answers */
         char why[RL_DETAIL_LEN + 64];
         rl_node_suspect_why(c, now, why, sizeof why);
-        if (owner) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
+        if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
         /* a release still goes out on its open connection, behind what it
          * owes (an attempt's SET it may yet apply), unwaited */
-        if (!r->send_all || c->state == RL_CONN_DOWN) return;
-        owner = NULL;
+        if (!s->send_all || c->state == RL_CONN_DOWN) return;
+        r = NULL;
     }
     if (c->state == RL_CONN_DOWN) {
         int was_waiting = now < c->retry_at_us;
-        int rc = rl_node_open(&ns->cfg, c, now);
+        int rc = open_conn(ns, c, now);
         if (rc && !was_waiting) node_down(ns, c, rc, c->last_detail, now);
         if (rc) {
             char why[RL_DETAIL_LEN + 8];
             snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
-            if (owner) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
+            if (r) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
             return;
         }
     }
-    if (owner && r->grants) {
-        char why[96];
+    if (r && s->grants) {
+        char why[128];
         if (rl_node_quarantined(c, now, why, sizeof why)) { /* its grant would not count */
             vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
             return;
@@ -143,44 +202,230 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u;
     if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING)
         budget += (uint64_t)ns->cfg.connect_timeout_ms * 1000u;
-    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, owner, now, now + budget);
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
+                      !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
+        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        return;
+    }
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now,
+                               s->deadline_us ? s->deadline_us : now + budget);
     if (!q) {
         char why[96];
         snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
-        if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
+        if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
         node_down(ns, c, REDLOCK_ERR_IO, why, now);
         return;
     }
-    q->script = r->script;
-    if (owner) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
-    int rc = rl_conn_send(c, r->cmd, r->cmd_len);
-    size_t head, args;
-    if (rc == 0 && r->script && evalsha_split(r->cmd, r->cmd_len, &head, &args)) {
-        /* what the EVAL fallback is built from, kept with the request: it outlives the round */
-        rc = rl_buf_append(&c->fb, r->cmd, head);
-        if (rc == 0) rc = rl_buf_append(&c->fb, r->cmd + args, r->cmd_len - args);
-        if (rc == 0) q->fb_len = (uint32_t)(head + r->cmd_len - args);
-    }
+    q->script = s->script;
+    q->redirects = s->redirects;
+    if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
+    int rc = rl_conn_send(c, s->cmd, s->len);
+    if (rc == 0) rc = keep_cmd(c, q, s);
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
-int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint64_t now) {
+/* Queues round r's command on node i: on a cluster node, on the shard
+ * that serves its keys' slot (the node's own connection while the map is
+ * not known: a redirect follows). Once r is decided (a send_all round
+ * still goes everywhere) the request is sent with no owner. */
+static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
+    rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
+                   .send_all = (uint8_t)r->send_all};
     rl_conn_t *c = &ns->conns[i];
+    rl_round_t *owner = r->done ? NULL : r;
+    rl_cluster_t *cl = ns->cl ? ns->cl[i] : NULL;
+    if (cl) {
+        if (r->hslot == RL_SLOT_MIXED) {
+            if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
+                            "the keys fall in different slots of this cluster (give them one hash tag)", now);
+            return;
+        }
+        if (r->ccmd) s.cmd = r->ccmd, s.len = r->ccmd_len;
+        rl_shard_t *sh = rl_cluster_owner(cl, r->hslot);
+        if (sh) c = sh->c;
+    }
+    place(ns, c, owner, i, &s, now);
+}
+
+/* The connection of cluster node i to the primary at host:port, made
+ * (down, opened on first use) when it is new. NULL when out of memory. */
+static rl_shard_t *member_of(rl_nodes_t *ns, size_t i, const char *host, int port) {
+    rl_cluster_t *cl = ns->cl[i];
+    rl_shard_t *sh = rl_cluster_find(cl, host, port);
+    if (sh) return sh;
+    rl_uri_t uri;
+    if (rl_uri_member(&uri, &ns->conns[i].uri, host, port) < 0) return NULL;
+    rl_conn_t *c = rl_nodes_add(ns, i, &uri);
+    return c ? rl_cluster_add(cl, c) : NULL;
+}
+
+/* rl_cluster_apply's member callback. */
+typedef struct map_ctx {
+    rl_nodes_t *ns;
+    size_t i;
+    uint64_t now;
+} map_ctx_t;
+
+static rl_shard_t *map_member(void *arg, const char *host, int port) {
+    map_ctx_t *m = arg;
+    return member_of(m->ns, m->i, host, port);
+}
+
+/* A replica took over a shard: it may lack the primary's last writes,
+ * so it votes in no acquire for the restart quarantine (DESIGN.md 10). */
+static void map_promoted(void *arg, rl_shard_t *sh) {
+    map_ctx_t *m = arg;
+    rl_conn_t *c = sh->c;
+    c->promoted_us = m->now;
+    c->promoted_until_us = m->now + (uint64_t)m->ns->cfg.quarantine_ms * 1000u;
+    rl_logf(&m->ns->cfg.log, REDLOCK_LOG_WARN, "node %s: shard primary %s:%d is a promoted replica: "
+            "no acquire vote for %u ms", m->ns->conns[m->i].uri.display, c->uri.host, c->uri.port,
+            m->ns->cfg.quarantine_ms);
+}
+
+/* Asks cluster node i's own connection for the slot map, unless a load
+ * is in flight (then it is marked stale: loaded again after). */
+static void map_reload(rl_nodes_t *ns, size_t i, uint64_t now) {
+    static const char cmd[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
+    rl_cluster_t *cl = ns->cl[i];
+    rl_conn_t *c = &ns->conns[i];
+    if (cl->loading || (c->state == RL_CONN_DOWN && (c->suspect || now < c->retry_at_us))) {
+        cl->stale = 1;
+        return;
+    }
+    if (c->state == RL_CONN_DOWN) { /* opening it asks for the map */
+        int rc = open_conn(ns, c, now);
+        if (rc) node_down(ns, c, rc, c->last_detail, now);
+        return;
+    }
+    if (rl_conn_send(c, cmd, sizeof cmd - 1) < 0 || !rl_conn_push(c, RL_REQ_SLOTS, NULL, now, UINT64_MAX)) {
+        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        return;
+    }
+    cl->loading = 1;
+    cl->stale = 0;
+}
+
+/* The slot map's reply (the request already popped) on node i's own
+ * connection c. */
+static void map_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    size_t i = (size_t)c->idx;
+    rl_cluster_t *cl = ns->cl[i];
+    map_ctx_t m = {ns, i, now};
+    char why[RL_DETAIL_LEN];
+    cl->loading = 0;
+    if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_promoted, &m, why, sizeof why) < 0) {
+        rl_logf(&ns->cfg.log, REDLOCK_LOG_WARN, "node %s: %s", c->uri.display, why);
+        return;
+    }
+    cl->loaded_us = now;
+    if (cl->stale) map_reload(ns, i, now);
+}
+
+/* The head request of cluster node c's connection was redirected (err:
+ * MOVED or ASK): it goes again, with its deadline and owner, to the
+ * member named; MOVED also corrects the map and reloads it. A request
+ * redirected too often, or with nothing kept to resend, fails its vote. */
+static void redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t now) {
+    size_t i = (size_t)c->idx;
+    rl_req_t old = *rl_conn_head(c);
+    unsigned slot = 0;
+    int port = 0;
+    char host[256], why[RL_DETAIL_LEN];
+    int kind = rl_cluster_redirect(err, &slot, host, sizeof host, &port);
+    rl_shard_t *to = kind ? member_of(ns, i, host, port) : NULL;
+    char *cmd = to && old.whole ? malloc(old.fb_len) : NULL;
+    if (cmd) memcpy(cmd, c->fb.data + c->fb.off, old.fb_len);
+    rl_conn_pop(c);
+    if (kind == 1) ns->cl[i]->moved++;
+    if (kind == 2) ns->cl[i]->asked++;
+    if (kind == 1 && to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
+    if (kind != 2) map_reload(ns, i, now);
+    if (!cmd || old.redirects >= RL_MAX_REDIRECTS) {
+        snprintf(why, sizeof why, "%s (%.80s)", old.redirects >= RL_MAX_REDIRECTS ? "redirected too often" :
+                 to ? "out of memory" : "bad redirect", err);
+        if (old.round) vote(ns, old.round, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, why, now);
+        free(cmd);
+        return;
+    }
+    rl_send_t s = {.cmd = cmd, .len = old.fb_len, .script = old.script, .sent_us = old.sent_us,
+                   .deadline_us = old.deadline_us, .redirects = (uint8_t)(old.redirects + 1),
+                   .asking = kind == 2, .grants = old.round ? (uint8_t)old.round->grants : 0,
+                   .send_all = old.round ? (uint8_t)old.round->send_all : 1};
+    place(ns, to->c, old.round, i, &s, now);
+    free(cmd);
+}
+
+/* Points cluster node i's own connection (down) at the next member it
+ * knows: the URI's host, its seeds, then the shards found, in turn. */
+static void next_seed(rl_nodes_t *ns, size_t i) {
+    rl_cluster_t *cl = ns->cl[i];
+    rl_conn_t *c = &ns->conns[i];
+    size_t n = 1 + c->uri.nseeds + cl->nshard;
+    if (n < 2 || c->lookup) return;
+    cl->seed = (cl->seed + 1) % n;
+    const char *host = cl->first_host;
+    int port = cl->first_port;
+    if (cl->seed >= 1 && cl->seed <= c->uri.nseeds) {
+        host = c->uri.seeds[cl->seed - 1].host;
+        port = c->uri.seeds[cl->seed - 1].port;
+    } else if (cl->seed > c->uri.nseeds) {
+        const rl_conn_t *sc = cl->shard[cl->seed - 1 - c->uri.nseeds].c;
+        host = sc->uri.host;
+        port = sc->uri.port;
+    }
+    char *copy = strdup(host);
+    if (!copy) return;
+    free(c->uri.host);
+    c->uri.host = copy;
+    c->uri.port = port;
+    rl_dial_free(c);
+    c->addrs.n = 0;
+    c->stale = 0;
+    c->lookups = 0;
+    rl_dial_init(c);
+}
+
+/* A cluster node's connection c failed. Its own connection's map load
+ * went with it; the next connect tries another member. A shard's
+ * failure may be a failover: the map is loaded again. */
+static void cluster_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    size_t i = (size_t)c->idx;
+    ns->cl[i]->downs++;
+    if (c->k >= (int)ns->n) {
+        map_reload(ns, i, now);
+        return;
+    }
+    ns->cl[i]->loading = 0;
+    next_seed(ns, i);
+}
+
+void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
+    if (ns->cl && ns->cl[i]) map_reload(ns, i, now);
+}
+
+int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
+    rl_conn_t *c = &ns->conns[i];
+    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], hslot) : NULL;
+    if (sh) c = sh->c;
     if (c->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
     int was_waiting = now < c->retry_at_us;
-    int rc = c->state == RL_CONN_DOWN ? rl_node_open(&ns->cfg, c, now) : 0;
+    int rc = c->state == RL_CONN_DOWN ? open_conn(ns, c, now) : 0;
     if (rc) {
         if (!was_waiting) node_down(ns, c, rc, c->last_detail, now); /* a failed open backs off */
         return rc;
     }
     uint64_t budget = (uint64_t)(ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u;
-    if (!rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget)) {
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget);
+    if (!q) {
         char why[96];
         snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
         node_down(ns, c, REDLOCK_ERR_IO, why, now);
         return REDLOCK_ERR_IO;
     }
-    if (rl_conn_send(c, cmd, len) == 0) return 0;
+    rl_send_t s = {.cmd = cmd, .len = len};
+    if (rl_conn_send(c, cmd, len) == 0 && keep_cmd(c, q, &s) == 0) return 0;
     node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
     return REDLOCK_ERR_NOMEM;
 }
@@ -193,23 +438,36 @@ int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint
  * its round is gone: a release or extend still runs on every node. */
 static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     rl_req_t old = *rl_conn_head(c);
+    const char *fb = c->fb.data + c->fb.off; /* "*<argc>\r\n" then the arguments after the sha1, or whole */
+    size_t head = 0, args = 0;
+    if (old.whole && !evalsha_split(fb, old.fb_len, &head, &args)) old.fb_len = 0;
     if (!old.fb_len) {
         rl_conn_pop(c);
         if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, "NOSCRIPT", now);
         return;
     }
-    const char *fb = c->fb.data + c->fb.off; /* "*<argc>\r\n" then the arguments after the sha1 */
-    const char *nl = memchr(fb, '\n', old.fb_len);
-    size_t head = nl ? (size_t)(nl - fb) + 1 : 0;
+    if (!old.whole) {
+        const char *nl = memchr(fb, '\n', old.fb_len);
+        head = args = nl ? (size_t)(nl - fb) + 1 : 0;
+    }
+    /* a cluster connection keeps the EVALSHA form for a redirect of the EVAL */
+    char *keep = old.whole ? malloc(old.fb_len) : NULL;
+    if (keep) memcpy(keep, fb, old.fb_len);
     char mid[48];
     int m = snprintf(mid, sizeof mid, "$4\r\nEVAL\r\n$%zu\r\n", old.script->len);
-    int rc = rl_conn_send(c, fb, head); /* copied before pop frees fb's bytes */
+    int rc = old.whole && !keep ? -1 : rl_conn_send(c, fb, head); /* copied before pop frees fb's bytes */
     if (rc == 0) rc = rl_conn_send(c, mid, (size_t)m);
     if (rc == 0) rc = rl_conn_send(c, old.script->text, old.script->len);
     if (rc == 0) rc = rl_conn_send(c, "\r\n", 2);
-    if (rc == 0) rc = rl_conn_send(c, fb + head, old.fb_len - head);
+    if (rc == 0) rc = rl_conn_send(c, fb + args, old.fb_len - args);
     rl_conn_pop(c);
     rl_req_t *q = rc == 0 ? rl_conn_push(c, RL_REQ_USER, old.round, old.sent_us, old.deadline_us) : NULL;
+    if (q && keep) {
+        if (rl_buf_append(&c->fb, keep, old.fb_len) == 0) q->whole = 1, q->fb_len = old.fb_len;
+        q->script = old.script;
+        q->redirects = old.redirects;
+    }
+    free(keep);
     if (!q) {
         if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
         node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
@@ -221,12 +479,12 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
 /* The RL_PUSH_* kind of a pub/sub frame (an array led by "message",
  * "subscribe" or "unsubscribe" with a channel second), else 0. */
 static int push_kind(const redisReply *rep) {
-    static const char *const names[] = {"message", "subscribe", "unsubscribe"};
+    static const char *const names[] = {"message", "subscribe", "unsubscribe", "smessage", "ssubscribe", "sunsubscribe"};
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return 0;
     const redisReply *k = rep->element[0], *ch = rep->element[1];
     if (k->type != REDIS_REPLY_STRING || ch->type != REDIS_REPLY_STRING) return 0;
-    for (int i = 0; i < 3; i++)
-        if (k->len == strlen(names[i]) && !memcmp(k->str, names[i], k->len)) return RL_PUSH_MESSAGE + i;
+    for (int i = 0; i < 6; i++)
+        if (k->len == strlen(names[i]) && !memcmp(k->str, names[i], k->len)) return RL_PUSH_MESSAGE + i % 3;
     return 0;
 }
 
@@ -245,6 +503,12 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         node_down(ns, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
         return;
     }
+    if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
+        uint8_t kind = q->kind;
+        rl_conn_pop(c);
+        if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) map_reply(ns, c, rep, now);
+        return;
+    }
     if (q->kind != RL_REQ_USER) {
         char why[RL_DETAIL_LEN];
         int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
@@ -253,6 +517,11 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     }
     if (rep->type == REDIS_REPLY_ERROR && q->script && !strncmp(rep->str, "NOSCRIPT", 8)) {
         script_fallback(ns, c, now);
+        return;
+    }
+    if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx] &&
+        (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4))) {
+        redirect(ns, c, rep->str, now);
         return;
     }
     rl_round_t *r = q->round;
@@ -388,8 +657,8 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
  * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
  * their original deadline), which a lower bound does not need. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
-    for (size_t i = 0; i < ns->n; i++) {
-        rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
             if (c->suspect && now >= c->probe_at_us) probe_due(ns, c, now);
             continue;
@@ -424,15 +693,15 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
 /* ----------------------------------------------------------------- the loop */
 
 int rl_nodes_probing(const rl_nodes_t *ns) {
-    for (size_t i = 0; i < ns->n; i++)
-        if (ns->conns[i].suspect) return 1;
+    for (size_t k = 0; k < ns->nall; k++)
+        if (ns->all[k]->suspect) return 1;
     return 0;
 }
 
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     uint64_t next = UINT64_MAX;
-    for (size_t i = 0; i < ns->n; i++) {
-        const rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        const rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
             if (c->suspect && c->probe_at_us < next) next = c->probe_at_us;
             continue;
@@ -451,16 +720,16 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
 }
 
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
-    for (size_t i = 0; i < ns->n; i++) {
-        rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        rl_conn_t *c = ns->all[k];
         if (c->state != RL_CONN_READY || !rl_buf_pending(&c->out)) continue;
         int rc = rl_conn_flush(c);
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }
 
-short rl_nodes_interest(const rl_nodes_t *ns, size_t i) {
-    const rl_conn_t *c = &ns->conns[i];
+short rl_nodes_interest(const rl_nodes_t *ns, size_t k) {
+    const rl_conn_t *c = ns->all[k];
     if (c->fd < 0) return 0;
     short ev = POLLIN;
     if (c->state == RL_CONN_CONNECTING)
@@ -470,8 +739,8 @@ short rl_nodes_interest(const rl_nodes_t *ns, size_t i) {
     return ev;
 }
 
-void rl_nodes_events(rl_nodes_t *ns, size_t i, short rev, uint64_t now) {
-    rl_conn_t *c = &ns->conns[i];
+void rl_nodes_events(rl_nodes_t *ns, size_t k, short rev, uint64_t now) {
+    rl_conn_t *c = ns->all[k];
     if (c->fd < 0) return;
     if (c->state == RL_CONN_CONNECTING) {
         if (!c->tcp_up && !(rev & (POLLOUT | POLLERR | POLLHUP))) return; /* connect still in progress */
@@ -489,8 +758,8 @@ void rl_nodes_events(rl_nodes_t *ns, size_t i, short rev, uint64_t now) {
 }
 
 void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
-    for (size_t i = 0; i < ns->n; i++) {
-        rl_conn_t *c = &ns->conns[i];
+    for (size_t k = 0; k < ns->nall; k++) {
+        rl_conn_t *c = ns->all[k];
         int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
@@ -510,31 +779,106 @@ static void req_moved(struct rl_round *r, int idx, uint32_t slot) {
     r->pn[idx].u.slot = slot;
 }
 
+/* Appends c to ns->all as connection k. Returns 0, or -1 when out of
+ * memory (or past the 65535 connections a round can name). */
+static int track(rl_nodes_t *ns, rl_conn_t *c) {
+    if (ns->nall == ns->capall) {
+        size_t cap = ns->capall ? ns->capall * 2 : 8;
+        rl_conn_t **all = cap <= UINT16_MAX ? realloc(ns->all, cap * sizeof *all) : NULL;
+        if (!all) return -1;
+        ns->all = all;
+        ns->capall = cap;
+    }
+    c->k = (int)ns->nall;
+    ns->all[ns->nall++] = c;
+    c->req_moved = req_moved;
+    c->closing = ns->closing;
+    c->closing_arg = ns->closing_arg;
+    if (c->uri.tls) {
+        c->tls_ctx = ns->cfg.tls_ctx;
+        c->tls_name = ns->cfg.tls_server_name;
+        c->tls_verify = ns->cfg.tls_verify;
+    }
+    return 0;
+}
+
+rl_conn_t *rl_nodes_add(rl_nodes_t *ns, size_t i, rl_uri_t *uri) {
+    rl_conn_t *c = malloc(sizeof *c);
+    if (!c || rl_conn_init(c, uri, (int)i, ns->cfg.max_inflight, ns->conns[i].notify_fd) < 0) {
+        if (c) rl_conn_destroy(c);
+        free(c);
+        rl_uri_clear(uri);
+        return NULL;
+    }
+    rl_dial_init(c);
+    c->whole_cmds = 1;
+    if (track(ns, c) < 0) {
+        rl_conn_destroy(c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Makes node i (its connection set up) a cluster node when its URI says
+ * so. Returns 0, or -1 when out of memory. */
+static int cluster_init(rl_nodes_t *ns, size_t i) {
+    rl_conn_t *c = &ns->conns[i];
+    if (!c->uri.cluster) return 0;
+    if (!ns->cl && !(ns->cl = calloc(ns->n ? ns->n : 1, sizeof *ns->cl))) return -1;
+    rl_cluster_t *cl = calloc(1, sizeof *cl);
+    if (!cl || !(cl->first_host = strdup(c->uri.host))) {
+        free(cl);
+        return -1;
+    }
+    cl->first_port = c->uri.port;
+    ns->cl[i] = cl;
+    c->whole_cmds = 1;
+    return 0;
+}
+
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg};
     ns->conns = calloc(n, sizeof *ns->conns);
-    for (size_t i = 0; ns->conns && i < n; i++, ns->n++) {
+    for (size_t i = 0; ns->conns && i < n; i++) {
         rl_conn_t *c = &ns->conns[i];
         if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
+        ns->n++;
         rl_dial_init(c);
-        c->req_moved = req_moved;
-        if (c->uri.tls) {
-            c->tls_ctx = cfg->tls_ctx;
-            c->tls_name = cfg->tls_server_name;
-            c->tls_verify = cfg->tls_verify;
-        }
+        if (track(ns, c) < 0) break;
     }
-    if (ns->n == n) return REDLOCK_OK;
+    int ok = ns->n == n && ns->nall == n;
+    for (size_t i = 0; ok && i < n; i++) ok = cluster_init(ns, i) == 0;
+    if (ok) return REDLOCK_OK;
     for (size_t i = ns->n; i < n; i++) rl_uri_clear(&uris[i]);
     return REDLOCK_ERR_NOMEM;
 }
 
+void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int fd), void *arg) {
+    ns->closing = fn;
+    ns->closing_arg = arg;
+    for (size_t k = 0; k < ns->nall; k++) {
+        ns->all[k]->closing = fn;
+        ns->all[k]->closing_arg = arg;
+    }
+}
+
 void rl_nodes_destroy(rl_nodes_t *ns) {
+    for (size_t k = ns->n; k < ns->nall; k++) { /* shard connections */
+        rl_dial_free(ns->all[k]); /* before the notify fd its lookups write closes */
+        rl_conn_destroy(ns->all[k]);
+        free(ns->all[k]);
+    }
     for (size_t i = 0; ns->conns && i < ns->n; i++) {
-        rl_dial_free(&ns->conns[i]); /* before the notify fd its lookups write closes */
+        rl_dial_free(&ns->conns[i]);
         rl_conn_destroy(&ns->conns[i]);
     }
+    for (size_t i = 0; ns->cl && i < ns->n; i++) rl_cluster_free(ns->cl[i]);
+    free(ns->cl);
+    free(ns->all);
     free(ns->conns);
     ns->conns = NULL;
-    ns->n = 0;
+    ns->all = NULL;
+    ns->cl = NULL;
+    ns->n = ns->nall = ns->capall = 0;
 }

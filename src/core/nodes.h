@@ -1,4 +1,4 @@
-/* nodes.h -- the protocol core over one connection per node, sans I/O
+/* nodes.h -- the protocol core over the nodes' connections, sans I/O
  * loop: no mutex, no poll, no sleep, no thread. A driver (the blocking
  * engine, the async handle) owns an rl_nodes_t, tells it when sockets are
  * ready and time has passed, and learns through round_done when a round
@@ -16,6 +16,7 @@
 #include "uri.h"
 
 struct rl_stats;
+struct rl_cluster;
 
 typedef struct rl_nodes_config {
     uint32_t connect_timeout_ms, op_timeout_ms;
@@ -41,8 +42,18 @@ typedef struct rl_nodes_config {
 enum { RL_PUSH_MESSAGE = 1, RL_PUSH_SUBSCRIBE, RL_PUSH_UNSUBSCRIBE };
 
 typedef struct rl_nodes {
-    rl_conn_t *conns;
+    rl_conn_t *conns;          /* node i's own connection: a plain node's only one; a Redis
+                                * Cluster node's reaches a member (a seed) for the slot map */
     size_t n;
+    /* every connection, indexed k (what drivers poll): conns' n first, then
+     * the shard primaries of cluster nodes in the order found (each
+     * malloc'd, so pointers stay put as the array grows) */
+    rl_conn_t **all;
+    size_t nall, capall;
+    struct rl_cluster **cl;    /* per node: its slot map when it is a Redis Cluster, else NULL
+                                * (NULL throughout a set without clusters) */
+    void (*closing)(void *arg, rl_conn_t *c, int fd); /* given to every connection (conn.h) */
+    void *closing_arg;
     rl_nodes_config_t cfg;
     /* called once per round, the moment it is decided (from inside any of
      * the functions below): the driver wakes or resumes the round's owner */
@@ -57,6 +68,11 @@ typedef struct rl_nodes {
  * cleared, also on failure); lookups of node names write a byte to
  * notify_fd when they end. Returns 0 or REDLOCK_ERR_NOMEM. */
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd);
+
+/* Adds a connection of node i (a cluster's shard primary) to uri, taking
+ * ownership of its strings; it opens on first use. Returns it, or NULL
+ * when out of memory. */
+rl_conn_t *rl_nodes_add(rl_nodes_t *ns, size_t i, rl_uri_t *uri);
 
 /* Closes every connection and frees what ns owns. Safe after a failed init. */
 void rl_nodes_destroy(rl_nodes_t *ns);
@@ -73,19 +89,28 @@ void rl_nodes_abandon(rl_nodes_t *ns, rl_round_t *r);
 
 /* Queues the encoded command cmd on node i with no round (its reply is
  * read and dropped), opening the node first when it is down and its
- * backoff has passed. Returns 0, or the error that kept it from going
- * (the node is then down). */
-int rl_nodes_command(rl_nodes_t *ns, size_t i, const char *cmd, size_t len, uint64_t now);
+ * backoff has passed; on a cluster node, on the shard serving hslot
+ * (RL_SLOT_NONE: the node's own connection). Returns 0, or the error that
+ * kept it from going (the connection is then down). */
+int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now);
+
+/* Tells fn (a loop driver) before any connection's socket closes, those
+ * added later included. */
+void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int fd), void *arg);
+
+/* Asks cluster node i for its slot map now (no-op for a plain node, or
+ * while a load is in flight: it is loaded again after). */
+void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now);
 
 /* Writes pending output of every ready node. */
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now);
 
-/* The poll events (POLLIN, POLLOUT) node i's socket waits for, 0 when it
- * has none. */
-short rl_nodes_interest(const rl_nodes_t *ns, size_t i);
+/* The poll events (POLLIN, POLLOUT) connection k's socket waits for, 0
+ * when it has none. */
+short rl_nodes_interest(const rl_nodes_t *ns, size_t k);
 
-/* Node i's socket had events rev (POLLIN / POLLOUT / POLLERR / POLLHUP). */
-void rl_nodes_events(rl_nodes_t *ns, size_t i, short rev, uint64_t now);
+/* Connection k's socket had events rev (POLLIN / POLLOUT / POLLERR / POLLHUP). */
+void rl_nodes_events(rl_nodes_t *ns, size_t k, short rev, uint64_t now);
 
 /* Picks up name lookups that ended (after notify_fd was written). */
 void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);

@@ -54,6 +54,8 @@ struct redlock {
     const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
     pthread_mutex_t held_mu;  /* guards held, waitq, pool, and every lock's holds/held links */
     int is_async;             /* 1 inside a redlock_async_t */
+    size_t cluster_nodes;     /* how many nodes are whole Redis Clusters (their keys are named
+                               * apart: slot.h's rl_cluster_key) */
     rl_map_t held;            /* outstanding single-resource locks by resource and thread (re-entry,
                                * detach on free; blocking/held.c) */
     redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
@@ -177,6 +179,13 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
  * script is set; the core falls back to EVAL on NOSCRIPT) through rl->send. */
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify);
+/* round.c: encodes argv into cmd (r->cmd) and, when rl has cluster
+ * nodes, into ccmd with its keys named as on a cluster (r->ccmd, r->hslot).
+ * Returns 0, or -1 when out of memory (nothing to free). Else the caller
+ * frees both with rl_cmd_free once r was sent. */
+struct rl_cmd;
+int rl_round_encode(const redlock_t *rl, rl_round_t *r, struct rl_cmd *cmd, struct rl_cmd *ccmd, int argc,
+                    const char *const *argv, const size_t *lens);
 /* round.c: a plain command round (no script). */
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                     rl_classify_fn classify);

@@ -2,25 +2,102 @@
  * script with keys, token and one extra argument) and handing it to the
  * handle's driver (rl->send). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "resp.h"
 #include "rl.h"
+#include "slot.h"
+
+/* 1 when argument a (n bytes) is the command name name, in any case. */
+static int is_verb(const char *a, size_t n, const char *name) {
+    return n == strlen(name) && !strncasecmp(a, name, n);
+}
+
+/* The keys among a command's arguments: EVALSHA's and EVAL's after the
+ * script and key count, SET's first. Returns how many, from *first. */
+static int key_args(int argc, const char *const *argv, const size_t *lens, int *first) {
+    if (argc >= 3 && (is_verb(argv[0], lens[0], "EVALSHA") || is_verb(argv[0], lens[0], "EVAL"))) {
+        int n = 0;
+        for (size_t i = 0; i < lens[2] && i < 4 && argv[2][i] >= '0' && argv[2][i] <= '9'; i++)
+            n = n * 10 + (argv[2][i] - '0');
+        *first = 3;
+        return n < argc - 3 ? n : argc - 3;
+    }
+    *first = 1;
+    return argc >= 2 && is_verb(argv[0], lens[0], "SET") ? 1 : 0;
+}
+
+/* Encodes r's command for cluster nodes into ccmd: its keys as named
+ * there, r->hslot their slot (RL_SLOT_MIXED when they differ). Returns 0,
+ * or -1 when out of memory. */
+static int encode_cluster(rl_round_t *r, rl_cmd_t *ccmd, int argc, const char *const *argv, const size_t *lens) {
+    enum { MAX_ARGS = REDLOCK_MAX_RESOURCES + 16, KEY_ROOM = REDLOCK_MAX_RESOURCE + 64 };
+    int first, nk = key_args(argc, argv, lens, &first);
+    if (nk == 0 || argc > MAX_ARGS) return 0;
+    const char *av[MAX_ARGS];
+    size_t lv[MAX_ARGS];
+    char *room = malloc((size_t)nk * KEY_ROOM);
+    if (!room) return -1;
+    memcpy(av, argv, (size_t)argc * sizeof *av);
+    memcpy(lv, lens, (size_t)argc * sizeof *lv);
+    for (int j = 0; j < nk; j++) {
+        char *k = room + (size_t)j * KEY_ROOM;
+        size_t n = rl_cluster_key(k, KEY_ROOM, argv[first + j], lens[first + j]);
+        if (!n) continue; /* (longer than any resource may be: sent as it is) */
+        av[first + j] = k;
+        lv[first + j] = n;
+        int32_t slot = rl_key_slot(k, n);
+        r->hslot = j == 0 ? slot : slot == r->hslot ? slot : RL_SLOT_MIXED;
+    }
+    /* a release's announcement (after the token: "1", or "p" for a permit)
+     * is SPUBLISHed on a cluster node: the script is told by an 'S' */
+    int at = first + nk + 1;
+    const char *name = r->script ? r->script->name : "";
+    if (!strncmp(name, "release", 7) && strcmp(name, "release_permit") && at < argc && lens[at] == 1 &&
+        (argv[at][0] == '1' || argv[at][0] == 'p')) {
+        av[at] = argv[at][0] == '1' ? "S1" : "Sp";
+        lv[at] = 2;
+    }
+    int rc = rl_cmd_build(ccmd, argc, av, lv);
+    free(room);
+    if (rc == 0) {
+        r->ccmd = ccmd->data;
+        r->ccmd_len = ccmd->len;
+    }
+    return rc;
+}
+
+int rl_round_encode(const redlock_t *rl, rl_round_t *r, rl_cmd_t *cmd, rl_cmd_t *ccmd, int argc,
+                    const char *const *argv, const size_t *lens) {
+    ccmd->data = ccmd->inline_buf;
+    ccmd->len = 0;
+    if (rl_cmd_build(cmd, argc, argv, lens) < 0) return -1;
+    r->cmd = cmd->data;
+    r->cmd_len = cmd->len;
+    if (rl->cluster_nodes && encode_cluster(r, ccmd, argc, argv, lens) < 0) {
+        rl_cmd_free(cmd);
+        return -1;
+    }
+    return 0;
+}
 
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify) {
-    rl_cmd_t cmd;
-    if (rl_cmd_build(&cmd, argc, argv, lens) < 0) {
+    rl_cmd_t cmd, ccmd;
+    r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
+    if (rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens) < 0) {
         for (size_t i = 0; i < r->n; i++) rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
         r->t0_us = rl->clock();
+        r->cmd = r->ccmd = NULL;
         return;
     }
-    r->cmd = cmd.data;
-    r->cmd_len = cmd.len;
     r->classify = classify;
-    r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
     rl->send(rl, r); /* the driver copies the command before it returns */
     rl_cmd_free(&cmd);
+    rl_cmd_free(&ccmd);
+    r->cmd = r->ccmd = NULL;
 }
 
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,

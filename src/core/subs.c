@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "redlock.h"
+#include "slot.h"
 
 #define PREFIX_LEN (sizeof RL_RELEASED_PREFIX - 1)
 
@@ -47,9 +49,28 @@ static void idle_unlink(rl_subs_t *s, rl_sub_t *e) {
     e->idle_prev = e->idle_next = NULL;
 }
 
+/* Node i's cluster state when it is a Redis Cluster, else NULL. */
+static rl_cluster_t *cluster_of(const rl_subs_t *s, size_t i) {
+    return s->ns.cl ? s->ns.cl[i] : NULL;
+}
+
 /* Queues "<verb> redlock:released:<res>" on node i (opening it if it is
- * down and due). Returns 0 or the error that kept it from going. */
+ * down and due). On a cluster node: "S<verb>" of the sharded channel of
+ * res as named there, on the shard serving its slot (REDLOCK_ERR_IO while
+ * that is not known). Returns 0 or the error that kept it from going. */
 static int send_verb(rl_subs_t *s, size_t i, const char *verb, const char *res, size_t len, uint64_t now) {
+    char key[REDLOCK_MAX_RESOURCE + RL_CLUSTER_KEY_EXTRA + 1], sverb[24];
+    int32_t hslot = RL_SLOT_NONE;
+    if (cluster_of(s, i)) {
+        size_t kn = rl_cluster_key(key, sizeof key, res, len);
+        if (!kn) return REDLOCK_ERR_INVALID;
+        hslot = rl_key_slot(key, kn);
+        if (!rl_cluster_owner(cluster_of(s, i), hslot)) return REDLOCK_ERR_IO; /* the map comes first */
+        snprintf(sverb, sizeof sverb, "S%s", verb);
+        verb = sverb;
+        res = key;
+        len = kn;
+    }
     size_t vlen = strlen(verb);
     size_t cap = 64 + vlen + PREFIX_LEN + len;
     char small[512], *cmd = cap <= sizeof small ? small : malloc(cap);
@@ -57,9 +78,15 @@ static int send_verb(rl_subs_t *s, size_t i, const char *verb, const char *res, 
     int h = snprintf(cmd, cap, "*2\r\n$%zu\r\n%s\r\n$%zu\r\n" RL_RELEASED_PREFIX, vlen, verb, PREFIX_LEN + len);
     memcpy(cmd + h, res, len);
     memcpy(cmd + h + len, "\r\n", 2);
-    int rc = rl_nodes_command(&s->ns, i, cmd, (size_t)h + len + 2, now);
+    int rc = rl_nodes_command(&s->ns, i, hslot, cmd, (size_t)h + len + 2, now);
     if (cmd != small) free(cmd);
     return rc;
+}
+
+/* Marks cluster node i for a resubscription of every channel (soon). */
+static void mark_dirty(rl_subs_t *s, size_t i, uint64_t now) {
+    if (!s->dirty[i] && (!s->retry_us || s->retry_us > now + RL_SUBS_RETRY_US)) s->retry_us = now + RL_SUBS_RETRY_US;
+    s->dirty[i] = 1;
 }
 
 /* rl_map_each over the channels: subscribes one on the node in *arg. */
@@ -71,16 +98,43 @@ static void resubscribe(rl_map_node_t *x, void *arg) {
 }
 
 /* Opens node i's connection (it is down and due) by subscribing it to
- * every channel with waiters (pipelined: they leave in one write). */
-static void reopen(rl_subs_t *s, size_t i, uint64_t now) {
+ * every channel with waiters (pipelined: they leave in one write). A
+ * cluster node's channels go to their shards; returns the first error. */
+static int reopen(rl_subs_t *s, size_t i, uint64_t now) {
     reopen_t r = {s, i, now, 0};
     rl_map_each(&s->map, resubscribe, &r);
+    return r.rc;
 }
 
-/* 1 when node i is down and its backoff has passed. */
+/* 1 when plain node i is down and its backoff has passed. */
 static int due(const rl_subs_t *s, size_t i, uint64_t now) {
     const rl_conn_t *c = &s->ns.conns[i];
-    return c->state == RL_CONN_DOWN && now >= c->retry_at_us;
+    return !cluster_of(s, i) && c->state == RL_CONN_DOWN && now >= c->retry_at_us;
+}
+
+/* A cluster node's failures and map loads: when they change, its
+ * subscriptions may be lost or on the wrong shard. */
+static uint32_t cluster_sig(const rl_cluster_t *cl) {
+    return cl->downs + cl->loads;
+}
+
+/* Resubscribes the dirty cluster nodes' channels, and marks those whose
+ * connections failed or whose map changed since they were subscribed. */
+static void cluster_upkeep(rl_subs_t *s, uint64_t now) {
+    for (size_t i = 0; s->n && i < s->ns.n; i++) {
+        rl_cluster_t *cl = cluster_of(s, i);
+        if (!cl) continue;
+        if (cluster_sig(cl) != s->seen[i]) mark_dirty(s, i, now);
+        if (!s->dirty[i] || now < s->retry_us) continue;
+        if (!cl->loaded_us) rl_nodes_map_load(&s->ns, i, now);
+        s->seen[i] = cluster_sig(cl);
+        s->dirty[i] = 0;
+        if (!cl->loaded_us || reopen(s, i, now)) mark_dirty(s, i, now);
+    }
+    int any = 0;
+    for (size_t i = 0; i < s->ns.n; i++) any |= s->dirty[i];
+    if (!any) s->retry_us = 0;
+    else if (s->retry_us <= now) s->retry_us = now + RL_SUBS_RETRY_US;
 }
 
 /* Adds an entry for res with no waiters yet; NULL when out of memory. */
@@ -97,7 +151,7 @@ static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
 /* Unsubscribes entry e on every node and drops it. */
 static void drop(rl_subs_t *s, rl_sub_t *e, uint64_t now) {
     for (size_t i = 0; i < s->ns.n; i++)
-        if (s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
+        if (cluster_of(s, i) || s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
     idle_unlink(s, e);
     rl_map_remove(&s->map, &e->node);
     s->n--;
@@ -117,7 +171,10 @@ int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t
     if (!(e = add(s, res, len))) return REDLOCK_ERR_NOMEM;
     e->waiters = 1;
     for (size_t i = 0; i < s->ns.n; i++) {
-        if (due(s, i, now))
+        if (cluster_of(s, i)) {
+            if (!cluster_of(s, i)->loaded_us) rl_nodes_map_load(&s->ns, i, now);
+            if (send_verb(s, i, "SUBSCRIBE", res, len, now)) mark_dirty(s, i, now);
+        } else if (due(s, i, now))
             reopen(s, i, now); /* the new channel is among them */
         else if (s->ns.conns[i].state != RL_CONN_DOWN)
             send_verb(s, i, "SUBSCRIBE", res, len, now);
@@ -125,15 +182,36 @@ int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t
     return 0;
 }
 
+/* The entry whose resource is named key (klen bytes) on a cluster node
+ * ("{res}", or res itself when it has a hash tag), or NULL. */
+static rl_sub_t *find_cluster(const rl_subs_t *s, const char *key, size_t klen) {
+    char res[REDLOCK_MAX_RESOURCE + 1], again[REDLOCK_MAX_RESOURCE + RL_CLUSTER_KEY_EXTRA + 1];
+    rl_sub_t *e = find(s, key, klen);
+    if (e || klen < 3 || key[0] != '{' || klen - 2 > REDLOCK_MAX_RESOURCE) return e;
+    for (size_t p = 1; p < klen; p++) { /* the '}' rl_cluster_key added: one of them */
+        if (key[p] != '}') continue;
+        memcpy(res, key + 1, p - 1);
+        memcpy(res + p - 1, key + p + 1, klen - p - 1);
+        size_t n = klen - 2;
+        if (rl_cluster_key(again, sizeof again, res, n) == klen && !memcmp(again, key, klen) && (e = find(s, res, n)))
+            return e;
+    }
+    return NULL;
+}
+
 /* nodes' pubsub hook: a message on a release channel wakes its resource;
  * so does the first confirmation of a new subscription (a release made
  * between the waiter's refused attempt and the subscription was missed). */
 static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len) {
     rl_subs_t *s = arg;
-    (void)node;
-    if (kind == RL_PUSH_UNSUBSCRIBE || len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
-    rl_sub_t *e = find(s, ch + PREFIX_LEN, len - PREFIX_LEN);
+    if (len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
+    rl_sub_t *e = cluster_of(s, node) ? find_cluster(s, ch + PREFIX_LEN, len - PREFIX_LEN)
+                                      : find(s, ch + PREFIX_LEN, len - PREFIX_LEN);
     if (!e) return; /* unsubscribed since */
+    if (kind == RL_PUSH_UNSUBSCRIBE) { /* its slot moved to another shard: subscribe there */
+        if (cluster_of(s, node)) mark_dirty(s, node, 0); /* (at the next turn) */
+        return;
+    }
     if (kind == RL_PUSH_SUBSCRIBE) {
         if (e->heard) return;
         e->heard = 1;
@@ -148,6 +226,7 @@ void rl_subs_expire(rl_subs_t *s, uint64_t now) {
     rl_nodes_expire(&s->ns, now);
     for (size_t i = 0; s->n && i < s->ns.n; i++)
         if (due(s, i, now)) reopen(s, i, now);
+    if (s->ns.cl) cluster_upkeep(s, now);
 }
 
 uint64_t rl_subs_next_us(const rl_subs_t *s) {
@@ -155,8 +234,9 @@ uint64_t rl_subs_next_us(const rl_subs_t *s) {
     if (s->idle_head && s->idle_head->idle_us + RL_SUB_LINGER_US < next) next = s->idle_head->idle_us + RL_SUB_LINGER_US;
     for (size_t i = 0; s->n && i < s->ns.n; i++) {
         const rl_conn_t *c = &s->ns.conns[i];
-        if (c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
+        if (!cluster_of(s, i) && c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
     }
+    if (s->n && s->retry_us && s->retry_us < next) next = s->retry_us;
     return next;
 }
 
@@ -170,6 +250,9 @@ int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t
     int rc = rl_nodes_init(&s->ns, uris, n, &sc, notify_fd);
     s->ns.pubsub = on_push;
     s->ns.done_arg = s;
+    s->dirty = calloc(n ? n : 1, sizeof *s->dirty);
+    s->seen = calloc(n ? n : 1, sizeof *s->seen);
+    if (rc == REDLOCK_OK && (!s->dirty || !s->seen)) rc = REDLOCK_ERR_NOMEM;
     return rc;
 }
 
@@ -181,6 +264,10 @@ static void free_entry(rl_map_node_t *x, void *arg) {
 
 void rl_subs_destroy(rl_subs_t *s) {
     rl_nodes_destroy(&s->ns);
+    free(s->dirty);
+    free(s->seen);
+    s->dirty = NULL;
+    s->seen = NULL;
     rl_map_each(&s->map, free_entry, NULL);
     rl_map_destroy(&s->map);
     s->idle_head = s->idle_tail = NULL;

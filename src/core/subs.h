@@ -9,6 +9,13 @@
  * its backoff and subscribes again to every channel with waiters; until
  * then its node wakes nobody and waiters fall back to their retry delay.
  *
+ * On a Redis Cluster node the channels are sharded (DESIGN.md 10): the
+ * release script SPUBLISHes "redlock:released:<key>", the resource named
+ * as on the cluster, and the channel is SSUBSCRIBEd on the shard primary
+ * serving its slot (never on the node's own connection, which loads the
+ * slot map). A cluster node whose connections failed or whose map changed
+ * is marked for a resubscription of every channel, tried until it works.
+ *
  * Like nodes.h, every function takes the driver's `now` and must be
  * called by one thread at a time (the blocking listener holds its mutex). */
 #ifndef RL_SUBS_H
@@ -51,7 +58,13 @@ typedef struct rl_subs {
     void (*released)(void *arg, const char *res, size_t len, int announced);
     void *arg;
     uint64_t messages;  /* release messages heard */
+    uint8_t *dirty;     /* per node: a cluster node whose channels must be subscribed again */
+    uint32_t *seen;     /* per node: its cluster's failures and map loads when last subscribed */
+    uint64_t retry_us;  /* when dirty nodes are tried again */
 } rl_subs_t;
+
+/* A dirty cluster node's channels are tried again this often. */
+#define RL_SUBS_RETRY_US 50000u
 
 /* Sets s up for the handle's nodes (uris parsed by the caller and owned
  * by s from then on); connections open on the first join. Returns 0 or

@@ -22,8 +22,8 @@ static void shrink(rl_conn_t *c);
 
 int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
     memset(c, 0, sizeof *c);
-    c->fd = -1;
-    c->idx = idx;
+    c->fd = c->io_fd = -1;
+    c->idx = c->k = idx;
     c->qmax = qcap;
     c->qcap = qcap < RL_QCAP_START ? qcap : RL_QCAP_START;
     c->due_us = UINT64_MAX;
@@ -193,7 +193,7 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
 }
 
 void rl_conn_drop_socket(rl_conn_t *c) {
-    if (c->fd >= 0 && c->closing) c->closing(c->closing_arg, c->idx, c->fd);
+    if (c->fd >= 0 && c->closing) c->closing(c->closing_arg, c, c->fd);
     rl_tls_close(c->ssl);
     c->ssl = NULL;
     c->tcp_up = 0;
@@ -246,6 +246,8 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     r->script = NULL;
     r->fb_len = 0;
     r->kind = kind;
+    r->whole = 0;
+    r->redirects = 0;
     r->sent_us = now_us;
     r->deadline_us = deadline_us;
     if (deadline_us < c->due_us) c->due_us = deadline_us;

@@ -30,19 +30,29 @@ enum { RL_CONN_DOWN = 0, RL_CONN_RESOLVING, RL_CONN_CONNECTING, RL_CONN_READY };
 _Static_assert(RL_ADDR_STRLEN == sizeof ((redlock_node_report_t *)0)->address, "report address size");
 
 /* What a queued request is for. */
-enum { RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE };
+enum {
+    RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE,
+    RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
+    RL_REQ_ASKING  /* ASKING ahead of a request an ASK redirect sent here */
+};
 
 typedef struct rl_req {
     struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
     const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
     uint64_t sent_us, deadline_us;
-    uint32_t fb_len;                 /* bytes of its EVALSHA's arguments at the front of conn.fb */
+    uint32_t fb_len;                 /* its bytes at the front of conn.fb: the EVALSHA's header and
+                                      * arguments, or (whole) the entire command */
     uint8_t kind;
+    uint8_t whole;                   /* fb holds the entire command (a cluster connection's: what a
+                                      * MOVED or ASK redirect sends again elsewhere) */
+    uint8_t redirects;               /* MOVED / ASK redirects followed so far */
 } rl_req_t;
 
 typedef struct rl_conn {
     rl_uri_t uri;
-    int idx;                   /* position among the engine's nodes */
+    int idx;                   /* the Redlock node it belongs to (its votes are that node's) */
+    int k;                     /* its index among every connection of the node set (nodes.h) */
+    int whole_cmds;            /* keeps each request's entire command (a cluster node's) */
     int fd;                    /* -1 when down */
     int state;
     int tcp_up;                /* the TCP connect finished (a TLS handshake may follow) */
@@ -53,9 +63,11 @@ typedef struct rl_conn {
     int tls_verify;
     uint64_t rx_bytes;         /* bytes read since the connection opened */
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
-    void (*closing)(void *arg, int idx, int fd); /* told just before fd is closed (a loop
-                                * driver stops watching it), or NULL */
+    void (*closing)(void *arg, struct rl_conn *c, int fd); /* told just before fd is closed
+                                * (a loop driver stops watching it), or NULL */
     void *closing_arg;
+    int io_fd;                 /* a loop driver's: the fd it last announced (-1: none) */
+    uint8_t io_rd, io_wr;      /* ... and whether for reading, writing */
     struct redisReader *reader;
     rl_arena_t arena;          /* where the reader builds replies; reset after each */
     rl_buf_t out;              /* encoded requests not yet written */
@@ -73,6 +85,8 @@ typedef struct rl_conn {
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
     uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
+    uint64_t promoted_until_us; /* a cluster shard's replica took over: no acquire vote before this */
+    uint64_t promoted_us;      /* when that was seen, on our clock */
     uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
     rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
     uint64_t time_due_us;      /* acquires send a TIME sample from then on */

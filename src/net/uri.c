@@ -121,17 +121,61 @@ static const char *parse_unixpath(const char *p, rl_uri_t *u) {
     return NULL;
 }
 
+/* Parses one "seed=host[:port]" value [p, end) into the next seed.
+ * Returns NULL or a static reason. */
+static const char *parse_seed(const char *p, const char *end, rl_uri_t *u) {
+    if (u->nseeds == RL_URI_MAX_SEEDS) return "more than 16 seeds";
+    if (end - p < 6 || strncmp(p, "seed=", 5) != 0) return "a cluster takes only seed=host:port after '?'";
+    char *one = dupn(p + 5, (size_t)(end - p - 5));
+    rl_uri_t tmp = {0};
+    const char *why = one ? parse_hostport(one, &tmp) : "out of memory";
+    if (!why && tmp.db) why = "a seed is host:port, with no database";
+    if (!why && strchr(one, '/')) why = "a seed is host:port, with no path";
+    free(one);
+    if (!why && !u->seeds && !(u->seeds = calloc(RL_URI_MAX_SEEDS, sizeof *u->seeds))) why = "out of memory";
+    if (why) {
+        free(tmp.host);
+        return why;
+    }
+    u->seeds[u->nseeds++] = (rl_seed_t){.host = tmp.host, .port = tmp.port};
+    return NULL;
+}
+
+/* Parses a cluster's "host[:port][?seed=host:port&...]". A cluster has
+ * only database 0. Returns NULL or a static reason. */
+static const char *parse_cluster(const char *p, rl_uri_t *u) {
+    const char *q = strchr(p, '?');
+    char *head = dupn(p, q ? (size_t)(q - p) : strlen(p));
+    const char *why = head ? parse_hostport(head, u) : "out of memory";
+    if (!why && u->db) why = "a Redis Cluster has only database 0";
+    free(head);
+    for (const char *v = q ? q + 1 : NULL; !why && v; ) {
+        const char *amp = strchr(v, '&');
+        const char *end = amp ? amp : v + strlen(v);
+        why = parse_seed(v, end, u);
+        v = amp ? amp + 1 : NULL;
+    }
+    return why;
+}
+
 /* Builds u->display: the URI with the password replaced by "***". */
 static int make_display(rl_uri_t *u) {
     char buf[RL_URI_MAX + 64];
     const char *user = u->user ? u->user : "";
     const char *cred = u->pass ? ":***@" : (u->user ? "@" : "");
+    const char *scheme = u->cluster ? (u->tls ? "rediss+cluster" : "redis+cluster") : (u->tls ? "rediss" : "redis");
     if (u->kind == RL_URI_UNIX)
         snprintf(buf, sizeof buf, "unix://%s%s%s", user, cred, u->path);
     else if (strchr(u->host, ':'))
-        snprintf(buf, sizeof buf, "%s://%s%s[%s]:%d", u->tls ? "rediss" : "redis", user, cred, u->host, u->port);
+        snprintf(buf, sizeof buf, "%s://%s%s[%s]:%d", scheme, user, cred, u->host, u->port);
     else
-        snprintf(buf, sizeof buf, "%s://%s%s%s:%d", u->tls ? "rediss" : "redis", user, cred, u->host, u->port);
+        snprintf(buf, sizeof buf, "%s://%s%s%s:%d", scheme, user, cred, u->host, u->port);
+    for (size_t i = 0; i < u->nseeds; i++) {
+        size_t at = strlen(buf);
+        const rl_seed_t *sd = &u->seeds[i];
+        snprintf(buf + at, sizeof buf - at, strchr(sd->host, ':') ? "%sseed=[%s]:%d" : "%sseed=%s:%d",
+                 i ? "&" : "?", sd->host, sd->port);
+    }
     if (u->db) /* in the form the parser reads back: a socket path takes ?db=N */
         snprintf(buf + strlen(buf), sizeof buf - strlen(buf), u->kind == RL_URI_UNIX ? "?db=%d" : "/%d", u->db);
     u->display = strdup(buf);
@@ -144,7 +188,12 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
     if (!*s) return uri_fail(s, "empty", err, errlen);
     if (strlen(s) > RL_URI_MAX) return uri_fail(s, "longer than 4096 bytes", err, errlen);
     const char *p;
-    if (strncasecmp(s, "redis://", 8) == 0) {
+    if (strncasecmp(s, "redis+cluster://", 16) == 0 || strncasecmp(s, "rediss+cluster://", 17) == 0) {
+        u->kind = RL_URI_TCP;
+        u->cluster = 1;
+        u->tls = s[6] == 's';
+        p = s + (u->tls ? 17 : 16);
+    } else if (strncasecmp(s, "redis://", 8) == 0) {
         u->kind = RL_URI_TCP;
         p = s + 8;
     } else if (strncasecmp(s, "unix://", 7) == 0) {
@@ -155,7 +204,8 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         u->tls = 1;
         p = s + 9;
     } else {
-        return uri_fail(s, "scheme must be redis://, rediss:// or unix://", err, errlen);
+        return uri_fail(s, "scheme must be redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://",
+                        err, errlen);
     }
     /* TCP: the last '@' ends the user part (a password may hold '@').
      * UNIX: the path is absolute and may itself hold '@' (systemd instance
@@ -169,7 +219,7 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         if (parse_userinfo(p, at, u) < 0) goto nomem;
         p = at + 1;
     }
-    const char *why = u->kind == RL_URI_TCP ? parse_hostport(p, u) : parse_unixpath(p, u);
+    const char *why = u->cluster ? parse_cluster(p, u) : u->kind == RL_URI_TCP ? parse_hostport(p, u) : parse_unixpath(p, u);
     if (why) {
         rl_uri_clear(u);
         if (strcmp(why, "out of memory") == 0) return REDLOCK_ERR_NOMEM;
@@ -192,11 +242,35 @@ void rl_uri_clear(rl_uri_t *u) {
         free(u->pass);
     }
     free(u->display);
+    for (size_t i = 0; i < u->nseeds; i++) free(u->seeds[i].host);
+    free(u->seeds);
     memset(u, 0, sizeof *u);
+}
+
+/* 1 when host:port is a's server or one of a's seeds. */
+static int names_server(const rl_uri_t *a, const char *host, int port) {
+    if (a->port == port && strcasecmp(a->host, host) == 0) return 1;
+    for (size_t i = 0; i < a->nseeds; i++)
+        if (a->seeds[i].port == port && strcasecmp(a->seeds[i].host, host) == 0) return 1;
+    return 0;
 }
 
 int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b) {
     if (a->kind != b->kind) return 0;
     if (a->kind == RL_URI_UNIX) return strcmp(a->path, b->path) == 0;
-    return a->port == b->port && strcasecmp(a->host, b->host) == 0;
+    if (names_server(a, b->host, b->port)) return 1;
+    for (size_t i = 0; i < b->nseeds; i++)
+        if (names_server(a, b->seeds[i].host, b->seeds[i].port)) return 1;
+    return 0;
+}
+
+int rl_uri_member(rl_uri_t *u, const rl_uri_t *base, const char *host, int port) {
+    *u = (rl_uri_t){.kind = RL_URI_TCP, .tls = base->tls, .port = port};
+    u->host = strdup(host);
+    int ok = u->host != NULL;
+    if (ok && base->user) ok = (u->user = strdup(base->user)) != NULL;
+    if (ok && base->pass) ok = (u->pass = strdup(base->pass)) != NULL;
+    if (ok) ok = make_display(u) == 0;
+    if (!ok) rl_uri_clear(u);
+    return ok ? 0 : -1;
 }

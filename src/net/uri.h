@@ -3,12 +3,23 @@
  *   redis://[user[:password]@]host[:port][/db]   (host may be [ipv6])
  *   rediss://...                                  the same over TLS
  *   unix:///path/to.sock[?db=N]  or  unix://[user[:password]@]/path
+ *   redis+cluster://[user[:password]@]host[:port][?seed=host:port&seed=...]
+ *   rediss+cluster://...                          one Redis Cluster (DESIGN.md 10):
+ *                                                 host and the seeds are members
  */
 #ifndef RL_URI_H
 #define RL_URI_H
 #include <stddef.h>
 
 enum { RL_URI_TCP = 1, RL_URI_UNIX = 2 };
+
+/* One more member of a cluster to learn its slot map from. */
+typedef struct rl_seed {
+    char *host;
+    int port;
+} rl_seed_t;
+
+#define RL_URI_MAX_SEEDS 16
 
 typedef struct rl_uri {
     int kind;      /* RL_URI_TCP or RL_URI_UNIX */
@@ -20,6 +31,9 @@ typedef struct rl_uri {
     char *pass;    /* NULL when absent; never printed */
     int db;        /* 0 when absent */
     char *display; /* the URI with the password masked, for reports and logs */
+    int cluster;   /* 1 for redis+cluster:// (a whole Redis Cluster; host:port a seed) */
+    rl_seed_t *seeds; /* the seed= members after host:port, nseeds of them (malloc'd) */
+    size_t nseeds;
 } rl_uri_t;
 
 /* Parses s into u (which the caller later clears with rl_uri_clear).
@@ -31,7 +45,12 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen);
 void rl_uri_clear(rl_uri_t *u);
 
 /* Returns 1 when a and b name the same server (host:port or socket path,
- * whatever the db or user), else 0. */
+ * whatever the db or user; for a cluster, any of its seeds), else 0. */
 int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b);
+
+/* Sets up u as a plain TCP node at host:port with base's credentials and
+ * TLS (a cluster member: a shard primary, or a seed). Returns 0, or -1
+ * when out of memory (u then holds nothing). */
+int rl_uri_member(rl_uri_t *u, const rl_uri_t *base, const char *host, int port);
 
 #endif
