@@ -44,18 +44,25 @@ static int ends_with(const char *key, size_t len, const char *s, size_t sn) {
 }
 
 /* The length of key without the suffixes the library adds to a resource:
- * one of its auxiliary keys' (fence counter, a store's seen token, a
- * writer's mark), then a permit slot's ":permit:<n>". */
+ * its auxiliary keys' (fence counter, a store's seen token, a writer's
+ * mark) and permit slots' ":permit:<n>", as often as they are stacked
+ * (a semaphore on a resource named like a slot key). */
 static size_t resource_len(const char *key, size_t len) {
     static const char *const aux[] = {":redlock:fence-seen", ":redlock:fence", ":redlock:writer"};
-    for (size_t i = 0; i < sizeof aux / sizeof *aux; i++)
-        if (ends_with(key, len, aux[i], strlen(aux[i]))) {
-            len -= strlen(aux[i]);
-            break;
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < sizeof aux / sizeof *aux && !again; i++)
+            if (ends_with(key, len, aux[i], strlen(aux[i]))) {
+                len -= strlen(aux[i]);
+                again = 1;
+            }
+        size_t d = len;
+        while (d > 0 && key[d - 1] >= '0' && key[d - 1] <= '9') d--;
+        if (d < len && ends_with(key, d, ":permit:", 8)) {
+            len = d - 8;
+            again = 1;
         }
-    size_t d = len;
-    while (d > 0 && key[d - 1] >= '0' && key[d - 1] <= '9') d--;
-    if (d < len && ends_with(key, d, ":permit:", 8)) len = d - 8;
+    }
     return len;
 }
 

@@ -191,7 +191,7 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
     if (strncasecmp(s, "redis+cluster://", 16) == 0 || strncasecmp(s, "rediss+cluster://", 17) == 0) {
         u->kind = RL_URI_TCP;
         u->cluster = 1;
-        u->tls = s[6] == 's';
+        u->tls = tolower((unsigned char)s[5]) == 's';
         p = s + (u->tls ? 17 : 16);
     } else if (strncasecmp(s, "redis://", 8) == 0) {
         u->kind = RL_URI_TCP;

@@ -216,6 +216,18 @@ static const bad_case_t bad[] = {
     {"redis://[lock-a]:6379", NULL, "not an IPv6 address"},
     {"rediss://[1.2.3.4]", NULL, "not an IPv6 address"},
     {"redis://u:secret@[zz::1]:6379", "redis://u:***@[zz::1]:6379", "not an IPv6 address"},
+    /* Redis Cluster nodes */
+    {"redis+cluster://", NULL, "missing host"},
+    {"redis+cluster://h:7000/1", NULL, "only database 0"},
+    {"redis+cluster://h:7000?seed=", NULL, "seed=host:port"},
+    {"redis+cluster://h:7000?seeds=a:1", NULL, "seed=host:port"},
+    {"redis+cluster://h:7000?seed=a:0", NULL, "port"},
+    {"redis+cluster://h:7000?seed=a:1/2", NULL, "no database"},
+    {"redis+cluster://h:7000?seed=a:1&", NULL, "seed=host:port"},
+    {"redis+cluster://h:7000?seed=a:1&x=2", NULL, "seed=host:port"},
+    {"redis+cluster://u:pw@h:7000?seed=[zz]:1", "redis+cluster://u:***@h:7000?seed=[zz]:1", "IPv6"},
+    {"redis+clusters://h", NULL, "scheme"},
+    {"unix+cluster:///tmp/s", NULL, "scheme"},
 };
 
 static void check_bad(const bad_case_t *b) {
@@ -437,6 +449,54 @@ static int same(const char *a, const char *b) {
     rl_uri_clear(&ua);
     rl_uri_clear(&ub);
     return r;
+}
+
+Test(uri, cluster_uris) {
+    rl_uri_t u;
+    char err[256];
+    cr_assert_eq(rl_uri_parse("redis+cluster://u:pw@10.0.0.1:7000?seed=10.0.0.2:7001&seed=[::1]:7002&seed=h3",
+                              &u, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_expect(u.cluster);
+    cr_expect(!u.tls);
+    cr_expect_str_eq(u.host, "10.0.0.1");
+    cr_expect_eq(u.port, 7000);
+    cr_expect_str_eq(u.user, "u");
+    cr_expect_str_eq(u.pass, "pw");
+    cr_assert_eq(u.nseeds, 3);
+    cr_expect_str_eq(u.seeds[0].host, "10.0.0.2");
+    cr_expect_eq(u.seeds[0].port, 7001);
+    cr_expect_str_eq(u.seeds[1].host, "::1");
+    cr_expect_eq(u.seeds[2].port, 6379, "a seed's port defaults to 6379");
+    cr_expect_str_eq(u.display, "redis+cluster://u:***@10.0.0.1:7000?seed=10.0.0.2:7001&seed=[::1]:7002&seed=h3:6379");
+    rl_uri_t back;
+    cr_assert_eq(rl_uri_parse(u.display, &back, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_expect_eq(back.nseeds, 3);
+    rl_uri_clear(&back);
+    rl_uri_t member;
+    cr_assert_eq(rl_uri_member(&member, &u, "10.0.0.9", 7009), 0);
+    cr_expect(!member.cluster);
+    cr_expect_str_eq(member.display, "redis://u:***@10.0.0.9:7009", "a member keeps the credentials");
+    cr_expect_str_eq(member.pass, "pw");
+    rl_uri_clear(&member);
+    rl_uri_clear(&u);
+    cr_assert_eq(rl_uri_parse("REDISS+CLUSTER://h", &u, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_expect(u.cluster && u.tls);
+    cr_expect_eq(u.port, 6379);
+    cr_expect_str_eq(u.display, "rediss+cluster://h:6379");
+    rl_uri_clear(&u);
+}
+
+Test(uri, a_cluster_is_the_same_server_as_any_of_its_seeds) {
+    rl_uri_t a, b, c;
+    cr_assert_eq(rl_uri_parse("redis+cluster://h:7000?seed=h:7001", &a, NULL, 0), REDLOCK_OK);
+    cr_assert_eq(rl_uri_parse("redis://h:7001", &b, NULL, 0), REDLOCK_OK);
+    cr_assert_eq(rl_uri_parse("redis+cluster://g:7000?seed=h:7001", &c, NULL, 0), REDLOCK_OK);
+    cr_expect(rl_uri_same_server(&a, &b));
+    cr_expect(rl_uri_same_server(&b, &a));
+    cr_expect(rl_uri_same_server(&a, &c), "two URIs sharing a seed name one cluster");
+    rl_uri_clear(&a);
+    rl_uri_clear(&b);
+    rl_uri_clear(&c);
 }
 
 Test(uri, same_server) {
