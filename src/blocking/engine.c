@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "nodes.h"
 #include "pollset.h"
 
@@ -268,6 +269,13 @@ void rl_engine_free(rl_engine_t *e) {
 
 rl_nodes_t *rl_engine_nodes(rl_engine_t *e) {
     return &e->ns;
+}
+
+size_t rl_engine_shards(rl_engine_t *e, size_t i, struct rl_shard_view *out, size_t cap) {
+    pthread_mutex_lock(&e->mu);
+    size_t n = e->ns.cl && e->ns.cl[i] ? rl_cluster_view(e->ns.cl[i], out, cap) : 0;
+    pthread_mutex_unlock(&e->mu);
+    return n;
 }
 
 uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i) {

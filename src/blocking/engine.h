@@ -43,6 +43,11 @@ void rl_engine_wait(rl_engine_t *e, rl_round_t *r);
  * they never change after rl_engine_new). */
 rl_nodes_t *rl_engine_nodes(rl_engine_t *e);
 
+/* The shards cluster node i serves its slots from (see cluster.h), up to
+ * cap of them; 0 for a plain node or before its slot map is known. */
+struct rl_shard_view;
+size_t rl_engine_shards(rl_engine_t *e, size_t i, struct rl_shard_view *out, size_t cap);
+
 /* Lookups of node i's host name started so far (0 for IP literals and
  * socket paths, which never go through the resolver). */
 uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i);

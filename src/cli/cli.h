@@ -172,6 +172,24 @@ void cli_node_label(const redlock_node_report_t *nr, char *buf, size_t n);
 /* Widest node label in rep (at least min). */
 int cli_node_width(const redlock_report_t *rep, int min);
 
+/* ---- shards.c ---- */
+
+/* A shard of a Redis Cluster node, as `redlock ping` shows it. */
+#include "cluster.h"
+#define CLI_MAX_SHARDS 64
+typedef struct cli_shard {
+    rl_shard_view_t v;
+    int up;
+    int64_t rtt_us;
+    char error[256];
+} cli_shard_t;
+/* Fills out with node i's shards (none for a plain node) and measures
+ * each one's round trip; returns how many. */
+size_t cli_shards_collect(redlock_t *rl, size_t i, cli_shard_t *out, size_t cap);
+/* Prints them indented under their node; as a JSON member ",\"shards\":[...]". */
+void cli_shards_print(const cli_shard_t *s, size_t n);
+void cli_shards_json(const cli_shard_t *s, size_t n);
+
 /* ---- tokenarg.c ---- */
 
 /* Where a step command's token comes from: exactly one of a TOKEN

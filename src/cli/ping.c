@@ -1,7 +1,7 @@
 /* ping.c -- `redlock ping`: per node health. Three queries to every node:
  * PING (round trip), INFO (version, uptime, role, AOF, last RDB save) and
  * CONFIG GET append* (appendonly, appendfsync; may be refused, then
- * "unknown"). */
+ * "unknown"); a Redis Cluster node's shards are listed under it (shards.c). */
 #include <hiredis/hiredis.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +19,8 @@ typedef struct node_ping {
 
 typedef struct ping_ctx {
     node_ping_t nodes[REDLOCK_MAX_NODES];
+    cli_shard_t shards[REDLOCK_MAX_NODES][CLI_MAX_SHARDS]; /* a cluster node's */
+    size_t nshards[REDLOCK_MAX_NODES];
 } ping_ctx_t;
 
 /* Copies INFO field key of text (n bytes) into out; returns 1 if found. */
@@ -131,6 +133,7 @@ static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
                np->info && np->aof_enabled >= 0 ? (np->aof_enabled ? "on" : "off") : "?", save);
         if (!np->config && cfg->nodes[i].detail[0]) printf("  (CONFIG GET: %s)", cfg->nodes[i].detail);
         putchar('\n');
+        cli_shards_print(ctx->shards[i], ctx->nshards[i]);
     }
     printf("%zu of %zu nodes answered (quorum %zu)\n", answered, pong->n_nodes, pong->quorum);
 }
@@ -173,6 +176,7 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
         printf(",\"error\":");
         if (!up) cli_json_str(stdout, nr->detail[0] ? nr->detail : redlock_vote_name(nr->vote));
         else printf("null");
+        if (ctx->nshards[i]) cli_shards_json(ctx->shards[i], ctx->nshards[i]);
         putchar('}');
     }
     printf("]}\n");
@@ -196,6 +200,7 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv) {
     size_t answered = rl_query(rl, 1, a_ping, l_ping, NULL, NULL, &pong);
     rl_query(rl, 1, a_info, l_info, on_info, &ctx, &info);
     rl_query(rl, 3, a_cfg, l_cfg, on_config, &ctx, &cfg);
+    for (size_t i = 0; i < pong.n_nodes; i++) ctx.nshards[i] = cli_shards_collect(rl, i, ctx.shards[i], CLI_MAX_SHARDS);
 
     if (json) print_json(&ctx, &pong, &cfg, answered);
     else print_text(&ctx, &pong, &cfg, answered);

@@ -249,12 +249,28 @@ static const char *key_column(const node_status_t *ns) {
     return !strcmp(ns->type, "hash") ? "readers" : ns->type;
 }
 
-/* The width of the NODE column: the longest node URI (ping's column also
- * shows the address, this one does not). */
+/* 1 when nr is a Redis Cluster node's (its URI says so). */
+static int is_cluster(const redlock_node_report_t *nr) {
+    return nr->node && (!strncmp(nr->node, "redis+cluster://", 16) || !strncmp(nr->node, "rediss+cluster://", 17));
+}
+
+/* A node's NODE column: its URI; a cluster node's also names the shard
+ * that holds the key ("URI -> shard address"). */
+static void node_label(const redlock_node_report_t *nr, char *buf, size_t n) {
+    if (is_cluster(nr))
+        cli_node_label(nr, buf, n);
+    else
+        snprintf(buf, n, "%s", nr->node ? nr->node : "?");
+}
+
+/* The width of the NODE column. */
 static int uri_width(const redlock_report_t *rep) {
     int w = 4;
-    for (size_t i = 0; i < rep->n_nodes; i++)
-        if (rep->nodes[i].node && (int)strlen(rep->nodes[i].node) > w) w = (int)strlen(rep->nodes[i].node);
+    for (size_t i = 0; i < rep->n_nodes; i++) {
+        char label[CLI_LABEL_LEN];
+        node_label(&rep->nodes[i], label, sizeof label);
+        if ((int)strlen(label) > w) w = (int)strlen(label);
+    }
     return w;
 }
 
@@ -274,7 +290,9 @@ static void print_nodes(const status_ctx_t *ctx, const redlock_report_t *rep) {
             else snprintf(pttl, sizeof pttl, "no expiry");
         }
         if (nr->rtt_us >= 0) snprintf(rtt, sizeof rtt, "%lld", (long long)nr->rtt_us);
-        printf("  %2zu  %-*s  %-9s  %-7s  %-8s  %10s  %9s", i, w, nr->node ? nr->node : "?", reachable ? "yes" : "no", key_column(ns),
+        char label[CLI_LABEL_LEN];
+        node_label(nr, label, sizeof label);
+        printf("  %2zu  %-*s  %-9s  %-7s  %-8s  %10s  %9s", i, w, label, reachable ? "yes" : "no", key_column(ns),
                pfx, pttl, rtt);
         if (!ns->answered && nr->detail[0]) printf("  %s", nr->detail);
         putchar('\n');
@@ -377,6 +395,8 @@ static void json_holders(const status_ctx_t *ctx, const redlock_report_t *rep) {
 static void json_node(size_t i, const node_status_t *ns, const redlock_node_report_t *nr) {
     printf("%s{\"index\":%zu,\"node\":", i ? "," : "", i);
     cli_json_str(stdout, nr->node);
+    printf(",\"shard\":"); /* a cluster node's: the primary that holds the key */
+    cli_json_str(stdout, is_cluster(nr) && nr->address[0] ? nr->address : NULL);
     printf(",\"reachable\":%s", ns->answered || nr->rtt_us >= 0 ? "true" : "false");
     if (ns->answered) {
         const entry_t *s = string_of(ns);

@@ -130,3 +130,37 @@ int rl_cluster_apply(rl_cluster_t *cl, const void *reply, const char *default_ho
     cl->loads++;
     return 0;
 }
+
+/* Appends the range lo-hi (or lo) to v's ranges, "..." once they no
+ * longer fit. */
+static void add_range(rl_shard_view_t *v, size_t lo, size_t hi) {
+    size_t at = strlen(v->ranges);
+    char one[24];
+    int n = lo == hi ? snprintf(one, sizeof one, "%s%zu", at ? "," : "", lo)
+                     : snprintf(one, sizeof one, "%s%zu-%zu", at ? "," : "", lo, hi);
+    if (at + (size_t)n + 4 < sizeof v->ranges)
+        memcpy(v->ranges + at, one, (size_t)n + 1);
+    else if (at + 4 <= sizeof v->ranges && strcmp(v->ranges + (at >= 3 ? at - 3 : 0), "..."))
+        memcpy(v->ranges + at, "...", 4);
+}
+
+size_t rl_cluster_view(const rl_cluster_t *cl, rl_shard_view_t *out, size_t cap) {
+    size_t n = 0;
+    for (size_t s = 0; s < cl->nshard && n < cap; s++) {
+        const rl_shard_t *sh = &cl->shard[s];
+        if (!sh->slots) continue;
+        rl_shard_view_t *v = &out[n++];
+        *v = (rl_shard_view_t){.port = sh->c->uri.port, .slots = sh->slots, .first = -1,
+                               .promoted = sh->c->promoted_us != 0};
+        snprintf(v->host, sizeof v->host, "%s", sh->c->uri.host);
+        for (size_t k = 0; k < RL_SLOTS; k++) {
+            if (cl->owner[k] != s + 1) continue;
+            size_t hi = k;
+            while (hi + 1 < RL_SLOTS && cl->owner[hi + 1] == s + 1) hi++;
+            if (v->first < 0) v->first = (int32_t)k;
+            add_range(v, k, hi);
+            k = hi;
+        }
+    }
+    return n;
+}

@@ -41,6 +41,20 @@ typedef struct rl_cluster {
     int first_port;
 } rl_cluster_t;
 
+/* What `redlock ping` shows of a shard. */
+typedef struct rl_shard_view {
+    char host[128];
+    int port;
+    uint32_t slots;            /* how many it serves */
+    int32_t first;             /* its first slot (-1: none) */
+    char ranges[96];           /* "0-5460,6000", cut with "..." when long */
+    int promoted;              /* seen taking over from its primary */
+} rl_shard_view_t;
+
+/* Describes up to cap of cl's shards that serve slots into out; returns
+ * how many it wrote. */
+size_t rl_cluster_view(const rl_cluster_t *cl, rl_shard_view_t *out, size_t cap);
+
 /* Frees cl (not the connections it points at). NULL-safe. */
 void rl_cluster_free(rl_cluster_t *cl);
 
