@@ -657,6 +657,9 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
  * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
  * their original deadline), which a lower bound does not need. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
+    for (size_t i = 0; ns->cl && i < ns->n; i++) /* a map wanted while no member could be asked */
+        if (ns->cl[i] && ns->cl[i]->stale && !ns->cl[i]->loading && now >= ns->conns[i].retry_at_us)
+            map_reload(ns, i, now);
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
@@ -700,6 +703,9 @@ int rl_nodes_probing(const rl_nodes_t *ns) {
 
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     uint64_t next = UINT64_MAX;
+    for (size_t i = 0; ns->cl && i < ns->n; i++)
+        if (ns->cl[i] && ns->cl[i]->stale && !ns->cl[i]->loading && ns->conns[i].retry_at_us < next)
+            next = ns->conns[i].retry_at_us;
     for (size_t k = 0; k < ns->nall; k++) {
         const rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
