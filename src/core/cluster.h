@@ -35,6 +35,7 @@ typedef struct rl_cluster {
     uint64_t loaded_us;        /* when a map was last applied (0: never) */
     uint32_t loads, moved, asked, failovers; /* counts, for ping and the tests */
     uint32_t downs;            /* its connections' failures (subscriptions on them are lost) */
+    char error[RL_DETAIL_LEN]; /* why the last map load failed ("" when it did not) */
     size_t seed;               /* which member the node's own connection dials: 0 the URI's
                                 * host, then its seeds, then the shards found */
     char *first_host;          /* the URI's host and port (the connection's change with seed) */

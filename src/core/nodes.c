@@ -244,6 +244,11 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
         if (r->ccmd) s.cmd = r->ccmd, s.len = r->ccmd_len;
         rl_shard_t *sh = rl_cluster_owner(cl, r->hslot);
         if (sh) c = sh->c;
+        if (!sh && cl->error[0]) { /* no map, and the last load said why: a plain server, say */
+            if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, cl->error, now);
+            map_reload(ns, i, now); /* (it may have been fixed since) */
+            return;
+        }
     }
     place(ns, c, owner, i, &s, now);
 }
@@ -316,9 +321,14 @@ static void map_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint6
     char why[RL_DETAIL_LEN];
     cl->loading = 0;
     if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_promoted, &m, why, sizeof why) < 0) {
+        if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled"))
+            snprintf(why, sizeof why, "%s:%d is not a Redis Cluster member (cluster support disabled): "
+                     "name a plain server redis://, not redis+cluster://", c->uri.host, c->uri.port);
+        snprintf(cl->error, sizeof cl->error, "%s", why);
         rl_logf(&ns->cfg.log, REDLOCK_LOG_WARN, "node %s: %s", c->uri.display, why);
         return;
     }
+    cl->error[0] = '\0';
     cl->loaded_us = now;
     if (cl->stale) map_reload(ns, i, now);
 }
@@ -519,8 +529,8 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         script_fallback(ns, c, now);
         return;
     }
-    if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx] &&
-        (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4))) {
+    int redirected = rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
+    if (redirected && ns->cl && ns->cl[c->idx]) {
         redirect(ns, c, rep->str, now);
         return;
     }
@@ -529,10 +539,18 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     rl_conn_pop(c);
     c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
     if (!r) return;
+    const rl_cluster_t *cl = ns->cl ? ns->cl[c->idx] : NULL;
+    if (cl && cl->error[0] && !cl->loaded_us) { /* the member asked is no cluster's: its answer is not a vote */
+        vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, rtt, cl->error, now);
+        return;
+    }
     if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
     int err = REDLOCK_OK;
     char detail[RL_DETAIL_LEN] = "";
     redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);
+    if (redirected) /* a plain node's URI names a cluster member */
+        snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
+                 "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);
     if (v == REDLOCK_VOTE_YES && r->grants && rl_node_quarantined(c, now, detail, sizeof detail)) {
         v = REDLOCK_VOTE_DOWN; /* a grant from a node that may have lost its data: the clean-up releases it */
         err = REDLOCK_ERR_QUARANTINED;
