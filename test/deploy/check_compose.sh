@@ -1,17 +1,29 @@
 #!/bin/sh
-# check_compose.sh COMPOSE_FILE -- the CTest deploy_compose_config.
+# check_compose.sh COMPOSE_FILE [clusters] -- the CTests deploy_compose_config
+# and deploy_compose_cluster_config.
 #
-# Validates deploy/docker-compose.yml without a Docker engine, with Debian's
+# Validates a compose file without a Docker engine, with Debian's
 # docker-compose (installed by `make deps`; its absence is a failure):
 #   - `docker-compose config -q` accepts the file;
+# deploy/docker-compose.yml (no second argument):
 #   - exactly five services, each an image redis:7 master whose command turns
 #     on appendonly with appendfsync always and has no replicaof/slaveof;
 #   - each has a redis-cli ping healthcheck, its own host port and its own
 #     named volume on /data.
+# deploy/docker-compose.cluster.yml (second argument `clusters`):
+#   - nine members: image redis:7 on the host's network, cluster-enabled,
+#     bound to 127.0.0.1 on a port (and cluster bus port + 10000) of their
+#     own, appendonly yes + appendfsync always, no replicaof/slaveof, a
+#     redis-cli ping healthcheck on their port, a named volume on /data;
+#   - three one-shot init services (restart "no", host network) that each run
+#     `redis-cli --cluster create` over three members' 127.0.0.1 ports with
+#     --cluster-yes and no replicas, and depend on those three services being
+#     healthy; every member belongs to exactly one of them.
 # The normalized `docker-compose config` output is checked with python3 and
 # PyYAML, both dependencies of Debian's docker-compose.
 set -eu
-file=${1:?usage: check_compose.sh COMPOSE_FILE}
+file=${1:?usage: check_compose.sh COMPOSE_FILE [clusters]}
+mode=${2:-masters}
 
 if ! command -v docker-compose >/dev/null 2>&1; then
   echo "FAIL: docker-compose is not installed (make deps installs Debian's docker-compose)"
@@ -20,6 +32,114 @@ fi
 if ! docker-compose -f "$file" config -q; then
   echo "FAIL: docker-compose config rejected $file"
   exit 1
+fi
+if [ "$mode" = clusters ]; then
+  docker-compose -f "$file" config | python3 -c '
+import re, shlex, sys, yaml
+
+cfg = yaml.safe_load(sys.stdin)
+services = cfg.get("services") or {}
+volumes = cfg.get("volumes") or {}
+errors = []
+
+def args_of(svc):
+    cmd = svc.get("command") or []
+    return shlex.split(cmd) if isinstance(cmd, str) else [str(a) for a in cmd]
+
+members, inits = {}, {}
+for name, svc in sorted(services.items()):
+    args = args_of(svc)
+    text = " ".join(args)
+    if args[:1] == ["redis-server"]:
+        members[name] = (svc, args)
+    elif "redis-cli --cluster create" in text:
+        inits[name] = (svc, text)
+    else:
+        errors.append("%s: neither a redis-server member nor a cluster init service" % name)
+if len(members) != 9:
+    errors.append("want 9 cluster members, found %d: %s" % (len(members), ", ".join(sorted(members))))
+if len(inits) != 3:
+    errors.append("want 3 init services, found %d: %s" % (len(inits), ", ".join(sorted(inits))))
+
+port_of, used, vols = {}, {}, {}
+for name, (svc, args) in sorted(members.items()):
+    image = str(svc.get("image", ""))
+    if not (image == "redis:7" or image.startswith("redis:7.") or image.startswith("redis:7-")):
+        errors.append("%s: image %r is not redis:7" % (name, image))
+    if svc.get("network_mode") != "host":
+        errors.append("%s: not on the host network (the cluster announces its addresses)" % name)
+    if svc.get("ports"):
+        errors.append("%s: publishes ports, which the host network does not need" % name)
+    pairs = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+    for opt, want in (("--cluster-enabled", "yes"), ("--bind", "127.0.0.1"), ("--appendonly", "yes"),
+                      ("--appendfsync", "always")):
+        if pairs.get(opt) != want:
+            errors.append("%s: no %s %s" % (name, opt, want))
+    if not pairs.get("--cluster-config-file"):
+        errors.append("%s: no --cluster-config-file" % name)
+    if any(a.lstrip("-") in ("replicaof", "slaveof") for a in args):
+        errors.append("%s: is a replica (replicaof/slaveof)" % name)
+    port = pairs.get("--port", "")
+    if not port.isdigit() or not 1024 <= int(port) <= 55535:
+        errors.append("%s: port %r is not 1024..55535 (its bus is port + 10000)" % (name, port))
+        continue
+    port_of[name] = port
+    for p in (int(port), int(port) + 10000):
+        if p in used:
+            errors.append("%s: port %d also used by %s" % (name, p, used[p]))
+        used[p] = name
+    test = svc.get("healthcheck", {}).get("test") or []
+    test = " ".join(test) if isinstance(test, list) else str(test)
+    if "redis-cli" not in test or "ping" not in test or port not in test.split():
+        errors.append("%s: no redis-cli -p %s ping healthcheck" % (name, port))
+    data = [str(v).split(":")[0] for v in svc.get("volumes") or [] if ":/data" in str(v)]
+    if len(data) != 1 or data[0] not in volumes:
+        errors.append("%s: want one named volume on /data, found %s" % (name, data))
+    for v in data:
+        if v in vols:
+            errors.append("%s: volume %s also used by %s" % (name, v, vols[v]))
+        vols[v] = name
+
+by_port = {p: n for n, p in port_of.items()}
+owner = {}
+for name, (svc, text) in sorted(inits.items()):
+    if str(svc.get("restart", "no")) != "no":
+        errors.append("%s: restart is %r, not \"no\" (one-shot)" % (name, svc.get("restart")))
+    if svc.get("network_mode") != "host":
+        errors.append("%s: not on the host network" % name)
+    m = re.search(r"redis-cli --cluster create((?: +[^ -][^ ]*)+)(.*)", text)
+    addrs = m.group(1).split() if m else []
+    rest = m.group(2) if m else ""
+    if "--cluster-yes" not in rest:
+        errors.append("%s: no --cluster-yes" % name)
+    r = re.search(r"--cluster-replicas +(\d+)", rest)
+    if r and r.group(1) != "0":
+        errors.append("%s: --cluster-replicas %s, want no replicas" % (name, r.group(1)))
+    if len(addrs) != 3:
+        errors.append("%s: creates a cluster of %d members, want 3: %s" % (name, len(addrs), addrs))
+    deps = svc.get("depends_on") or {}
+    for a in addrs:
+        host, _, port = a.rpartition(":")
+        member = by_port.get(port)
+        if host != "127.0.0.1" or member is None:
+            errors.append("%s: %s is no member at 127.0.0.1" % (name, a))
+            continue
+        if member in owner:
+            errors.append("%s: member %s also in the cluster of %s" % (name, member, owner[member]))
+        owner[member] = name
+        cond = deps.get(member, {}).get("condition") if isinstance(deps, dict) else None
+        if cond != "service_healthy":
+            errors.append("%s: does not wait for %s to be healthy" % (name, member))
+for name in sorted(set(port_of) - set(owner)):
+    errors.append("%s: in no cluster" % name)
+for e in errors:
+    print("FAIL: " + e)
+if errors:
+    sys.exit(1)
+print("ok: %d Redis Clusters of 3 primaries (redis:7, host network, appendonly yes + appendfsync always), "
+      "ports %s" % (len(inits), ", ".join(sorted(port_of.values()))))
+'
+  exit
 fi
 docker-compose -f "$file" config | python3 -c '
 import shlex, sys, yaml
