@@ -25,6 +25,19 @@ typedef struct rl_shard {
     uint32_t slots;            /* slots it serves in the map */
 } rl_shard_t;
 
+/* A request for a keyed slot made before the node's first slot map came
+ * (route.c): sent, in order, once it does. */
+typedef struct rl_parked {
+    struct rl_parked *next;
+    struct rl_round *round;     /* its owner; NULL once the round is over (then sent unwaited) */
+    const struct rl_script *script;
+    uint64_t sent_us, deadline_us;
+    int32_t hslot;
+    uint8_t grants, send_all;
+    size_t len;
+    char cmd[];                 /* the encoded command (keys named as on the cluster) */
+} rl_parked_t;
+
 typedef struct rl_cluster {
     uint16_t owner[RL_SLOTS];  /* the shard serving each slot, + 1; 0: not known (the node's
                                 * own connection is asked, and redirects) */
@@ -36,6 +49,8 @@ typedef struct rl_cluster {
     uint32_t loads, moved, asked, failovers; /* counts, for ping and the tests */
     uint32_t downs;            /* its connections' failures (subscriptions on them are lost) */
     char error[RL_DETAIL_LEN]; /* why the last map load failed ("" when it did not) */
+    rl_parked_t *parked, *parked_tail; /* requests waiting for the first map, oldest first */
+    size_t nparked;
     size_t seed;               /* which member the node's own connection dials: 0 the URI's
                                 * host, then its seeds, then the shards found */
     char *first_host;          /* the URI's host and port (the connection's change with seed) */

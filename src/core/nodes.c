@@ -14,6 +14,7 @@
 #include "cluster.h"
 #include "dial.h"
 #include "node.h"
+#include "nodes_int.h"
 #include "resp.h"
 #include "scripts.h"
 #include "stats.h"
@@ -29,6 +30,7 @@ static rl_conn_t *req_conn(const rl_nodes_t *ns, const rl_round_t *r, size_t i) 
  * will be dropped). */
 static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
     r->done = 1;
+    if (ns->cl) rl_route_detach(ns, r); /* (parked until a cluster's first slot map) */
     for (size_t i = 0; i < r->n; i++) {
         if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].u.slot == RL_NO_SLOT) continue;
         rl_conn_t *c = req_conn(ns, r, i);
@@ -88,8 +90,6 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
         start_grace(ns, r, now);
 }
 
-static void cluster_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
-
 /* Fails every waiting request of c with err/detail and closes c until
  * its reconnect backoff passes. */
 static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail, uint64_t now) {
@@ -103,7 +103,7 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
         if (r) vote(ns, r, (size_t)c->idx, v, err, -1, c->last_detail, now);
     }
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
-    if (ns->cl && ns->cl[c->idx]) cluster_down(ns, c, now);
+    if (ns->cl && ns->cl[c->idx]) rl_route_down(ns, c, now);
 }
 
 static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
@@ -120,25 +120,13 @@ static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args
     return *args <= len && !memcmp(cmd + *head, mid, sizeof mid - 1);
 }
 
-/* What one request carries to a connection (see place). */
-typedef struct rl_send {
-    const char *cmd;
-    size_t len;
-    const struct rl_script *script;
-    uint64_t sent_us, deadline_us; /* a redirect keeps its request's; 0: from now */
-    uint8_t redirects, asking;     /* hops so far; ASKING goes first (an ASK redirect) */
-    uint8_t grants, send_all;      /* the round's (a detached request's: 0, 1) */
-} rl_send_t;
-
-static void map_reload(rl_nodes_t *ns, size_t i, uint64_t now);
-
 /* Opens c (rl_node_open); a cluster node's own connection then asks for
  * the slot map first thing. Returns 0 or the error it failed with. */
 static int open_conn(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     int rc = rl_node_open(&ns->cfg, c, now);
     if (rc == 0 && c->k < (int)ns->n && ns->cl && ns->cl[c->idx]) {
         ns->cl[c->idx]->loading = 0;
-        map_reload(ns, (size_t)c->idx, now);
+        rl_route_map_reload(ns, (size_t)c->idx, now);
     }
     return rc;
 }
@@ -199,17 +187,19 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
             return;
         }
     }
-    uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u;
-    if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING)
+    uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u, deadline = s->deadline_us;
+    if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING) {
         budget += (uint64_t)ns->cfg.connect_timeout_ms * 1000u;
+        /* a redirect to a shard not connected yet gets a connect's time, as a new request would */
+        if (deadline && deadline < now + budget) deadline = now + budget;
+    }
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
                       !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
         node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
-    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now,
-                               s->deadline_us ? s->deadline_us : now + budget);
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now, deadline ? deadline : now + budget);
     if (!q) {
         char why[96];
         snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
@@ -225,194 +215,17 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
-/* Queues round r's command on node i: on a cluster node, on the shard
- * that serves its keys' slot (the node's own connection while the map is
- * not known: a redirect follows). Once r is decided (a send_all round
- * still goes everywhere) the request is sent with no owner. */
+/* Queues round r's command on node i (a cluster node's: see route.c).
+ * Once r is decided (a send_all round still goes everywhere) the request
+ * is sent with no owner. */
 static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
                    .send_all = (uint8_t)r->send_all};
-    rl_conn_t *c = &ns->conns[i];
     rl_round_t *owner = r->done ? NULL : r;
-    rl_cluster_t *cl = ns->cl ? ns->cl[i] : NULL;
-    if (cl) {
-        if (r->hslot == RL_SLOT_MIXED) {
-            if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
-                            "the keys fall in different slots of this cluster (give them one hash tag)", now);
-            return;
-        }
-        if (r->ccmd) s.cmd = r->ccmd, s.len = r->ccmd_len;
-        rl_shard_t *sh = rl_cluster_owner(cl, r->hslot);
-        if (sh) c = sh->c;
-        if (!sh && cl->error[0]) { /* no map, and the last load said why: a plain server, say */
-            if (owner) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, cl->error, now);
-            map_reload(ns, i, now); /* (it may have been fixed since) */
-            return;
-        }
-    }
-    place(ns, c, owner, i, &s, now);
-}
-
-/* The connection of cluster node i to the primary at host:port, made
- * (down, opened on first use) when it is new. NULL when out of memory. */
-static rl_shard_t *member_of(rl_nodes_t *ns, size_t i, const char *host, int port) {
-    rl_cluster_t *cl = ns->cl[i];
-    rl_shard_t *sh = rl_cluster_find(cl, host, port);
-    if (sh) return sh;
-    rl_uri_t uri;
-    if (rl_uri_member(&uri, &ns->conns[i].uri, host, port) < 0) return NULL;
-    rl_conn_t *c = rl_nodes_add(ns, i, &uri);
-    return c ? rl_cluster_add(cl, c) : NULL;
-}
-
-/* rl_cluster_apply's member callback. */
-typedef struct map_ctx {
-    rl_nodes_t *ns;
-    size_t i;
-    uint64_t now;
-} map_ctx_t;
-
-static rl_shard_t *map_member(void *arg, const char *host, int port) {
-    map_ctx_t *m = arg;
-    return member_of(m->ns, m->i, host, port);
-}
-
-/* A replica took over a shard: it may lack the primary's last writes,
- * so it votes in no acquire for the restart quarantine (DESIGN.md 10). */
-static void map_promoted(void *arg, rl_shard_t *sh) {
-    map_ctx_t *m = arg;
-    rl_conn_t *c = sh->c;
-    c->promoted_us = m->now;
-    c->promoted_until_us = m->now + (uint64_t)m->ns->cfg.quarantine_ms * 1000u;
-    rl_logf(&m->ns->cfg.log, REDLOCK_LOG_WARN, "node %s: shard primary %s:%d is a promoted replica: "
-            "no acquire vote for %u ms", m->ns->conns[m->i].uri.display, c->uri.host, c->uri.port,
-            m->ns->cfg.quarantine_ms);
-}
-
-/* Asks cluster node i's own connection for the slot map, unless a load
- * is in flight (then it is marked stale: loaded again after). */
-static void map_reload(rl_nodes_t *ns, size_t i, uint64_t now) {
-    static const char cmd[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
-    rl_cluster_t *cl = ns->cl[i];
-    rl_conn_t *c = &ns->conns[i];
-    if (cl->loading || (c->state == RL_CONN_DOWN && (c->suspect || now < c->retry_at_us))) {
-        cl->stale = 1;
-        return;
-    }
-    if (c->state == RL_CONN_DOWN) { /* opening it asks for the map */
-        int rc = open_conn(ns, c, now);
-        if (rc) node_down(ns, c, rc, c->last_detail, now);
-        return;
-    }
-    if (rl_conn_send(c, cmd, sizeof cmd - 1) < 0 || !rl_conn_push(c, RL_REQ_SLOTS, NULL, now, UINT64_MAX)) {
-        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-        return;
-    }
-    cl->loading = 1;
-    cl->stale = 0;
-}
-
-/* The slot map's reply (the request already popped) on node i's own
- * connection c. */
-static void map_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
-    size_t i = (size_t)c->idx;
-    rl_cluster_t *cl = ns->cl[i];
-    map_ctx_t m = {ns, i, now};
-    char why[RL_DETAIL_LEN];
-    cl->loading = 0;
-    if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_promoted, &m, why, sizeof why) < 0) {
-        if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled"))
-            snprintf(why, sizeof why, "%s:%d is not a Redis Cluster member (cluster support disabled): "
-                     "name a plain server redis://, not redis+cluster://", c->uri.host, c->uri.port);
-        snprintf(cl->error, sizeof cl->error, "%s", why);
-        rl_logf(&ns->cfg.log, REDLOCK_LOG_WARN, "node %s: %s", c->uri.display, why);
-        return;
-    }
-    cl->error[0] = '\0';
-    cl->loaded_us = now;
-    if (cl->stale) map_reload(ns, i, now);
-}
-
-/* The head request of cluster node c's connection was redirected (err:
- * MOVED or ASK): it goes again, with its deadline and owner, to the
- * member named; MOVED also corrects the map and reloads it. A request
- * redirected too often, or with nothing kept to resend, fails its vote. */
-static void redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t now) {
-    size_t i = (size_t)c->idx;
-    rl_req_t old = *rl_conn_head(c);
-    unsigned slot = 0;
-    int port = 0;
-    char host[256], why[RL_DETAIL_LEN];
-    int kind = rl_cluster_redirect(err, &slot, host, sizeof host, &port);
-    rl_shard_t *to = kind ? member_of(ns, i, host, port) : NULL;
-    char *cmd = to && old.whole ? malloc(old.fb_len) : NULL;
-    if (cmd) memcpy(cmd, c->fb.data + c->fb.off, old.fb_len);
-    rl_conn_pop(c);
-    if (kind == 1) ns->cl[i]->moved++;
-    if (kind == 2) ns->cl[i]->asked++;
-    if (kind == 1 && to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
-    if (kind != 2) map_reload(ns, i, now);
-    if (!cmd || old.redirects >= RL_MAX_REDIRECTS) {
-        snprintf(why, sizeof why, "%s (%.80s)", old.redirects >= RL_MAX_REDIRECTS ? "redirected too often" :
-                 to ? "out of memory" : "bad redirect", err);
-        if (old.round) vote(ns, old.round, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, why, now);
-        free(cmd);
-        return;
-    }
-    rl_send_t s = {.cmd = cmd, .len = old.fb_len, .script = old.script, .sent_us = old.sent_us,
-                   .deadline_us = old.deadline_us, .redirects = (uint8_t)(old.redirects + 1),
-                   .asking = kind == 2, .grants = old.round ? (uint8_t)old.round->grants : 0,
-                   .send_all = old.round ? (uint8_t)old.round->send_all : 1};
-    place(ns, to->c, old.round, i, &s, now);
-    free(cmd);
-}
-
-/* Points cluster node i's own connection (down) at the next member it
- * knows: the URI's host, its seeds, then the shards found, in turn. */
-static void next_seed(rl_nodes_t *ns, size_t i) {
-    rl_cluster_t *cl = ns->cl[i];
-    rl_conn_t *c = &ns->conns[i];
-    size_t n = 1 + c->uri.nseeds + cl->nshard;
-    if (n < 2 || c->lookup) return;
-    cl->seed = (cl->seed + 1) % n;
-    const char *host = cl->first_host;
-    int port = cl->first_port;
-    if (cl->seed >= 1 && cl->seed <= c->uri.nseeds) {
-        host = c->uri.seeds[cl->seed - 1].host;
-        port = c->uri.seeds[cl->seed - 1].port;
-    } else if (cl->seed > c->uri.nseeds) {
-        const rl_conn_t *sc = cl->shard[cl->seed - 1 - c->uri.nseeds].c;
-        host = sc->uri.host;
-        port = sc->uri.port;
-    }
-    char *copy = strdup(host);
-    if (!copy) return;
-    free(c->uri.host);
-    c->uri.host = copy;
-    c->uri.port = port;
-    rl_dial_free(c);
-    c->addrs.n = 0;
-    c->stale = 0;
-    c->lookups = 0;
-    rl_dial_init(c);
-}
-
-/* A cluster node's connection c failed. Its own connection's map load
- * went with it; the next connect tries another member. A shard's
- * failure may be a failover: the map is loaded again. */
-static void cluster_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    size_t i = (size_t)c->idx;
-    ns->cl[i]->downs++;
-    if (c->k >= (int)ns->n) {
-        map_reload(ns, i, now);
-        return;
-    }
-    ns->cl[i]->loading = 0;
-    next_seed(ns, i);
-}
-
-void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
-    if (ns->cl && ns->cl[i]) map_reload(ns, i, now);
+    if (ns->cl && ns->cl[i])
+        rl_route_submit(ns, r, owner, i, &s, now);
+    else
+        place(ns, &ns->conns[i], owner, i, &s, now);
 }
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
@@ -516,7 +329,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
         uint8_t kind = q->kind;
         rl_conn_pop(c);
-        if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) map_reply(ns, c, rep, now);
+        if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) rl_route_map_reply(ns, c, rep, now);
         return;
     }
     if (q->kind != RL_REQ_USER) {
@@ -531,7 +344,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     }
     int redirected = rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
     if (redirected && ns->cl && ns->cl[c->idx]) {
-        redirect(ns, c, rep->str, now);
+        rl_route_redirect(ns, c, rep->str, now);
         return;
     }
     rl_round_t *r = q->round;
@@ -675,9 +488,7 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
  * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
  * their original deadline), which a lower bound does not need. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
-    for (size_t i = 0; ns->cl && i < ns->n; i++) /* a map wanted while no member could be asked */
-        if (ns->cl[i] && ns->cl[i]->stale && !ns->cl[i]->loading && now >= ns->conns[i].retry_at_us)
-            map_reload(ns, i, now);
+    if (ns->cl) rl_route_expire(ns, now);
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
@@ -721,9 +532,7 @@ int rl_nodes_probing(const rl_nodes_t *ns) {
 
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     uint64_t next = UINT64_MAX;
-    for (size_t i = 0; ns->cl && i < ns->n; i++)
-        if (ns->cl[i] && ns->cl[i]->stale && !ns->cl[i]->loading && ns->conns[i].retry_at_us < next)
-            next = ns->conns[i].retry_at_us;
+    if (ns->cl) next = rl_route_next_us(ns);
     for (size_t k = 0; k < ns->nall; k++) {
         const rl_conn_t *c = ns->all[k];
         if (c->state == RL_CONN_DOWN) {
@@ -897,7 +706,10 @@ void rl_nodes_destroy(rl_nodes_t *ns) {
         rl_dial_free(&ns->conns[i]);
         rl_conn_destroy(&ns->conns[i]);
     }
-    for (size_t i = 0; ns->cl && i < ns->n; i++) rl_cluster_free(ns->cl[i]);
+    for (size_t i = 0; ns->cl && i < ns->n; i++) {
+        if (ns->cl[i]) rl_route_free(ns, i);
+        rl_cluster_free(ns->cl[i]);
+    }
     free(ns->cl);
     free(ns->all);
     free(ns->conns);
@@ -905,4 +717,29 @@ void rl_nodes_destroy(rl_nodes_t *ns) {
     ns->all = NULL;
     ns->cl = NULL;
     ns->n = ns->nall = ns->capall = 0;
+}
+
+/* ------------------------------------------------- for route.c (nodes_int.h) */
+
+void rl_ns_vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
+                const char *detail, uint64_t now) {
+    vote(ns, r, i, v, err, rtt, detail, now);
+}
+
+void rl_ns_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail, uint64_t now) {
+    node_down(ns, c, err, detail, now);
+}
+
+int rl_ns_open(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    return open_conn(ns, c, now);
+}
+
+void rl_ns_place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+    place(ns, c, r, i, s, now);
+}
+
+void rl_ns_finish(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
+    if (r->done) return;
+    note_unheard(r, now);
+    finish_round(ns, r);
 }

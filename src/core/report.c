@@ -49,7 +49,7 @@ void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_
     rep->failed = r->failed;
     for (size_t i = 0; i < r->n && i < rep->n_nodes; i++) {
         redlock_node_report_t *nr = &rep->nodes[i];
-        const rl_conn_t *c = &rl->ns->conns[i];
+        const rl_conn_t *c = rl->ns->all[r->pn[i].conn]; /* (a cluster node's: the shard asked) */
         nr->vote = (redlock_vote_t)r->pn[i].vote;
         nr->err = r->pn[i].err;
         nr->rtt_us = r->pn[i].rtt_us;
