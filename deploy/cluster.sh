@@ -1,13 +1,38 @@
 #!/usr/bin/env bash
-# cluster.sh - run N independent local redis-server masters (no replication,
-# no Redis Cluster) for libredlock's tests, demos and benchmarks.
+# cluster.sh - run local Redis servers for libredlock's tests, demos and
+# benchmarks: N independent redis-server masters (no replication, no Redis
+# Cluster), or, with --cluster-shards, N independent Redis Clusters (each one
+# Redlock node, DESIGN.md section 10).
 #
-# Layout of a cluster directory DIR:
+# Layout of a cluster directory DIR (plain nodes):
 #   DIR/.redlock-cluster   marker: this directory was made by cluster.sh
 #   DIR/n                  number of nodes
 #   DIR/nodes              one URI per line: redis://127.0.0.1:PORT
 #   DIR/nodes.unix         (--unix only) one URI per line: unix:///DIR/nodeI/redis.sock
 #   DIR/nodeI/             redis.conf, port, redis.pid, redis.log, redis.sock, data/
+#
+# Layout of a directory of Redis Clusters (start --cluster-shards K):
+#   DIR/.redlock-cluster   marker, as above
+#   DIR/n                  number of members of all clusters together
+#   DIR/nodes              one URI per Redis Cluster, its primaries at creation
+#                          as seeds: redis+cluster://127.0.0.1:P1?seed=127.0.0.1:P2&seed=...
+#   DIR/members            one line per member: CLUSTER MEMBER PORT ROLE PRIMARY
+#                            CLUSTER  0-based cluster index (line of DIR/nodes)
+#                            MEMBER   0-based member index within its cluster
+#                            PORT     client port on 127.0.0.1
+#                            ROLE     primary or replica, at creation
+#                            PRIMARY  for a replica, the MEMBER it replicated
+#                                     at creation; "-" for a primary
+#                          Line L (0-based) describes DIR/nodeL; the lines of a
+#                          cluster are consecutive, MEMBER ascending.
+#   DIR/slots              the slot map at creation, one line per range:
+#                          CLUSTER START END MEMBER (START..END inclusive)
+#   DIR/create.C.log       output of `redis-cli --cluster create` for cluster C
+#   DIR/nodeL/             as for plain nodes, plus busport (the cluster bus
+#                          port) and nodes.conf (the member's cluster-config-file,
+#                          outside data/ so that restart --flush keeps its identity)
+# Members are addressed as C.M (cluster C, member M) by status, pause, resume,
+# kill, restart and failover; plain numbers address plain nodes only.
 #
 # stdout carries only the requested data (URIs, status lines, usage);
 # every diagnostic goes to stderr.  Run `cluster.sh help` for usage.
@@ -24,6 +49,10 @@ READY_TIMEOUT_MS=5000   # per launch: time allowed until the node answers
 TERM_TIMEOUT_MS=2000    # stop: SIGTERM grace period before SIGKILL
 BIND_TRIES=5            # launches per node when its port turns out taken
 MAX_NODES=64
+MAX_MEMBERS=128         # cluster mode: members of all clusters together
+CREATE_TIMEOUT_S=60     # cluster mode: limit of one `redis-cli --cluster create`
+START_SETTLE_MS=30000   # cluster mode: start's wait for ok clusters
+SETTLE_MS=15000         # cluster mode: other verbs' wait (failover, restart, settle)
 
 # Options (filled by parse_args).
 VERB=""
@@ -33,6 +62,14 @@ INDEX=""
 PERSIST=0
 UNIX=0
 FLUSH=0
+N_SET=0
+ADDR=""                 # member address C.M
+SHARDS=0                # --cluster-shards K (0: plain nodes)
+REPLICAS=""             # --replicas R
+NODE_TIMEOUT_MS=1000    # --node-timeout MS
+FULL_COVERAGE=yes       # --full-coverage yes|no
+FO_MODE=takeover        # --mode (failover)
+WAIT_MS=""              # -t MS (cluster mode waits)
 
 # Per-node bookkeeping used while waiting for launches (indexed by node).
 declare -a LOGOFF=() DEADLINE=() TRIES=()
@@ -40,6 +77,13 @@ declare -A TAKEN=()     # ports seen in use or already handed out
 NOW=0
 PICKED=0
 REAP=()                 # pids stopped by stop_nodes (for wait_reaped)
+LABEL=""                # how messages name the addressed node or member
+
+# Cluster mode: one entry per member, indexed by its flat index L (DIR/nodeL,
+# line L of DIR/members).
+declare -a M_CL=() M_MEM=() M_PORT=() M_ROLE=() M_OF=()
+declare -a C_FIRST=() C_SIZE=()   # per cluster: flat index of member 0, members
+CLUSTERS=0
 
 usage() {
   cat <<EOF
@@ -52,19 +96,57 @@ Usage: $PROG VERB [options]
         is stopped first. --persist: appendonly yes + appendfsync always.
         --unix: each node also listens on DIR/nodeI/redis.sock (DIR/nodes.unix).
         Prints the node URIs (DIR/nodes), one per line, and nothing else.
+  start --cluster-shards K [--replicas R] [-n N] [-d DIR] [--persist]
+        [--node-timeout MS] [--full-coverage yes|no] [-t MS]
+        Start N (default 3) independent Redis Clusters, each of K (>= 3)
+        primaries and R (default 0) replicas per primary, made by
+        \`redis-cli --cluster create\`; waits (up to -t MS, default
+        $START_SETTLE_MS) until every member reports cluster_state:ok, all
+        members agree on the nodes and the slot map, and every replica's link
+        is up. --node-timeout: cluster-node-timeout (default 1000 ms, so a
+        failover takes about 2 s); --full-coverage: cluster-require-full-coverage
+        (default yes). Replicas fail over whatever their data's age
+        (cluster-replica-validity-factor 0) and never migrate to another
+        primary. Prints one URI per cluster (DIR/nodes):
+          redis+cluster://127.0.0.1:P1?seed=127.0.0.1:P2&seed=127.0.0.1:P3
+        the cluster's primaries at creation as seeds. DIR/members lists the
+        members: CLUSTER MEMBER PORT ROLE PRIMARY (see the script's header).
   stop [-d DIR]
-        Stop every node (SIGCONT, SIGTERM, SIGKILL after 2 s) and remove DIR.
-        Succeeds when nothing is running; safe to call twice.
-  status [-d DIR]
+        Stop every node or member (SIGCONT, SIGTERM, SIGKILL after 2 s) and
+        remove DIR. Succeeds when nothing is running; safe to call twice.
+  status [C.M] [-d DIR]
         One line per node: INDEX URI PID STATE (STATE: up, paused or down).
+        Redis Clusters: one line per member (only C.M's if given):
+        C.M redis://127.0.0.1:PORT PID STATE ROLE (ROLE now: primary,
+        replica, or - when not up).
   pause I | resume I | kill I [-d DIR]
         SIGSTOP / SIGCONT / SIGKILL node I (0-based). kill removes the pid file.
   restart I [--flush] [-d DIR]
         (Re)start node I on the same port with the same config, killing it
         first if it still runs. --flush deletes its data files first (a restart
         that lost everything). Waits until it answers PING.
+  pause C.M | resume C.M | kill C.M | restart C.M [--flush] [-t MS] [-d DIR]
+        The same for member M of Redis Cluster C (0-based, as in DIR/members).
+        A member keeps its cluster identity (nodeL/nodes.conf) across restart
+        --flush. restart then also waits, when every member of the cluster
+        runs, until the cluster has settled as after start (-t MS, default
+        $SETTLE_MS).
+  failover C.M [--mode takeover|force|coordinated] [-t MS] [-d DIR]
+        Make replica C.M its shard's primary: CLUSTER FAILOVER TAKEOVER
+        (default: no agreement asked, the last writes may be lost), FORCE (the
+        primary is not asked), or coordinated (plain CLUSTER FAILOVER: the
+        primary stops writes until the replica caught up; needs it up). Waits
+        until C.M is primary and the running members agree and report
+        cluster_state:ok (-t MS, default $SETTLE_MS).
+  settle [C] [-t MS] [-d DIR]
+        Wait until cluster C (default: every cluster) has settled: its running
+        members report cluster_state:ok and agree on the nodes, their roles,
+        failures and slots; when all its members run, every replica's link is
+        up. Paused and killed members are not asked.
   uris [--unix] [-d DIR]
         Print DIR/nodes (or DIR/nodes.unix).
+  members [-d DIR]
+        Print DIR/members (Redis Clusters only).
   help  Print this text.
 
 Every verb but start needs -d DIR or \$REDLOCK_CLUSTER_DIR.
@@ -87,22 +169,59 @@ parse_args() {
   shift
   while [[ $# -gt 0 ]]; do
     case $1 in
-      -n) [[ $# -ge 2 ]] || usage_error "-n needs a value"; N=$2; shift 2 ;;
+      -n) [[ $# -ge 2 ]] || usage_error "-n needs a value"; N=$2; N_SET=1; shift 2 ;;
       -d) [[ $# -ge 2 ]] || usage_error "-d needs a value"; DIR=$2; shift 2 ;;
       --persist) PERSIST=1; shift ;;
       --unix) UNIX=1; shift ;;
       --flush) FLUSH=1; shift ;;
+      --cluster-shards) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; SHARDS=$2; shift 2 ;;
+      --replicas) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; REPLICAS=$2; shift 2 ;;
+      --node-timeout) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; NODE_TIMEOUT_MS=$2; shift 2 ;;
+      --full-coverage) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; FULL_COVERAGE=$2; shift 2 ;;
+      --mode) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; FO_MODE=$2; shift 2 ;;
+      -t) [[ $# -ge 2 ]] || usage_error "-t needs a value"; WAIT_MS=$2; shift 2 ;;
       -h|--help) VERB=help; shift ;;
       [0-9]*)
-        [[ $1 =~ ^[0-9]+$ && -z $INDEX ]] || usage_error "bad argument '$1'"
+        if [[ $1 =~ ^([0-9]+)\.([0-9]+)$ && -z $INDEX && -z $ADDR ]]; then
+          ADDR=$((10#${BASH_REMATCH[1]})).$((10#${BASH_REMATCH[2]})); shift; continue
+        fi
+        [[ $1 =~ ^[0-9]+$ && -z $INDEX && -z $ADDR ]] || usage_error "bad argument '$1'"
         INDEX=$((10#$1)); shift ;;
       *) usage_error "unknown argument '$1'" ;;
     esac
   done
+  check_cluster_args
   if ! [[ $N =~ ^[0-9]+$ ]] || ((10#$N < 1 || 10#$N > MAX_NODES)); then
     usage_error "-n must be 1..$MAX_NODES"
   fi
   N=$((10#$N))
+}
+
+# in_range V MIN MAX: true when V is a decimal number in MIN..MAX.
+in_range() { [[ $1 =~ ^[0-9]{1,9}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3)); }
+
+# check_cluster_args: validates the cluster-mode options; picks the default
+# number of clusters (3) when start --cluster-shards has no -n.
+check_cluster_args() {
+  if [[ $VERB == start && $SHARDS != 0 ]]; then
+    in_range "$SHARDS" 3 64 ||
+      usage_error "--cluster-shards must be 3..64 (redis-cli --cluster create needs 3 primaries)"
+    SHARDS=$((10#$SHARDS))
+    in_range "${REPLICAS:-0}" 0 8 || usage_error "--replicas must be 0..8"
+    REPLICAS=$((10#${REPLICAS:-0}))
+    ((N_SET)) || N=3
+    ((UNIX == 0)) || usage_error "--unix is for plain nodes only"
+  elif [[ -n $REPLICAS ]]; then
+    usage_error "--replicas needs start --cluster-shards K"
+  fi
+  in_range "$NODE_TIMEOUT_MS" 100 600000 || usage_error "--node-timeout must be 100..600000 (ms)"
+  NODE_TIMEOUT_MS=$((10#$NODE_TIMEOUT_MS))
+  [[ $FULL_COVERAGE == yes || $FULL_COVERAGE == no ]] || usage_error "--full-coverage must be yes or no"
+  [[ $FO_MODE =~ ^(takeover|force|coordinated)$ ]] || usage_error "--mode must be takeover, force or coordinated"
+  if [[ -n $WAIT_MS ]]; then
+    in_range "$WAIT_MS" 1 86400000 || usage_error "-t must be 1..86400000 (ms)"
+    WAIT_MS=$((10#$WAIT_MS))
+  fi
 }
 
 # resolve_dir: makes DIR absolute from -d or $REDLOCK_CLUSTER_DIR (or fails).
@@ -258,7 +377,7 @@ kill_node() {
   if node_pid "$1"; then
     kill -CONT "$PID" 2>/dev/null || true
     kill -KILL "$PID" 2>/dev/null || true
-    wait_dead 2000 "$PID" || { log "error: node $1 (pid $PID) survived SIGKILL"; return 1; }
+    wait_dead 2000 "$PID" || { log "error: ${LABEL:-node $1} (pid $PID) survived SIGKILL"; return 1; }
   fi
   rm -f "$DIR/node$1/redis.pid"
 }
@@ -300,9 +419,10 @@ pick_port() {
 
 # ---------------------------------------------------------------- nodes
 
-# write_conf I PORT: writes node I's redis.conf and port file.
+# write_conf I PORT [BUSPORT]: writes node I's redis.conf and port file; with
+# BUSPORT, a Redis Cluster member's (cluster bus on BUSPORT, busport file).
 write_conf() {
-  local i=$1 port=$2 nd=$DIR/node$1
+  local i=$1 port=$2 bus=${3:-} nd=$DIR/node$1
   {
     printf '# generated by cluster.sh: node %d of %s\n' "$i" "$DIR"
     printf 'bind 127.0.0.1\nport %d\nprotected-mode no\n' "$port"
@@ -318,8 +438,17 @@ write_conf() {
     if ((UNIX)); then
       printf 'unixsocket "%s/redis.sock"\nunixsocketperm 700\n' "$nd"
     fi
+    if [[ -n $bus ]]; then
+      printf 'cluster-enabled yes\ncluster-config-file "%s/nodes.conf"\n' "$nd"
+      printf 'cluster-port %d\ncluster-node-timeout %d\n' "$bus" "$NODE_TIMEOUT_MS"
+      printf 'cluster-replica-validity-factor 0\ncluster-allow-replica-migration no\n'
+      printf 'cluster-require-full-coverage %s\n' "$FULL_COVERAGE"
+      # A replica's full sync starts at once instead of after 5 s.
+      printf 'repl-diskless-sync-delay 0\n'
+    fi
   } >"$nd/redis.conf"
   printf '%d\n' "$port" >"$nd/port"
+  if [[ -n $bus ]]; then printf '%d\n' "$bus" >"$nd/busport"; fi
 }
 
 # launch_node I: starts node I from its redis.conf (redis daemonizes itself);
@@ -371,7 +500,7 @@ show_log() {
 # port is taken is relaunched, on a new port when MODE is newport, else on
 # the same one after a pause. Returns 1 (with diagnostics) on failure.
 wait_ready() {
-  local mode=$1 i rc
+  local mode=$1 i rc port
   shift
   local -a pending=("$@") next
   while ((${#pending[@]})); do
@@ -396,7 +525,14 @@ wait_ready() {
             show_log "$i"
             return 1
           fi
-          if [[ $mode == newport ]]; then
+          if [[ $mode == newport && -s $DIR/node$i/busport ]]; then
+            pick_port
+            port=$PICKED
+            pick_port
+            log "node $i: port $PORT or its bus port taken, retrying on $port (bus $PICKED)"
+            rm -f "$DIR/node$i/nodes.conf"
+            write_conf "$i" "$port" "$PICKED"
+          elif [[ $mode == newport ]]; then
             pick_port
             log "node $i: port $PORT taken, retrying on $PICKED"
             write_conf "$i" "$PICKED"
@@ -417,6 +553,252 @@ wait_ready() {
   done
 }
 
+# ---------------------------------------------------------------- Redis Clusters
+
+# is_cmode: true when DIR holds Redis Clusters (it has a members file).
+is_cmode() { [[ -f $DIR/members ]]; }
+
+# rcli PORT ARG...: prints redis-cli's answer from 127.0.0.1:PORT (2 s limit)
+# without the CRs of CLUSTER INFO and INFO; fails if it did not answer.
+rcli() {
+  local port=$1 out
+  shift
+  out=$(timeout 2 "$REDIS_CLI" -h 127.0.0.1 -p "$port" "$@" </dev/null 2>/dev/null) || return 1
+  printf '%s\n' "${out//$'\r'/}"
+}
+
+# load_members: fills M_*, C_FIRST, C_SIZE and CLUSTERS from DIR/members.
+load_members() {
+  local c m p r o i=0
+  M_CL=() M_MEM=() M_PORT=() M_ROLE=() M_OF=() C_FIRST=() C_SIZE=()
+  CLUSTERS=0
+  [[ -f $DIR/members ]] || die "no $DIR/members"
+  while read -r c m p r o; do
+    [[ -n $c ]] || continue
+    [[ $c =~ ^[0-9]+$ && $m =~ ^[0-9]+$ && $p =~ ^[0-9]+$ ]] || die "bad line in $DIR/members: $c $m $p $r $o"
+    M_CL[i]=$c M_MEM[i]=$m M_PORT[i]=$p M_ROLE[i]=$r M_OF[i]=${o:--}
+    if ((m == 0)); then C_FIRST[c]=$i; CLUSTERS=$((c + 1)); fi
+    C_SIZE[c]=$((m + 1))
+    i=$((i + 1))
+  done <"$DIR/members"
+  ((CLUSTERS)) || die "$DIR/members lists no member"
+}
+
+# resolve_target: for the verbs that address one node, sets INDEX (the
+# node's directory number) and LABEL from the argument: C.M in a directory
+# of Redis Clusters, a plain index otherwise.
+resolve_target() {
+  local c m
+  if ! is_cmode; then
+    [[ -z $ADDR ]] || die "$DIR holds plain nodes: address a node by its index, not $ADDR"
+    need_index
+    LABEL="node $INDEX"
+    return 0
+  fi
+  [[ -z $INDEX ]] || die "$DIR holds Redis Clusters: address a member as C.M (cluster C, member M), not $INDEX"
+  [[ -n $ADDR ]] || usage_error "$VERB needs a member C.M"
+  load_members
+  c=${ADDR%.*} m=${ADDR#*.}
+  ((c < CLUSTERS)) || die "cluster $c does not exist (there are $CLUSTERS)"
+  ((m < C_SIZE[c])) || die "member $ADDR does not exist (cluster $c has ${C_SIZE[c]} members)"
+  INDEX=$((C_FIRST[c] + m))
+  LABEL="member $ADDR"
+}
+
+# member_running L: true when member L's redis-server runs and is not paused.
+member_running() {
+  node_pid "$1" || return 1
+  proc_state "$PID"
+  [[ $PSTATE != [Tt] ]]
+}
+
+# member_role L: sets ROLE_NOW to member L's role as it answers ROLE
+# (primary or replica), "" when it does not answer.
+member_role() {
+  local out
+  ROLE_NOW=""
+  out=$(rcli "${M_PORT[$1]}" role) || return 0
+  case ${out%%$'\n'*} in
+    master) ROLE_NOW=primary ;;
+    slave) ROLE_NOW=replica ;;
+  esac
+}
+
+# member_view PORT: sets VSTATE to the member's cluster_state and VIEW to its
+# CLUSTER NODES in a form to compare with other members' (sorted lines of:
+# id, port, primary or replica, its primary's id or -, ok/pfail/fail/
+# handshake, slot ranges without migration marks); 1 if it does not answer.
+member_view() {
+  local nodes info
+  VIEW="" VSTATE=""
+  nodes=$(rcli "$1" cluster nodes) || return 1
+  info=$(rcli "$1" cluster info) || return 1
+  if [[ $info =~ cluster_state:([a-z]+) ]]; then VSTATE=${BASH_REMATCH[1]}; fi
+  VIEW=$(awk 'NF >= 8 {
+      f = $3; role = "other"; st = "ok"; s = ""; port = $2
+      sub(/^.*:/, "", port); sub(/@.*$/, "", port)
+      if (f ~ /master/) role = "primary"; else if (f ~ /slave/) role = "replica"
+      if (f ~ /fail\?/) st = "pfail"; else if (f ~ /fail/) st = "fail"
+      if (f ~ /handshake|noaddr/) st = "handshake"
+      for (i = 9; i <= NF; i++) if ($i !~ /^\[/) s = s " " $i
+      print $1, port, role, $4, st s
+    }' <<<"$nodes" | sort)
+}
+
+# cluster_settled C: true when cluster C has settled (usage: settle); else
+# sets WHY to what is missing.
+cluster_settled() {
+  local c=$1 i first=-1 all=1 ref="" lines info st orphan
+  WHY=""
+  for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do
+    if ! member_running "$i"; then all=0; continue; fi
+    if ! member_view "${M_PORT[i]}"; then WHY="member $c.${M_MEM[i]} does not answer"; return 1; fi
+    if [[ $VSTATE != ok ]]; then WHY="member $c.${M_MEM[i]} reports cluster_state:${VSTATE:-?}"; return 1; fi
+    lines=$(grep -c . <<<"$VIEW" || true)
+    if ((lines != C_SIZE[c])); then
+      WHY="member $c.${M_MEM[i]} knows $lines nodes, not ${C_SIZE[c]}"
+      return 1
+    fi
+    if [[ $VIEW == *handshake* || $VIEW == *" other "* ]]; then
+      WHY="member $c.${M_MEM[i]} is still in a handshake"
+      return 1
+    fi
+    if ((first < 0)); then
+      first=$i ref=$VIEW
+    elif [[ $VIEW != "$ref" ]]; then
+      WHY="members $c.${M_MEM[first]} and $c.${M_MEM[i]} disagree on the nodes or slots"
+      return 1
+    fi
+  done
+  if ((first < 0)); then WHY="no member of cluster $c runs"; return 1; fi
+  # The members that do not run are known to have failed, and a failed
+  # primary with slots is replaced when a replica of it runs.
+  for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do
+    member_running "$i" && continue
+    st=$(awk -v p="${M_PORT[i]}" '$2 == p { print $5 }' <<<"$ref")
+    if [[ $st != fail ]]; then
+      WHY="member $c.${M_MEM[i]} does not run but is flagged ${st:-unknown}, not fail"
+      return 1
+    fi
+  done
+  orphan=$(awk '$3 == "primary" && $5 == "fail" && NF > 5 { owner[$1] = 1 }
+      $3 == "replica" && $5 == "ok" { live[$4] = 1 }
+      END { for (id in owner) if (id in live) print id }' <<<"$ref")
+  if [[ -n $orphan ]]; then
+    WHY="a failed primary of cluster $c still holds slots; its replica has not taken over yet"
+    return 1
+  fi
+  ((all)) || return 0
+  if [[ $ref == *fail* ]]; then WHY="cluster $c still flags a member as failing"; return 1; fi
+  for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do
+    info=$(rcli "${M_PORT[i]}" info replication) || { WHY="member $c.${M_MEM[i]} does not answer"; return 1; }
+    if [[ $info == *role:slave* && $info != *master_link_status:up* ]]; then
+      WHY="replica $c.${M_MEM[i]} has no link to its primary yet"
+      return 1
+    fi
+  done
+}
+
+# settle_wait TIMEOUT_MS C...: waits until every listed cluster has settled;
+# 1 (after saying what is missing) if one has not by the deadline.
+settle_wait() {
+  local limit=$1 c
+  shift
+  local -a pending=("$@") next
+  now_ms
+  limit=$((NOW + limit))
+  while :; do
+    next=()
+    for c in "${pending[@]}"; do
+      cluster_settled "$c" || next+=("$c")
+    done
+    ((${#next[@]})) || return 0
+    pending=("${next[@]}")
+    now_ms
+    if ((NOW >= limit)); then
+      log "error: not settled: cluster(s) ${pending[*]}: $WHY"
+      return 1
+    fi
+    sleep 0.1
+  done
+}
+
+# create_clusters: runs `redis-cli --cluster create` for every cluster at
+# once, over its members in member order (redis-cli picks the primaries),
+# each one's output in DIR/create.C.log; 1 if one failed.
+create_clusters() {
+  local c i rc=0
+  local -a pids=() addrs
+  for ((c = 0; c < CLUSTERS; c++)); do
+    addrs=()
+    for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do addrs+=("127.0.0.1:${M_PORT[i]}"); done
+    timeout "$CREATE_TIMEOUT_S" "$REDIS_CLI" --cluster create "${addrs[@]}" \
+      --cluster-replicas "$REPLICAS" --cluster-yes </dev/null >"$DIR/create.$c.log" 2>&1 &
+    pids[c]=$!
+  done
+  for ((c = 0; c < CLUSTERS; c++)); do
+    if ! wait "${pids[c]}"; then
+      log "error: redis-cli --cluster create failed for cluster $c; its output:"
+      sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^/    /' "$DIR/create.$c.log" >&2 || true
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+# record_layout: from each settled cluster's member 0 (CLUSTER NODES), sets
+# M_ROLE and M_OF and writes DIR/members, DIR/slots and DIR/nodes.
+record_layout() {
+  local c i m id addr flags pri slots port uri sep f out
+  local -A by_port=() by_id=()
+  local -a sl
+  : >"$DIR/slots.tmp"
+  : >"$DIR/nodes.tmp"
+  for ((c = 0; c < CLUSTERS; c++)); do
+    out=$(rcli "${M_PORT[C_FIRST[c]]}" cluster nodes) || die "member $c.0 does not answer CLUSTER NODES"
+    by_port=() by_id=()
+    for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do by_port[${M_PORT[i]}]=${M_MEM[i]}; done
+    while read -r id addr _; do
+      port=${addr#*:} port=${port%%@*}
+      [[ -n ${by_port[$port]:-} ]] || die "cluster $c knows a node that is not its member: $addr"
+      by_id[$id]=${by_port[$port]}
+    done <<<"$out"
+    while read -r id addr flags pri _ _ _ _ slots; do
+      m=${by_id[$id]} i=$((C_FIRST[c] + by_id[$id]))
+      if [[ $flags == *master* ]]; then
+        M_ROLE[i]=primary M_OF[i]=-
+        read -ra sl <<<"$slots"
+        for f in "${sl[@]}"; do
+          if [[ $f =~ ^([0-9]+)-([0-9]+)$ ]]; then
+            printf '%d %d %d %d\n' "$c" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$m"
+          elif [[ $f =~ ^[0-9]+$ ]]; then
+            printf '%d %d %d %d\n' "$c" "$f" "$f" "$m"
+          fi
+        done >>"$DIR/slots.tmp"
+      else
+        M_ROLE[i]=replica M_OF[i]=${by_id[$pri]:--}
+      fi
+    done <<<"$out"
+    uri="" sep="?"
+    for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do
+      [[ ${M_ROLE[i]} == primary ]] || continue
+      if [[ -z $uri ]]; then
+        uri="redis+cluster://127.0.0.1:${M_PORT[i]}"
+      else
+        uri+="${sep}seed=127.0.0.1:${M_PORT[i]}" sep="&"
+      fi
+    done
+    printf '%s\n' "$uri" >>"$DIR/nodes.tmp"
+  done
+  for ((i = 0; i < ${#M_PORT[@]}; i++)); do
+    printf '%d %d %d %s %s\n' "${M_CL[i]}" "${M_MEM[i]}" "${M_PORT[i]}" "${M_ROLE[i]}" "${M_OF[i]}"
+  done >"$DIR/members.tmp"
+  sort -n -k1,1 -k2,2 "$DIR/slots.tmp" >"$DIR/slots"
+  rm -f "$DIR/slots.tmp"
+  mv -f "$DIR/members.tmp" "$DIR/members"
+  mv -f "$DIR/nodes.tmp" "$DIR/nodes"
+}
+
 # ---------------------------------------------------------------- verbs
 
 # prepare_start_dir: makes DIR (or a fresh temp dir) ready and empty of nodes.
@@ -430,7 +812,8 @@ prepare_start_dir() {
   if [[ -d $DIR ]]; then
     if is_cluster_dir; then
       stop_nodes || die "could not stop the cluster already running in $DIR"
-      rm -rf "$DIR"/node[0-9]* "$DIR/nodes" "$DIR/nodes.unix" "$DIR/n"
+      rm -rf "$DIR"/node[0-9]* "$DIR/nodes" "$DIR/nodes.unix" "$DIR/n" \
+        "$DIR/members" "$DIR/slots" "$DIR"/create.[0-9]*.log
     elif [[ -n $(ls -A "$DIR") ]]; then
       die "$DIR is not empty and not a cluster directory; refusing to use it"
     fi
@@ -449,6 +832,7 @@ start_abort() {
 
 cmd_start() {
   local i sock
+  if ((SHARDS)); then cmd_start_clusters; return; fi
   REAP=()
   prepare_start_dir
   trap 'start_abort $?' EXIT
@@ -480,6 +864,45 @@ cmd_start() {
   cat "$DIR/nodes"
 }
 
+# cmd_start_clusters: start --cluster-shards K (see usage).
+cmd_start_clusters() {
+  local c m i p size total
+  size=$((SHARDS * (REPLICAS + 1)))
+  total=$((N * size))
+  ((total <= MAX_MEMBERS)) || usage_error "$N clusters of $size members exceed $MAX_MEMBERS members"
+  REAP=()
+  prepare_start_dir
+  trap 'start_abort $?' EXIT
+  trap 'exit 130' INT TERM
+  scan_ports
+  CLUSTERS=$N
+  for ((c = 0; c < N; c++)); do
+    C_FIRST[c]=$((c * size)) C_SIZE[c]=$size
+    for ((m = 0; m < size; m++)); do
+      i=$((c * size + m))
+      M_CL[i]=$c M_MEM[i]=$m
+      mkdir -p "$DIR/node$i/data"
+      pick_port
+      p=$PICKED
+      pick_port
+      write_conf "$i" "$p" "$PICKED"
+    done
+  done
+  for ((i = 0; i < total; i++)); do
+    launch_node "$i" || { show_log "$i"; die "node $i: redis-server failed to start"; }
+  done
+  wait_ready newport $(seq 0 $((total - 1))) || die "cluster members did not come up"
+  for ((i = 0; i < total; i++)); do node_port "$i"; M_PORT[i]=$PORT; done
+  log "creating $N Redis Cluster(s) of $SHARDS primaries with $REPLICAS replica(s) each"
+  create_clusters || die "cluster creation failed"
+  settle_wait "${WAIT_MS:-$START_SETTLE_MS}" $(seq 0 $((N - 1))) || die "clusters did not settle"
+  record_layout
+  printf '%d\n' "$total" >"$DIR/n"
+  trap - EXIT INT TERM
+  log "$N Redis Cluster(s), $total members, up in $DIR"
+  cat "$DIR/nodes"
+}
+
 cmd_stop() {
   REAP=()
   resolve_dir
@@ -495,6 +918,7 @@ cmd_status() {
   local i state
   resolve_dir
   need_cluster
+  if is_cmode; then status_members; return; fi
   node_count
   for ((i = 0; i < NODES; i++)); do
     node_port "$i"
@@ -504,6 +928,33 @@ cmd_status() {
       if [[ $PSTATE == [Tt] ]]; then state=paused; else state=up; fi
     fi
     printf '%d redis://127.0.0.1:%s %s %s\n' "$i" "$PORT" "${PID:--}" "$state"
+  done
+}
+
+# status_members: status of a directory of Redis Clusters (all members, or
+# the one addressed).
+status_members() {
+  local i from=0 to state role
+  load_members
+  to=${#M_PORT[@]}
+  if [[ -n $ADDR || -n $INDEX ]]; then
+    resolve_target
+    from=$INDEX to=$((INDEX + 1))
+  fi
+  for ((i = from; i < to; i++)); do
+    state=down role=-
+    if node_pid "$i"; then
+      proc_state "$PID"
+      if [[ $PSTATE == [Tt] ]]; then
+        state=paused
+      else
+        state=up
+        member_role "$i"
+        role=${ROLE_NOW:--}
+      fi
+    fi
+    printf '%d.%d redis://127.0.0.1:%s %s %s %s\n' "${M_CL[i]}" "${M_MEM[i]}" "${M_PORT[i]}" \
+      "${PID:--}" "$state" "$role"
   done
 }
 
@@ -518,45 +969,111 @@ wait_state() {
     if [[ $2 == stopped && $PSTATE == [Tt] ]]; then return 0; fi
     if [[ $2 == running && $PSTATE != [Tt] ]]; then return 0; fi
     now_ms
-    ((NOW < limit)) || die "node $1 (pid $PID) did not become $2"
+    ((NOW < limit)) || die "${LABEL:-node $1} (pid $PID) did not become $2"
     sleep 0.01
   done
 }
 
 cmd_pause() {
-  resolve_dir; need_cluster; need_index
-  node_pid "$INDEX" || die "node $INDEX is down"
+  resolve_dir; need_cluster; resolve_target
+  node_pid "$INDEX" || die "$LABEL is down"
   kill -STOP "$PID"
   wait_state "$INDEX" stopped
 }
 
 cmd_resume() {
-  resolve_dir; need_cluster; need_index
-  node_pid "$INDEX" || die "node $INDEX is down"
+  resolve_dir; need_cluster; resolve_target
+  node_pid "$INDEX" || die "$LABEL is down"
   kill -CONT "$PID"
   wait_state "$INDEX" running
 }
 
 cmd_kill() {
-  resolve_dir; need_cluster; need_index
-  if ! node_pid "$INDEX"; then log "node $INDEX is already down"; fi
+  resolve_dir; need_cluster; resolve_target
+  if ! node_pid "$INDEX"; then log "$LABEL is already down"; fi
   kill_node "$INDEX" || exit 1
 }
 
 cmd_restart() {
   local nd
-  resolve_dir; need_cluster; need_index
+  resolve_dir; need_cluster; resolve_target
   nd=$DIR/node$INDEX
   kill_node "$INDEX" || exit 1
   if ((FLUSH)); then
     rm -rf "$nd/data"
     mkdir -p "$nd/data"
   fi
-  launch_node "$INDEX" || { show_log "$INDEX"; die "node $INDEX: redis-server failed to start"; }
+  launch_node "$INDEX" || { show_log "$INDEX"; die "$LABEL: redis-server failed to start"; }
   if ! wait_ready sameport "$INDEX"; then
     kill_node "$INDEX" || true
-    die "node $INDEX did not come back"
+    die "$LABEL did not come back"
   fi
+  if is_cmode; then settle_after_restart; fi
+}
+
+# settle_after_restart: after a member's restart, waits until its cluster
+# has settled when all its members run (else says why it does not wait).
+settle_after_restart() {
+  local c=${M_CL[INDEX]} i
+  for ((i = C_FIRST[c]; i < C_FIRST[c] + C_SIZE[c]; i++)); do
+    if ! member_running "$i"; then
+      log "$LABEL is back; not waiting for cluster $c to settle: member $c.${M_MEM[i]} is down or paused"
+      return 0
+    fi
+  done
+  settle_wait "${WAIT_MS:-$SETTLE_MS}" "$c" || die "$LABEL is back but cluster $c did not settle"
+}
+
+# need_cmode: fails unless DIR holds Redis Clusters.
+need_cmode() {
+  is_cmode || die "$DIR holds no Redis Clusters (start one with: $PROG start --cluster-shards K)"
+}
+
+cmd_failover() {
+  local c limit out
+  local -a how=()
+  resolve_dir; need_cluster; need_cmode; resolve_target
+  c=${M_CL[INDEX]}
+  member_running "$INDEX" || die "$LABEL is down or paused"
+  member_role "$INDEX"
+  [[ $ROLE_NOW == replica ]] || die "$LABEL is not a replica (role: ${ROLE_NOW:-no answer})"
+  case $FO_MODE in
+    takeover) how=(TAKEOVER) ;;
+    force) how=(FORCE) ;;
+  esac
+  out=$(rcli "${M_PORT[INDEX]}" cluster failover "${how[@]}") || die "$LABEL does not answer"
+  [[ $out == OK ]] || die "$LABEL: CLUSTER FAILOVER ${how[*]}: $out"
+  now_ms
+  limit=$((NOW + ${WAIT_MS:-$SETTLE_MS}))
+  while :; do
+    member_role "$INDEX"
+    [[ $ROLE_NOW != primary ]] || break
+    now_ms
+    ((NOW < limit)) || die "$LABEL did not become primary (failover mode $FO_MODE)"
+    sleep 0.05
+  done
+  now_ms
+  settle_wait $((limit > NOW ? limit - NOW : 1)) "$c" || die "$LABEL is primary but cluster $c did not settle"
+  log "$LABEL is primary"
+}
+
+cmd_settle() {
+  local -a which=()
+  resolve_dir; need_cluster; need_cmode
+  [[ -z $ADDR ]] || usage_error "settle takes a cluster index C, not a member"
+  load_members
+  if [[ -n $INDEX ]]; then
+    ((INDEX < CLUSTERS)) || die "cluster $INDEX does not exist (there are $CLUSTERS)"
+    which=("$INDEX")
+  else
+    mapfile -t which < <(seq 0 $((CLUSTERS - 1)))
+  fi
+  settle_wait "${WAIT_MS:-$SETTLE_MS}" "${which[@]}" || exit 1
+}
+
+cmd_members() {
+  resolve_dir; need_cluster; need_cmode
+  cat "$DIR/members"
 }
 
 cmd_uris() {
@@ -578,6 +1095,9 @@ main() {
     kill) cmd_kill ;;
     restart) cmd_restart ;;
     uris) cmd_uris ;;
+    failover) cmd_failover ;;
+    settle) cmd_settle ;;
+    members) cmd_members ;;
     help) usage ;;
     *) usage_error "unknown verb '$VERB'" ;;
   esac
