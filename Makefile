@@ -84,7 +84,7 @@ BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
 .PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
         bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick bench-degraded bench-degraded-quick \
-        bench-scale bench-scale-quick
+        bench-scale bench-scale-quick bench-cluster bench-cluster-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -113,7 +113,7 @@ bench-build: bench-deps bench-compile
 
 bench-compile: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff bench_kinds
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff bench_kinds bench_cluster
 
 # `make bench-stats`: only the cost of redlock_stats' counters (on / off,
 # interleaved; about a minute), printed, no report written.
@@ -210,6 +210,23 @@ bench-scale: bench-compile
 bench-scale-quick: bench-compile
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_scale
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --quick
+
+# `make bench-cluster`: Redlock nodes that are whole Redis Clusters against
+# plain masters (issue 25, item 8; bench/cluster.sh, about 5 minutes): 3
+# plain masters and 3 clusters of 3 primaries of its own, acquire + release
+# of fresh resources, serial and from 8 threads, the two handles
+# interleaved in rounds, once with the keys spread over the shards and once
+# all in one slot (the routing's own cost); the calls each shard served
+# (INFO commandstats) and its share of its cluster's. Writes
+# bench/RESULTS-cluster.md (CLUSTER_NOTE: a paragraph for it).
+# `make bench-cluster-quick`: under a minute, results in
+# $(BENCH_BUILD)/bench/RESULTS-cluster-quick.md. Needs Redis 7.
+CLUSTER_NOTE ?=
+bench-cluster: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/cluster.sh --note "$(CLUSTER_NOTE)"
+
+bench-cluster-quick: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/cluster.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
