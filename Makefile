@@ -74,17 +74,24 @@ clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
 # ------------------------------------------------------------- benchmarks
-# `make bench`: the whole suite of bench/ (issue 4): a Release build with the
-# benchmarks in $(BENCH_BUILD), then bench/run.sh, which starts its own
-# clusters, installs node-redlock with npm into bench/node/node_modules, and
-# writes bench/RESULTS.md and bench/latency.png. `make bench-quick`: the
-# same in under a minute (results go to $(BENCH_BUILD)/bench/RESULTS-quick.md).
+# `make bench`: every benchmark of bench/ in one sitting at one commit
+# (issue 26; bench/all.sh, 30+ minutes on 2 cores): a Release build of all
+# the benchmark programs in $(BENCH_BUILD) (CMake target bench_all), then
+# each suite below in its full mode, one after another, each with its own
+# local redis-server masters (deploy/cluster.sh, always stopped); node-redlock
+# is installed with npm into bench/node/node_modules. Writes every suite's
+# bench/RESULTS-NAME.md and plots, then bench/RESULTS.md: the summary table
+# of every suite's headline workloads and targets (PASS/FAIL) on top, then a
+# section per suite. A suite that fails is marked ERROR there and the others
+# still run; the exit status is then 1. `make bench-quick`: the same with
+# every suite in its quick mode (about 5 minutes), everything written into
+# $(BENCH_BUILD)/bench (the report: RESULTS-quick.md), never over bench/*.md.
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-hosts bench-deps bench-build bench-compile bench-stats bench-async bench-async-quick \
-        bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick bench-degraded bench-degraded-quick \
-        bench-scale bench-scale-quick bench-cluster bench-cluster-quick
+.PHONY: bench bench-quick bench-core bench-core-quick bench-hosts bench-hosts-quick bench-deps bench-build bench-compile \
+        bench-stats bench-async bench-async-quick bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick \
+        bench-degraded bench-degraded-quick bench-scale bench-scale-quick bench-cluster bench-cluster-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -113,7 +120,7 @@ bench-build: bench-deps bench-compile
 
 bench-compile: deps
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DREDLOCK_BUILD_BENCH=ON -DREDLOCK_BUILD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target floor bench_redlock dns_blackhole bench_handoff bench_kinds bench_cluster
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_all
 
 # `make bench-stats`: only the cost of redlock_stats' counters (on / off,
 # interleaved; about a minute), printed, no report written.
@@ -121,9 +128,22 @@ bench-stats: bench-compile
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --stats-only
 
 bench: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh
 
 bench-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh --quick
+
+# `make bench-core`: what `make bench` was before issue 26 (bench/run.sh,
+# about 13 minutes): floor, libredlock and node-redlock, single caller and
+# 1..64 threads, the server limit, the cost of the safety features and of
+# the statistics, nodes killed and paused, N = 3..9, memory (the host-name
+# run it ended with is now a suite of its own, `make bench-hosts`). Writes
+# bench/RESULTS-core.md and bench/latency.png. `make bench-core-quick`: the
+# same in about a minute, results in $(BENCH_BUILD)/bench only.
+bench-core: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh
+
+bench-core-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --quick
 
 # `make bench-async`: the non-blocking API's rows (issue 13; bench/async.sh,
@@ -131,16 +151,13 @@ bench-quick: bench-build
 # cycles in flight, against node-redlock with as many callers and the
 # blocking API on as many threads (headline: 256 in flight vs node-redlock's
 # 256 callers and 32 blocking threads), bytes per pending acquire, heap calls
-# per cycle. Writes bench/RESULTS-async.md, bench/async.png and its section of
-# bench/RESULTS.md. `make bench-async-quick`: the same in about 1.5 minutes,
-# results in $(BENCH_BUILD)/bench. bench_async needs libuv and
-# include/redlock/libuv.h.
+# per cycle. Writes bench/RESULTS-async.md and bench/async.png.
+# `make bench-async-quick`: the same in about 1.5 minutes, results in
+# $(BENCH_BUILD)/bench. bench_async needs libuv and include/redlock/libuv.h.
 bench-async: bench-build
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_async
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh
 
 bench-async-quick: bench-build
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_async
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh --quick
 
 # `make bench-handoff`: waiting for a taken lock (issue 14, item 7;
@@ -204,11 +221,9 @@ bench-kinds-quick: bench-compile
 # 1 000 waiters), results in $(BENCH_BUILD)/bench only. Needs libuv.
 SCALE_NOTE ?=
 bench-scale: bench-compile
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_scale
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --note "$(SCALE_NOTE)"
 
 bench-scale-quick: bench-compile
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_scale
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --quick
 
 # `make bench-cluster`: Redlock nodes that are whole Redis Clusters against
@@ -230,8 +245,12 @@ bench-cluster-quick: bench-compile
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
+# `make bench-hosts-quick`: a few seconds, results in $(BENCH_BUILD)/bench.
 bench-hosts: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/hosts.sh
+
+bench-hosts-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/hosts.sh --quick
 
 # ------------------------------------------------------------- fuzzing
 # `make fuzz`: the libFuzzer targets of test/fuzz/ (node URIs, a node's

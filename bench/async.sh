@@ -17,34 +17,23 @@
 # to BLOCK_MAX, default 512). One cluster of 5 local masters
 # (deploy/cluster.sh) for everything, always stopped at the end.
 #
-# Full mode writes bench/RESULTS-async.md, bench/async.png, and the same
-# tables as a section of bench/RESULTS.md (between two marker comments;
-# bench/run.sh keeps that section when it rewrites the file). --quick
-# (about 1.5 minutes) writes RESULTS-async-quick.md and async-quick.png into
-# the build directory only.
+# Full mode writes bench/RESULTS-async.md and bench/async.png (`make bench`,
+# bench/all.sh, puts the file in bench/RESULTS.md). --quick (about 1.5
+# minutes) writes RESULTS-async-quick.md and async-quick.png into the build
+# directory only.
 #
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-async` does it all);
 # BLOCK_MAX.
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 ASYNC=$BUILD/bench/bench_async
 LIB=$BUILD/bench/bench_redlock
-NODE_DIR=$ROOT/bench/node
-CLUSTER_SH=$ROOT/deploy/cluster.sh
 BLOCK_MAX=${BLOCK_MAX:-512}
-
-QUICK=0
-for a in "$@"; do
-  case $a in
-    --quick) QUICK=1 ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "async.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
-  esac
-done
+bench_args async.sh quick -- "$@"
 
 LEVELS="1 2 4 8 16 32 64 128 256 512"
 HEAD_K=256      # the headline's cycles in flight (async) and callers (node-redlock)
@@ -58,9 +47,6 @@ else
   MODE=full REPS=5 D_HEAD=4 SWEEP_REPS=3 D_SWEEP=3 PENDING_REPS=3 RB_REQS=200000 NODE_WARMUP=200
   OUT_MD=$ROOT/bench/RESULTS-async.md OUT_PNG=$ROOT/bench/async.png
 fi
-MAIN_MD=$ROOT/bench/RESULTS.md
-MARK_BEGIN='<!-- bench/async.sh: begin (this section is rewritten by bench/async.sh) -->'
-MARK_END='<!-- bench/async.sh: end -->'
 
 T0=$SECONDS
 say() { printf '[%4ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
@@ -259,8 +245,9 @@ name_b=$(pick pending resource_bytes)
 } >"$MEM_MD"
 
 PASSES=0 MISSES=0
-# verdict WHAT MEASURED OP LIMIT FROM: one row of the targets table (OP: ge,
-# le or lt).
+# verdict WHAT MEASURED OP LIMIT FROM WORKLOAD LIBREDLOCK NODE BASELINE
+# TARGET: one row of the targets table (OP: ge, le or lt), and the same as
+# a row of the summary of `make bench` (the last five fields).
 verdict() {
   local res
   if [[ -z $2 ]]; then
@@ -273,20 +260,29 @@ verdict() {
     MISSES=$((MISSES + 1))
   fi
   printf '| %s | %s | %s | %s |\n' "$1" "$(fmt "$2" 2)" "$res" "$5"
+  summary "$6" "$7" "$8" "$9" "${10}" "$res"
 }
+# cps VALUE: "N cycles/s", nothing without a value.
+cps() { if [[ -n ${1:-} ]]; then echo "$(fmt "$1") cycles/s"; fi; }
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a != "" && b != "" && b + 0 != 0) printf "%.4f\n", a / b }'; }
 al=$(pick head.async allocs_per_cycle max)
 {
   echo "| target (issue 13) | measured | verdict | from |"
   echo "|---|---:|---|---|"
   verdict "one loop thread, $HEAD_K in flight: cycles/s ≥ 5 × node-redlock with $HEAD_K callers" "$(ratio "$a_cps" "$n_cps")" ge 5 \
-    "$(fmt "$a_cps") vs $(fmt "$n_cps") cycles/s"
+    "$(fmt "$a_cps") vs $(fmt "$n_cps") cycles/s" \
+    "one loop thread, $HEAD_K in flight (node-redlock: $HEAD_K callers)" "$(cps "$a_cps")" "$(cps "$n_cps")" "" "≥ 5 × node-redlock"
   verdict "one loop thread, $HEAD_K in flight: cycles/s ≥ 1.0 × the blocking API on $HEAD_T threads" "$(ratio "$a_cps" "$b_cps")" ge 1 \
-    "$(fmt "$a_cps") vs $(fmt "$b_cps") cycles/s"
-  verdict "memory per pending acquire ≤ 1024 bytes beyond the resource name" "$(pick pending bytes_per_pending_beyond_name max)" le 1024 \
-    "largest of $PENDING_REPS runs; $PENDING pending"
+    "$(fmt "$a_cps") vs $(fmt "$b_cps") cycles/s" \
+    "one loop thread, $HEAD_K in flight, against the blocking API" "$(cps "$a_cps")" "" \
+    "$(cps "$b_cps" | sed "s/^/blocking, $HEAD_T threads: /")" "≥ 1.0 × the blocking API"
+  pend=$(pick pending bytes_per_pending_beyond_name max)
+  verdict "memory per pending acquire ≤ 1024 bytes beyond the resource name" "$pend" le 1024 \
+    "largest of $PENDING_REPS runs; $PENDING pending" \
+    "heap per pending acquire beyond the name ($PENDING pending)" "${pend:+$(fmt "$pend") B}" "" "" "≤ 1024 B"
   verdict "no heap allocation per cycle once warm (async, $HEAD_K in flight, whole process; < 0.01 as run.sh's serial target)" \
-    "$al" lt 0.01 "largest of $REPS runs: $(fmt "$al" 4); made by the static link: $(fmt "$(pick head.async own_allocs_per_cycle max)" 4)"
+    "$al" lt 0.01 "largest of $REPS runs: $(fmt "$al" 4); made by the static link: $(fmt "$(pick head.async own_allocs_per_cycle max)" 4)" \
+    "heap allocations per cycle once warm, $HEAD_K in flight" "${al:+$(fmt "$al" 4)}" "" "" "< 0.01"
 } >"$TARGET_MD"
 
 {
@@ -357,7 +353,7 @@ REPORT=$TMP/report.md
 {
   echo "## Non-blocking API: one libuv loop thread (issue 13)"
   echo
-  echo "Made by \`bench/async.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) on $DATE; the measurements took ${RUN_SECS} s. One run on one machine: compare the ratios."
+  echo "Made by \`bench/async.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) at git ${GIT_REV%% *} on $DATE; the measurements took ${RUN_SECS} s. One run on one machine: compare the ratios."
   echo
   echo "- **Machine**: $(nproc) cores, ${CPU_MODEL:-?}, kernel $(uname -r)${VIRT:+, virtualized ($VIRT)}; the client and the 5 redis-server processes share those cores;"
   echo "  load average (1, 5, 15 min) $LOAD_BEFORE before the run, $LOAD_AFTER after it (the run's own load is about 2)."
@@ -423,23 +419,6 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   sed '1,2d' "$REPORT"
 } >"$OUT_MD"
-if ((!QUICK)); then
-  # bench/RESULTS.md: replace this script's section, or append it.
-  if [[ -f $MAIN_MD ]]; then
-    awk -v b="$MARK_BEGIN" -v e="$MARK_END" '$0 == b { skip = 1 } !skip { print } $0 == e { skip = 0 }' "$MAIN_MD" >"$TMP/main.md"
-  else
-    : >"$TMP/main.md"
-  fi
-  sed -i -e :a -e '/^\n*$/{$d;N;ba' -e '}' "$TMP/main.md" # no trailing blank lines
-  {
-    cat "$TMP/main.md"
-    echo
-    echo "$MARK_BEGIN"
-    cat "$REPORT"
-    echo "$MARK_END"
-  } >"$MAIN_MD"
-fi
-
 echo
 echo "libredlock non-blocking API benchmarks ($MODE mode, $DATE; measurements ${RUN_SECS} s)"
 echo
@@ -454,5 +433,5 @@ echo
 echo "$PASSES passed, $MISSES missed."
 ((${#PROBLEMS[@]} == 0)) || printf 'problem: %s\n' "${PROBLEMS[@]}"
 echo
-echo "Report: $OUT_MD$( ((QUICK)) || echo " (and its section in $MAIN_MD)")"
+echo "Report: $OUT_MD"
 echo "Plot:   $OUT_PNG"

@@ -39,25 +39,12 @@
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-degraded` does it).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 BIN=$BUILD/bench/bench_handoff
-NODE_DIR=$ROOT/bench/node
-CLUSTER_SH=$ROOT/deploy/cluster.sh
-
-QUICK=0
-NOTE=""
-while (($#)); do
-  case $1 in
-    --quick) QUICK=1 ;;
-    --note) NOTE=${2:-}; shift ;;
-    -h|--help) sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "degraded.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
+bench_args degraded.sh "quick note" -- "$@"
 
 HOLD_MS=5 WORK_MS=5 WAIT_MS=3000 BUCKET_MS=100
 FAULTS="healthy paused1 killed1 paused2"
@@ -70,51 +57,27 @@ else
   OUT_DIR=$ROOT/bench OUT_MD=$ROOT/bench/RESULTS-degraded.md OUT_PNG=$ROOT/bench/degraded.png
 fi
 
-START=$SECONDS
-note() { printf '[%3ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
-fail() { note "error: $*"; exit 1; }
-
 [[ -x $BIN ]] || fail "$BIN is not built (run: make bench-degraded)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
 
-SCRATCH=$(mktemp -d /tmp/redlock-bench-degraded.XXXXXX)
+bench_scratch degraded
 PHASES=$SCRATCH/phases.txt # "shape fault rep win_start win_end violations stuck" per phase
 LINES=$SCRATCH/results.txt # "shape.fault.rep.proc RESULT ..." per run
-LOG=$SCRATCH/stderr.log
 : >"$PHASES"
 : >"$LINES"
-: >"$LOG"
-CLUSTER=""
 RUNNING=() # pids of the runs of the current phase (timeout wrappers)
 TROUBLE=()
 
-finish() {
-  local rc=$? p
+# finish_hook: the runs of a phase cut short, before the cluster stops.
+finish_hook() {
+  local p
   for p in "${RUNNING[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${RUNNING[@]}"; do wait "$p" 2>/dev/null || true; done
-  # stop also resumes paused nodes
-  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
-  if ((rc != 0)) && [[ -s $LOG ]]; then
-    echo "--- the runs' last diagnostics:" >&2
-    tail -n 20 "$LOG" >&2 || true
-  fi
-  rm -rf "$SCRATCH"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # ------------------------------------------------------------ node-redlock
 
-NODE_OK=0 NODE_VERSIONS=n/a
-if command -v node >/dev/null && command -v npm >/dev/null; then
-  if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ]]; then
-    note "installing node-redlock (npm ci) into bench/node/node_modules"
-    (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$LOG" 2>&1 || true
-  fi
-  NODE_VERSIONS=$(node "$NODE_DIR/bench_handoff.js" --version 2>>"$LOG" || echo n/a)
-  [[ $NODE_VERSIONS == *n/a* ]] && NODE_VERSIONS=n/a || NODE_OK=1
-fi
+node_redlock_setup bench_handoff.js
 ((NODE_OK)) || { note "node-redlock is not available: its rows will be n/a"; SHAPES="one two"; }
 
 # ------------------------------------------------------------ the faults
@@ -216,10 +179,7 @@ kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n 1; }
 
 # ------------------------------------------------------------ the runs
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-CLUSTER=$SCRATCH/cluster
-"$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
-NODES=$(paste -sd, "$CLUSTER/nodes")
+cluster_up
 note "$MODE mode; 5 nodes up: $NODES"
 
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -230,9 +190,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     for shape in $order; do phase "$shape" "$fault" "$rep"; done
   done
 done
-"$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
-CLUSTER=""
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+cluster_down
 ELAPSED=$((SECONDS - START))
 
 # ------------------------------------------------------------ the figures
@@ -298,7 +256,6 @@ for shape in one two node; do
 done
 # field N of a stats line
 field() { awk -v n="$2" '{ print $n }' <<<"${ST[$1]:-}"; }
-dec() { if [[ -n ${1:-} && $1 != - ]]; then awk -v v="$1" -v d="$2" 'BEGIN { printf "%.*f\n", d, v }'; else echo "n/a"; fi; }
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a != "" && a != "-" && b != "" && b != "-" && b + 0 > 0) printf "%.3f\n", a / b }'; }
 
 TABLE_MD=$SCRATCH/table.md
@@ -326,20 +283,35 @@ TABLE_MD=$SCRATCH/table.md
   done
 } >"$TABLE_MD"
 
-# The targets: "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN", an empty VALUE is n/a.
-row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
+# The targets: "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN", an empty VALUE is n/a;
+# then the row of the summary of `make bench`:
+# "WORKLOAD<TAB>LIBREDLOCK<TAB>NODE<TAB>BASELINE<TAB>TARGET".
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
 ROWS=$SCRATCH/targets.tsv
 {
   pct() { local r; r=$(ratio "$(field "$1.$2" 1)" "$(field "$1.healthy" 1)"); [[ -z $r ]] || awk -v r="$r" 'BEGIN { printf "%.1f\n", 100 * r }'; }
-  v=$(pct one paused1); row "${WHO[one]}: 1 node paused ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %"
-  v=$(pct two paused1); row "${WHO[two]}: 1 node paused ≥ 50 % of healthy grants/s" "$v" ge 50 "$(dec "$v" 0) %"
+  # rate SHAPE FAULT: "grants/s (% of healthy)" for the summary
+  rate() { if [[ -n ${ST[$1.$2]:-} ]]; then echo "$(dec "$(field "$1.$2" 1)" 1)/s ($(dec "$(pct "$1" "$2")" 0) % of healthy)"; fi; }
+  healthy_rate() { if [[ -n ${ST[$1.healthy]:-} ]]; then echo "healthy: $(dec "$(field "$1.healthy" 1)" 1)/s"; fi; }
+  declare -A SHORT=([one]="1 process × 8 threads" [two]="2 processes × 4 threads")
+  v=$(pct one paused1); row "${WHO[one]}: 1 node paused ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %" \
+    "${SHORT[one]}: grants/s with 1 node of 5 paused" "$(rate one paused1)" "$(rate node paused1)" "$(healthy_rate one)" "≥ 80 % of healthy"
+  v=$(pct two paused1); row "${WHO[two]}: 1 node paused ≥ 50 % of healthy grants/s" "$v" ge 50 "$(dec "$v" 0) %" \
+    "${SHORT[two]}: grants/s with 1 node of 5 paused" "$(rate two paused1)" "" "$(healthy_rate two)" "≥ 50 % of healthy"
   for shape in one two; do
-    v=$(pct "$shape" killed1); row "${WHO[$shape]}: 1 node killed ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %"
+    v=$(pct "$shape" killed1); row "${WHO[$shape]}: 1 node killed ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %" \
+      "${SHORT[$shape]}: grants/s with 1 node of 5 killed" "$(rate "$shape" killed1)" \
+      "$(if [[ $shape == one ]]; then rate node killed1; fi)" "$(healthy_rate "$shape")" "≥ 80 % of healthy"
   done
   for shape in one two; do
     p=$(field "$shape.paused1" 5) h=$(field "$shape.healthy" 5)
     v=$(ratio "$p" "$h")
-    row "${WHO[$shape]}: handoff p99 with 1 node paused ≤ 3 × healthy" "$v" le 3 "$(dec "$v" 2) × ($(dec "$p" 0) vs $(dec "$h" 0) µs)"
+    np=""
+    [[ $shape != one || -z ${ST[node.paused1]:-} ]] ||
+      np="$(dec "$(field node.paused1 5)" 0) µs ($(dec "$(ratio "$(field node.paused1 5)" "$(field node.healthy 5)")" 2) × healthy)"
+    row "${WHO[$shape]}: handoff p99 with 1 node paused ≤ 3 × healthy" "$v" le 3 "$(dec "$v" 2) × ($(dec "$p" 0) vs $(dec "$h" 0) µs)" \
+      "${SHORT[$shape]}: handoff p99 with 1 node paused" "$(fig "$p" 0 " µs")${v:+ ($(dec "$v" 2) × healthy)}" "$np" \
+      "$(fig "$h" 0 " µs" | sed 's/^/healthy: /')" "≤ 3 × healthy"
   done
   ov="" n=0
   for shape in one two; do
@@ -347,20 +319,15 @@ ROWS=$SCRATCH/targets.tsv
       [[ -z ${ST[$shape.$fault]:-} ]] || { ov=$((${ov:-0} + $(field "$shape.$fault" 8))); n=$((n + 1)); }
     done
   done
-  row "libredlock, both shapes, every fault: 0 overlapping holders" "$ov" le 0 "${ov:-n/a} (in $n (shape, fault) cells)"
-  v=$(field one.healthy 4); row "${WHO[one]}: healthy handoff p50 ≤ 1 ms" "$v" le 1000 "$(dec "$v" 0) µs"
-  v=$(field one.healthy 6); row "${WHO[one]}: healthy lock busy ≥ 85 %" "$v" ge 85 "$(dec "$v" 1) %"
+  row "libredlock, both shapes, every fault: 0 overlapping holders" "$ov" le 0 "${ov:-n/a} (in $n (shape, fault) cells)" \
+    "both shapes, every fault: overlapping holders" "${ov:-n/a} (in $n cells)" "" "" "0"
+  v=$(field one.healthy 4); row "${WHO[one]}: healthy handoff p50 ≤ 1 ms" "$v" le 1000 "$(dec "$v" 0) µs" \
+    "${SHORT[one]}: healthy handoff p50" "$(fig "$v" 0 " µs")" "$(fig "$(field node.healthy 4)" 0 " µs")" "" "≤ 1 ms"
+  v=$(field one.healthy 6); row "${WHO[one]}: healthy lock busy ≥ 85 %" "$v" ge 85 "$(dec "$v" 1) %" \
+    "${SHORT[one]}: healthy lock busy" "$(fig "$v" 1 " %")" "$(fig "$(field node.healthy 6)" 1 " %")" "" "≥ 85 %"
 } >"$ROWS"
 TARGETS_MD=$SCRATCH/targets.md
-awk -F '\t' '
-  BEGIN { print "| target (issue 23) | measured | verdict |"; print "|---|---:|---|" }
-  {
-    if ($2 == "" || $2 == "-") verdict = "n/a"
-    else if ($3 == "ge" ? $2 + 0 >= $4 + 0 : $2 + 0 <= $4 + 0) { verdict = "**PASS**"; pass++ }
-    else { verdict = "**FAIL**"; fail++ }
-    printf "| %s | %s | %s |\n", $1, $5, verdict
-  }
-  END { printf "\n%d passed, %d failed.\n", pass, fail }' "$ROWS" >"$TARGETS_MD"
+judge_targets "target (issue 23)" "$ROWS" >"$TARGETS_MD"
 
 # ------------------------------------------------------------ the plot
 
@@ -439,12 +406,8 @@ fi
 
 # ------------------------------------------------------------ the report
 
-DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-LOOSE=$(git -C "$ROOT" status --porcelain -- src include lua 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
+machine_info
 [[ -z $LOOSE ]] || REV="$REV + uncommitted changes in $LOOSE"
-REDIS_V=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 
 mkdir -p "$OUT_DIR"
 {

@@ -25,27 +25,12 @@
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-handoff` does it all).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 BIN=$BUILD/bench/bench_handoff
-NODE_DIR=$ROOT/bench/node
-CLUSTER_SH=$ROOT/deploy/cluster.sh
-
-QUICK=0
-LABEL=latest
-NOTE=""
-while (($#)); do
-  case $1 in
-    --quick) QUICK=1 ;;
-    --label) LABEL=${2:-}; shift ;;
-    --note) NOTE=${2:-}; shift ;;
-    -h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "handoff.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
+bench_args handoff.sh "quick label note" -- "$@"
 SLUG=$(tr '[:upper:]' '[:lower:]' <<<"$LABEL" | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
 [[ -n $SLUG ]] || { echo "handoff.sh: --label needs a name with a letter or digit" >&2; exit 2; }
 
@@ -60,33 +45,13 @@ else
   CDF_DIR=$ROOT/bench/handoff-cdf
 fi
 
-START=$SECONDS
-note() { printf '[%3ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
-fail() { note "error: $*"; exit 1; }
-
 [[ -x $BIN ]] || fail "$BIN is not built (run: make bench-handoff)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
 
-SCRATCH=$(mktemp -d /tmp/redlock-bench-handoff.XXXXXX)
+bench_scratch handoff
 LINES=$SCRATCH/results.txt # "TAG RESULT impl=..." per run
-LOG=$SCRATCH/stderr.log
 : >"$LINES"
-: >"$LOG"
-CLUSTER=""
 TROUBLE=()
-
-finish() {
-  local rc=$?
-  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
-  if ((rc != 0)) && [[ -s $LOG ]]; then
-    echo "--- the runs' last diagnostics:" >&2
-    tail -n 20 "$LOG" >&2 || true
-  fi
-  rm -rf "$SCRATCH"
-}
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # measure TAG SECONDS_ALLOWED CMD...: one run; its RESULT line goes to
 # $LINES under TAG, its table to stderr; a run without a RESULT line or with
@@ -126,26 +91,12 @@ pooled() {
     awk -v q="$2" '{ v[NR] = $1 } END { if (!NR) exit; r = int(q * NR); if (r < q * NR) r++; if (r < 1) r = 1; print v[r] }'
 }
 
-# dec VALUE DIGITS: VALUE with DIGITS decimals, "n/a" when empty.
-dec() { if [[ -n ${1:-} ]]; then awk -v v="$1" -v d="$2" 'BEGIN { printf "%.*f\n", d, v }'; else echo "n/a"; fi; }
-
 # ------------------------------------------------------------ the runs
 
-NODE_OK=0 NODE_VERSIONS=n/a
-if command -v node >/dev/null && command -v npm >/dev/null; then
-  if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ]]; then
-    note "installing node-redlock (npm ci) into bench/node/node_modules"
-    (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$LOG" 2>&1 || true
-  fi
-  NODE_VERSIONS=$(node "$NODE_DIR/bench_handoff.js" --version 2>>"$LOG" || echo n/a)
-  [[ $NODE_VERSIONS == *n/a* ]] && NODE_VERSIONS=n/a || NODE_OK=1
-fi
+node_redlock_setup bench_handoff.js
 ((NODE_OK)) || note "node-redlock is not available: its rows will be n/a"
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-CLUSTER=$SCRATCH/cluster
-"$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
-NODES=$(paste -sd, "$CLUSTER/nodes")
+cluster_up
 note "$MODE mode, label '$LABEL'; 5 nodes up: $NODES"
 
 LIMIT=$(awk -v s="$SECS" 'BEGIN { printf "%d", s + 60 }')
@@ -166,9 +117,7 @@ for handles in one each; do
   note "idle: $WAITERS waiters, handles: $handles"
   measure "idle-$handles" "$LIMIT" "$BIN" -u "$NODES" -w idle -t "$WAITERS" -d "$IDLE_SECS" --settle "$SETTLE" --handles "$handles" --retry-count 1000000
 done
-"$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
-CLUSTER=""
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+cluster_down
 ELAPSED=$((SECONDS - START))
 
 # ------------------------------------------------------------ the tables
@@ -220,40 +169,42 @@ IDLE_MD=$SCRATCH/idle.md
 } >"$IDLE_MD"
 
 # The targets: one row each, "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN",
-# judged together below (an empty VALUE is n/a).
+# judged together below (an empty VALUE is n/a); then the row of the summary
+# of `make bench`: "WORKLOAD<TAB>LIBREDLOCK<TAB>NODE<TAB>BASELINE<TAB>TARGET".
 ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a != "" && b != "" && b + 0 > 0) printf "%.3f\n", a / b }'; }
-row() { printf '%s\t%s\t%s\t%s\t%s\n' "$@"; }
+row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
 
 ROWS=$SCRATCH/targets.tsv
-node_p50=$(pooled node 0.5)
+node_p50=$(pooled node 0.5) node_p99=$(pooled node 0.99)
+node_busy=$(median node busy_pct) node_fair=$(median node min_over_mean)
 {
   for c in shared each; do
     p50=$(pooled "$c" 0.5) p99=$(pooled "$c" 0.99) busy=$(median "$c" busy_pct) fair=$(median "$c" min_over_mean)
     r=$(ratio "$node_p50" "$p50")
-    row "${WHO[$c]}: handoff p50 ≤ 1 ms" "$p50" le 1000 "$(dec "$p50" 0) µs"
-    row "${WHO[$c]}: handoff p99 ≤ 10 ms" "$p99" le 10000 "$(dec "$p99" 0) µs"
-    row "${WHO[$c]}: lock busy ≥ 85 % of the run" "$busy" ge 85 "$(dec "$busy" 1) %"
-    row "${WHO[$c]}: least-served thread ≥ 50 % of the mean grants" "$fair" ge 0.5 "$(dec "$fair" 2)"
-    row "${WHO[$c]}: node-redlock's handoff p50 ≥ 5 × ours" "$r" ge 5 "$(dec "$r" 2) × ($(dec "$node_p50" 0) µs)"
+    w="${WHO[$c]#libredlock, }"
+    row "${WHO[$c]}: handoff p50 ≤ 1 ms" "$p50" le 1000 "$(dec "$p50" 0) µs" \
+      "$w: handoff p50" "$(fig "$p50" 0 " µs")" "$(fig "$node_p50" 0 " µs")" "" "≤ 1 ms"
+    row "${WHO[$c]}: handoff p99 ≤ 10 ms" "$p99" le 10000 "$(dec "$p99" 0) µs" \
+      "$w: handoff p99" "$(fig "$p99" 0 " µs")" "$(fig "$node_p99" 0 " µs")" "" "≤ 10 ms"
+    row "${WHO[$c]}: lock busy ≥ 85 % of the run" "$busy" ge 85 "$(dec "$busy" 1) %" \
+      "$w: lock busy" "$(fig "$busy" 1 " %")" "$(fig "$node_busy" 1 " %")" "" "≥ 85 % of the run"
+    row "${WHO[$c]}: least-served thread ≥ 50 % of the mean grants" "$fair" ge 0.5 "$(dec "$fair" 2)" \
+      "$w: least-served thread / mean grants" "$(fig "$fair" 2)" "$(fig "$node_fair" 2)" "" "≥ 0.5"
+    row "${WHO[$c]}: node-redlock's handoff p50 ≥ 5 × ours" "$r" ge 5 "$(dec "$r" 2) × ($(dec "$node_p50" 0) µs)" \
+      "$w: handoff p50 against node-redlock's" "$(fig "$p50" 0 " µs")" "$(fig "$node_p50" 0 " µs")${r:+ ($(dec "$r" 2) × ours)}" "" \
+      "node-redlock ≥ 5 × ours"
   done
   for handles in one each; do
     v=$(median "idle-$handles" requests_per_waiter_per_interval)
     what="one redlock_t"
     [[ $handles == one ]] || what="one redlock_t each"
-    row "$WAITERS idle waiters, $what: ≤ 1 request per waiter per fallback interval per node" "$v" le 1 "$(dec "$v" 3)"
+    row "$WAITERS idle waiters, $what: ≤ 1 request per waiter per fallback interval per node" "$v" le 1 "$(dec "$v" 3)" \
+      "$WAITERS idle waiters, $what: requests per waiter per fallback interval per node" "$(fig "$v" 3)" "" "" "≤ 1"
   done
 } >"$ROWS"
 
 TARGETS_MD=$SCRATCH/targets.md
-awk -F '\t' '
-  BEGIN { print "| target (issue 14) | measured | verdict |"; print "|---|---:|---|" }
-  {
-    if ($2 == "") verdict = "n/a"
-    else if ($3 == "ge" ? $2 + 0 >= $4 + 0 : $2 + 0 <= $4 + 0) { verdict = "**PASS**"; pass++ }
-    else { verdict = "**FAIL**"; fail++ }
-    printf "| %s | %s | %s |\n", $1, $5, verdict
-  }
-  END { printf "\n%d passed, %d failed.\n", pass, fail }' "$ROWS" >"$TARGETS_MD"
+judge_targets "target (issue 14)" "$ROWS" >"$TARGETS_MD"
 
 # ------------------------------------------------------------ the CDFs and the plot
 
@@ -313,12 +264,9 @@ fi
 
 # ------------------------------------------------------------ the report
 
-DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-LOOSE=$(git -C "$ROOT" status --porcelain -- src include lua 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
+machine_info
+STAMP=$(bench_stamp)
 [[ -z $LOOSE ]] || REV="$REV + uncommitted changes in $LOOSE"
-REDIS_V=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 
 SECTION=$SCRATCH/section.md
 {
@@ -380,6 +328,9 @@ else
 fi
 {
   echo "# libredlock: waiting for a taken lock (handoff benchmark, issue 14 item 7)"
+  echo
+  echo "Last written by \`bench/handoff.sh$( ((QUICK)) && echo " --quick")\` (section '$LABEL') $STAMP; each section below names"
+  echo "the commit and the date that made it."
   echo
   echo "Made by \`make bench-handoff\` (\`bench/handoff.sh --label NAME\`): each run rewrites its own section and keeps the others, so"
   echo "the polling baseline and later runs stand side by side. All options are the defaults (redlock_options_init with only the"

@@ -13,16 +13,17 @@
 # but no retries). Prints a Markdown table; writes it to $OUT (default:
 # bench/RESULTS-hosts.md in full mode, the build directory with --quick).
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-BUILD=${BENCH_BUILD:-$root/build-bench}
-REPS=${REPS:-3} SECS=${SECS:-5} OUT=${OUT:-$here/RESULTS-hosts.md}
-if [[ ${1:-} == --quick ]]; then REPS=1 SECS=1 OUT=$BUILD/bench/RESULTS-hosts-quick.md; shift; fi
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+root=$ROOT
+REPS=${REPS:-3} SECS=${SECS:-5} OUT=${OUT:-$ROOT/bench/RESULTS-hosts.md}
+QUICK=${HOSTS_QUICK:-0} # the run inside the namespace learns --quick from the first
+if [[ ${1:-} == --quick ]]; then QUICK=1 REPS=1 SECS=1 OUT=$BUILD/bench/RESULTS-hosts-quick.md; shift; fi
 
 if [[ ${1:-} != --inside ]]; then
   [[ -x $BUILD/bench/bench_redlock && -x $BUILD/bench/dns_blackhole ]] ||
     { echo "hosts.sh: build the benchmarks first (make bench-build)" >&2; exit 1; }
-  REPS=$REPS SECS=$SECS OUT=$OUT BENCH_BUILD=$BUILD \
+  REPS=$REPS SECS=$SECS OUT=$OUT BENCH_BUILD=$BUILD HOSTS_QUICK=$QUICK \
     "$root/test/hosts/ns_run.sh" "$root/deploy/cluster.sh" "$0" --inside
   exit $?
 fi
@@ -51,8 +52,14 @@ h50=$(median "${vals[healthy.acq_p50_us]}") h99=$(median "${vals[healthy.acq_p99
 d50=$(median "${vals[dead.acq_p50_us]}") d99=$(median "${vals[dead.acq_p99_us]}")
 ratio=$(awk -v a="$d99" -v b="$h99" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.5 ? "pass" : "MISS") }')
+machine_info
+summary "1 of 5 node names unresolvable, serial acquire p99" "$(fig "$d99" 1 " µs") ($ratio × healthy)" "" \
+  "all 5 resolvable: $(fig "$h99" 1 " µs")" "≤ 1.5 × healthy" "$verdict"
+mkdir -p "$(dirname "$OUT")"
 {
   echo "## Node host names: one name unresolvable ($(date -u +%Y-%m-%d), ${REPS}x${SECS} s serial runs, median)"
+  echo
+  echo "Made by \`bench/hosts.sh$( ((QUICK)) && echo " --quick")\` $(bench_stamp)."
   echo
   echo "| 5 nodes by name | acquire p50 (µs) | acquire p99 (µs) | cycles/s | errors |"
   echo "|---|---|---|---|---|"

@@ -15,24 +15,12 @@
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-kinds` does it all).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 BIN=$BUILD/bench/bench_kinds
-CLUSTER_SH=$ROOT/deploy/cluster.sh
-
-QUICK=0
-NOTE=""
-while (($#)); do
-  case $1 in
-    --quick) QUICK=1 ;;
-    --note) NOTE=${2:-}; shift ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "kinds.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
+bench_args kinds.sh "quick note" -- "$@"
 
 if ((QUICK)); then
   MODE=quick ROUNDS=6 BLOCK=100 OUT_MD=$BUILD/bench/RESULTS-kinds-quick.md
@@ -40,50 +28,22 @@ else
   MODE=full ROUNDS=30 BLOCK=300 OUT_MD=$ROOT/bench/RESULTS-kinds.md
 fi
 
-START=$SECONDS
-note() { printf '[%3ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
-fail() { note "error: $*"; exit 1; }
-
 [[ -x $BIN ]] || fail "$BIN is not built (run: make bench-kinds)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
 
-SCRATCH=$(mktemp -d /tmp/redlock-bench-kinds.XXXXXX)
-LOG=$SCRATCH/stderr.log
-CLUSTER=""
-
-finish() {
-  local rc=$?
-  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
-  if ((rc != 0)) && [[ -s $LOG ]]; then
-    echo "--- the run's last diagnostics:" >&2
-    tail -n 20 "$LOG" >&2 || true
-  fi
-  rm -rf "$SCRATCH"
-}
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-CLUSTER=$SCRATCH/cluster
-"$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
-NODES=$(paste -sd, "$CLUSTER/nodes")
+DIAG_WHAT="the run's"
+bench_scratch kinds
+cluster_up
 note "$MODE mode: $ROUNDS rounds of $BLOCK cycles per variant on 5 nodes"
 
 STATUS=0
 # --foreground: the run stays in our process group, so Ctrl-C reaches it
 timeout --foreground -k 5 600 "$BIN" -u "$NODES" -r "$ROUNDS" -b "$BLOCK" >"$SCRATCH/table.md" 2>>"$LOG" || STATUS=$?
 if ((STATUS == 130 || STATUS == 143)); then exit "$STATUS"; fi
-"$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
-CLUSTER=""
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+cluster_down
 grep -q '^| variant' "$SCRATCH/table.md" || fail "bench_kinds printed no table (exit $STATUS)"
 
-DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-LOOSE=$(git -C "$ROOT" status --porcelain -- src include lua 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
-REDIS=$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')
+machine_info
 VERSION=$("$BIN" --version 2>/dev/null || echo "?")
 SHOWN="make bench-kinds"
 ((QUICK)) && SHOWN="make bench-kinds-quick"
@@ -94,7 +54,7 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   echo "\`$SHOWN\` (\`bench/kinds.sh$([[ $MODE == quick ]] && echo ' --quick')\`, which runs"
   echo "\`bench_kinds -u <5 local nodes> -r $ROUNDS -b $BLOCK\`), $DATE, $((SECONDS - START)) s."
-  echo "Library at git $REV${LOOSE:+ with uncommitted changes in $LOOSE}; libredlock $VERSION; redis-server $REDIS;"
+  echo "Library at git $REV${LOOSE:+ with uncommitted changes in $LOOSE}; libredlock $VERSION; redis-server $REDIS_V;"
   echo "5 local redis-server masters started for the run, default options, TTL 10 s."
   echo "Machine: $(nproc) cores ($CPU), shared by the client, the 5 servers and other users;"
   echo "load average $LOAD_BEFORE before, $LOAD_AFTER after."
@@ -115,6 +75,14 @@ mkdir -p "$(dirname "$OUT_MD")"
   cat "$SCRATCH/table.md"
   ((STATUS == 0)) || { echo; echo "bench_kinds exited with status $STATUS."; }
 } >"$OUT_MD"
+
+# The rows with a target, for the summary of `make bench` (bench/all.sh):
+# bench_kinds' table columns are variant, acquire p50, p99, acquire +
+# release p50, p99, ÷ mutex, per-round range, target, verdict.
+awk -F ' *[|] *' '$2 ~ /^mutex \(/ { mutex = $5 }
+  $9 != "" && $9 != "—" && $10 ~ /PASS|FAIL/ {
+    printf "%s: acquire + release p50\t%s µs (%s)\t-\tmutex: %s µs\t%s the mutex\t%s\n", $2, $5, $7, mutex, $9, $10 }' \
+  "$SCRATCH/table.md" | while IFS=$'\t' read -r w l n b t v; do summary "$w" "$l" "$n" "$b" "$t" "$v"; done
 
 echo
 cat "$SCRATCH/table.md"

@@ -15,34 +15,24 @@
 # them. Degraded runs kill one node, then pause two of five (SIGSTOP), and
 # restore them afterwards.
 #
-# Full mode writes bench/RESULTS.md and bench/latency.png; --quick (about
-# 40 s) writes RESULTS-quick.md and latency-quick.png into the build
-# directory, so a quick run never overwrites the full results.
+# Full mode (`make bench-core`) writes bench/RESULTS-core.md and
+# bench/latency.png (`make bench`, bench/all.sh, puts the file in
+# bench/RESULTS.md); --quick (about 40 s) writes RESULTS-core-quick.md and
+# latency-quick.png into the build directory, so a quick run never
+# overwrites the full results.
 # --stats-only (about a minute) runs only the cost of the statistics
 # (redlock_stats' counters on and off, interleaved) and prints its table.
 #
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
-# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench` does all of it).
+# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-core` does all of it).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 FLOOR=$BUILD/bench/floor
 LIB=$BUILD/bench/bench_redlock
-NODE_DIR=$ROOT/bench/node
-CLUSTER_SH=$ROOT/deploy/cluster.sh
-
-QUICK=0
-STATS_ONLY=0
-for a in "$@"; do
-  case $a in
-    --quick) QUICK=1 ;;
-    --stats-only) STATS_ONLY=1 ;;
-    -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "run.sh: unknown argument '$a' (try --help)" >&2; exit 2 ;;
-  esac
-done
+bench_args run.sh "quick stats-only" -- "$@"
 
 if ((QUICK)); then
   MODE=quick
@@ -63,7 +53,7 @@ if ((QUICK)); then
   MEM16_CYCLES=0  # quick: no 16-thread memory run
   NODE_WARMUP=50  # node-redlock warm-up cycles per run
   OUT_DIR=$BUILD/bench
-  OUT_MD=$OUT_DIR/RESULTS-quick.md
+  OUT_MD=$OUT_DIR/RESULTS-core-quick.md
   OUT_PNG=$OUT_DIR/latency-quick.png
 else
   MODE=full
@@ -84,7 +74,7 @@ else
   MEM16_CYCLES=1000000
   NODE_WARMUP=200
   OUT_DIR=$ROOT/bench
-  OUT_MD=$OUT_DIR/RESULTS.md
+  OUT_MD=$OUT_DIR/RESULTS-core.md
   OUT_PNG=$OUT_DIR/latency.png
 fi
 THREADS_LIST="1 4 16 32 64"
@@ -155,7 +145,7 @@ record() {
 val() {
   local list=${R[$1.$2]:-}
   [[ -n $list ]] || { echo ""; return; }
-  printf '%s\n' $list | sort -g | awk '{a[NR]=$1} END {
+  tr ' ' '\n' <<<"$list" | sort -g | awk '{a[NR]=$1} END {
     if (NR % 2) printf "%.6g\n", a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
@@ -190,6 +180,10 @@ ratio() { # ratio A B: A/B as "1.23x", or n/a
   awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
 }
 times() { local r; r=$(ratio "$@"); [[ $r == n/a ]] && echo "n/a" || echo "${r}×"; }
+# us VALUE / per_s VALUE: a field of the summary of `make bench`, nothing
+# without a value.
+us() { fig "${1:-}" 1 " µs"; }
+per_s() { fig "${1:-}" 0 "/s"; }
 
 # ------------------------------------------------------------ preparations
 
@@ -529,12 +523,22 @@ srow() { # srow LABEL PLAIN WITH [DECIMALS]
 STATS_MD=$TMP/stats.md
 stats_table >"$STATS_MD"
 
+# Rows of the summary of `make bench` without a target of their own (the
+# targets' rows come with the targets below).
+summary "single caller, acquire + release cycles" "$(per_s "$(val lib.serial cps)")" "$(per_s "$(NV node.serial cps)")" \
+  "$(per_s "$(val floor.serial cps)" | sed 's/^/floor: /')" "" ""
+stats_off=$(val lib.cpu.stats_off cpu_us_per_cycle) stats_on=$(val lib.cpu.stats_on cpu_us_per_cycle)
+stats_pct=$(awk -v a="$stats_on" -v b="$stats_off" 'BEGIN { if (a != "" && b != "" && b + 0 != 0) printf "%+.2f", (a / b - 1) * 100 }')
+summary "statistics counters on, client CPU per cycle (single caller)" "$(us "$stats_on")${stats_pct:+ ($stats_pct %)}" "" \
+  "$(us "$stats_off" | sed 's/^/counters off: /')" "≤ +2 %" \
+  "$(if [[ -z $stats_pct ]]; then echo n/a; elif awk -v p="$stats_pct" 'BEGIN { exit !(p <= 2) }'; then echo PASS; else echo FAIL; fi)"
+
 # Run-to-run spread of the repeated runs (the medians above hide it).
 SPREAD=$TMP/spread.md
 spread() { # spread TAG KEY: "min / median / max (n runs)"
   local list=${R[$1.$2]:-}
   if [[ -z $list ]]; then echo "n/a"; return; fi
-  printf '%s\n' $list | sort -g | awk '{ a[NR] = $1 } END {
+  tr ' ' '\n' <<<"$list" | sort -g | awk '{ a[NR] = $1 } END {
     m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
     printf "%.1f / %.1f / %.1f (%d runs)\n", a[1], m, a[NR], NR }'
 }
@@ -554,10 +558,13 @@ spread() { # spread TAG KEY: "min / median / max (n runs)"
 TARGETS=$TMP/targets.md
 PASSES=0
 MISSES=0
-verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE]
+# With five more arguments, WORKLOAD LIBREDLOCK NODE BASELINE TARGET, the
+# row is also one of the summary of `make bench` (bench/all.sh).
+verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE [WORKLOAD LIB NODE BASELINE TARGET]]
   local what=$1 m=$2 op=$3 lim=$4 note=${5:-} res
   if [[ -z $m || $m == n/a ]]; then
     printf '| %s | n/a | n/a | %s |\n' "$what" "$note"
+    if (($# > 5)); then summary "$6" "$7" "$8" "$9" "${10}" "n/a"; fi
     return
   fi
   res=$(awk -v m="$m" -v l="$lim" -v op="$op" 'BEGIN {
@@ -565,38 +572,57 @@ verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE]
     else            { if (m >= l) printf "PASS (%.0f%% over the limit)", (m / l - 1) * 100; else printf "MISS by %.0f%%", (1 - m / l) * 100 } }')
   if [[ $res == PASS* ]]; then PASSES=$((PASSES + 1)); else MISSES=$((MISSES + 1)); fi
   printf '| %s | %s | **%s** | %s |\n' "$what" "$m" "$res" "$note"
+  if (($# > 5)); then summary "$6" "$7" "$8" "$9" "${10}" "$res"; fi
 }
 {
   echo "| target | measured | verdict | from |"
   echo "|---|---:|---|---|"
   verdict "single caller: acquire p50 ≤ 1.15 × floor" "$(ratio "$(val lib.serial acq_p50_us)" "$(val floor.serial acq_p50_us)")" le 1.15 \
-    "$(num "$(val lib.serial acq_p50_us)" 1) µs vs $(num "$(val floor.serial acq_p50_us)" 1) µs"
+    "$(num "$(val lib.serial acq_p50_us)" 1) µs vs $(num "$(val floor.serial acq_p50_us)" 1) µs" \
+    "single caller, acquire p50" "$(us "$(val lib.serial acq_p50_us)")" "$(us "$(NV node.serial acq_p50_us)")" \
+    "$(us "$(val floor.serial acq_p50_us)" | sed 's/^/floor: /')" "≤ 1.15 × floor"
   verdict "single caller: client CPU per cycle ≤ 1.2 × floor" "$(ratio "$(val lib.cpu cpu_us_per_cycle)" "$(val floor.cpu cpu_us_per_cycle)")" le 1.2 \
-    "$(num "$(val lib.cpu cpu_us_per_cycle)" 1) µs vs $(num "$(val floor.cpu cpu_us_per_cycle)" 1) µs"
+    "$(num "$(val lib.cpu cpu_us_per_cycle)" 1) µs vs $(num "$(val floor.cpu cpu_us_per_cycle)" 1) µs" \
+    "single caller, client CPU per acquire + release cycle" "$(us "$(val lib.cpu cpu_us_per_cycle)")" \
+    "$(us "$(NV node.serial cpu_us_per_cycle)")" "$(us "$(val floor.cpu cpu_us_per_cycle)" | sed 's/^/floor: /')" "≤ 1.2 × floor"
   verdict "32 threads: cycles/s ≥ 4 × node-redlock with 32 callers" "$(ratio "$(val lib.conc32 cps)" "$(NV node.conc32 cps)")" ge 4 \
-    "$(num "$(val lib.conc32 cps)") vs $(num "$(NV node.conc32 cps)") cycles/s"
+    "$(num "$(val lib.conc32 cps)") vs $(num "$(NV node.conc32 cps)") cycles/s" \
+    "32 threads (node-redlock: 32 callers), distinct keys, cycles" "$(per_s "$(val lib.conc32 cps)")" \
+    "$(per_s "$(NV node.conc32 cps)")" "" "≥ 4 × node-redlock"
   verdict "32 threads: cycles/s ≥ 50 % of the server limit" "$(ratio "$(val lib.conc32 cps)" "$SERVER_LIMIT")" ge 0.5 \
-    "$(num "$(val lib.conc32 cps)") vs $(num "$SERVER_LIMIT") cycles/s (SET-only limit; $(ratio "$(val lib.conc32 cps)" "$MIX_LIMIT") of the SET+EVALSHA limit $(num "$MIX_LIMIT"))"
+    "$(num "$(val lib.conc32 cps)") vs $(num "$SERVER_LIMIT") cycles/s (SET-only limit; $(ratio "$(val lib.conc32 cps)" "$MIX_LIMIT") of the SET+EVALSHA limit $(num "$MIX_LIMIT"))" \
+    "32 threads, distinct keys, cycles against the servers' limit" "$(per_s "$(val lib.conc32 cps)")" "" \
+    "$(per_s "$SERVER_LIMIT" | sed 's/^/server limit: /')" "≥ 50 % of the server limit"
   verdict "2 of 5 paused: acquire p50 ≤ 1.5 × healthy" "$(ratio "$(val lib.paused acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.5 \
-    "$(num "$(val lib.paused acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs"
+    "$(num "$(val lib.paused acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs" \
+    "2 of 5 nodes paused, single caller, acquire p50" "$(us "$(val lib.paused acq_p50_us)")" "" \
+    "$(us "$(val lib.serial acq_p50_us)" | sed 's/^/healthy: /')" "≤ 1.5 × healthy"
   verdict "1 of 5 killed: acquire p50 ≤ 1.2 × healthy" "$(ratio "$(val lib.killed acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.2 \
-    "$(num "$(val lib.killed acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs"
+    "$(num "$(val lib.killed acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs" \
+    "1 of 5 nodes killed, single caller, acquire p50" "$(us "$(val lib.killed acq_p50_us)")" "" \
+    "$(us "$(val lib.serial acq_p50_us)" | sed 's/^/healthy: /')" "≤ 1.2 × healthy"
   lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
   fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
   dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print ""; else { d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.0f", d } }')
   if [[ -z $dev ]]; then
     printf '| %s | n/a | n/a | |\n' "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's"
+    res="n/a"
   else
     if ((dev <= 10)); then res="PASS"; PASSES=$((PASSES + 1)); else res="MISS ($dev % off, 10 % allowed)"; MISSES=$((MISSES + 1)); fi
     printf '| %s | %s %% off | **%s** | libredlock %s×, floor %s× |\n' \
       "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's" "$dev" "$res" "$lr" "$fr"
   fi
+  scaled="" floor_scaled=""
+  if [[ -n $dev ]]; then scaled="$lr× ($dev % off the floor's)" floor_scaled="floor: $fr×"; fi
+  summary "scaling, acquire p50 with N=$last ÷ with N=$first" "$scaled" "" "$floor_scaled" "within 10 % of the floor's" "$res"
   al=$(val lib.serial allocs_per_cycle)
   own=$(val lib.serial own_allocs_per_cycle)
   if [[ -n $al ]]; then
     if awk -v a="$al" 'BEGIN { exit !(a < 0.01) }'; then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**: $(num "$al" 2) per cycle"; MISSES=$((MISSES + 1)); fi
     printf '| no heap allocation per cycle once warm (serial, after %s warm-up cycles) | %s | %s | %s made by libredlock itself, the rest inside hiredis/libc |\n' \
       "200" "$(num "$al" 2)" "$res" "$(num "$own" 2)"
+    summary "heap allocations per cycle once warm (serial, whole process)" "$(num "$al" 2)" "" \
+      "$(fig "$(val floor.serial allocs_per_cycle)" 2 | sed 's/^/floor: /')" "< 0.01" "$res"
   fi
   rb=$(val lib.memory rss_before_kb)
   ra=$(val lib.memory rss_after_kb)
@@ -606,6 +632,8 @@ verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE]
     if ((growth <= allowed)); then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**"; MISSES=$((MISSES + 1)); fi
     printf '| resident size flat over %s cycles (growth after warm-up ≤ max(512 KiB, 5 %%)) | %+d KiB | %s | %s → %s KiB (%s at 50 %%), %s thread(s), %s s |\n' \
       "$MEM_CYCLES" "$growth" "$res" "$rb" "$ra" "$(val lib.memory rss_at_50_pct_kb)" "$MEM_THREADS" "$MEM_WALL"
+    summary "resident size over $MEM_CYCLES cycles" "$(printf '%+d KiB (%s → %s KiB)' "$growth" "$rb" "$ra")" "" "" \
+      "growth ≤ max(512 KiB, 5 %)" "$res"
   fi
 } >"$TARGETS"
 
@@ -689,7 +717,7 @@ set yrange [0:*]
 set title "Scaling: acquire p50 vs number of masters"
 set xlabel "N (masters)"
 set ylabel "µs"
-set xtics ($(echo "$SCALE_NS" | sed 's/ /, /g'))
+set xtics (${SCALE_NS// /, })
 set xrange [${SCALE_NS%% *}-0.5:${SCALE_NS##* }+0.5]
 plot "$TMP/scale.dat" using 1:2 title "floor" lw 2 pt 7 lc rgb "#999999", \
      "" using 1:3 title "libredlock" lw 2 pt 7 lc rgb "#1f77b4"
@@ -709,16 +737,10 @@ EOF
   if gnuplot "$TMP/plot.gp" 2>>"$ERRLOG"; then PLOT_NOTE="![latency and throughput]($(basename "$OUT_PNG"))"; else PLOT_NOTE="gnuplot failed"; fi
 fi
 
-# The section bench/async.sh keeps in this file (between its marker
-# comments) outlives a rewrite: it is carried over as it was.
-ASYNC_SECTION=""
-if [[ -f $OUT_MD ]]; then
-  ASYNC_SECTION=$(sed -n '/^<!-- bench\/async.sh: begin/,/^<!-- bench\/async.sh: end -->/p' "$OUT_MD")
-fi
 {
-  echo "# libredlock benchmark results"
+  echo "# libredlock: core benchmark results (issue 4)"
   echo
-  echo "Made by \`bench/run.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) on $DATE; the measurements took ${RUN_SECS} s."
+  echo "Made by \`bench/run.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) at git $GIT_REV on $DATE; the measurements took ${RUN_SECS} s."
   echo "Everything below comes from this one run on one machine: compare the ratios, not the absolute numbers."
   echo
   echo "- **Machine**: $(nproc) cores, $CPU_MODEL, $MEM_TOTAL RAM; kernel $(uname -r); $OS_NAME"
@@ -777,10 +799,6 @@ fi
   echo '```'
   echo
   echo "</details>"
-  if [[ -n $ASYNC_SECTION ]]; then
-    echo
-    echo "$ASYNC_SECTION"
-  fi
 } >"$OUT_MD"
 
 echo
@@ -798,8 +816,3 @@ echo "$PASSES passed, $MISSES missed."
 echo
 echo "Report: $OUT_MD"
 echo "Plot:   $OUT_PNG"
-
-# Host names (issue 12): one node's name unresolvable, in a namespace of its own.
-echo
-BENCH_BUILD=$BUILD "$ROOT/bench/hosts.sh" $( ((QUICK)) && echo --quick ) ||
-  echo "bench/hosts.sh failed (it needs private mount and network namespaces)"

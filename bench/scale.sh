@@ -26,24 +26,12 @@
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-scale` does it).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 BIN=$BUILD/bench/bench_scale
-CLUSTER_SH=$ROOT/deploy/cluster.sh
-
-QUICK=0
-NOTE=""
-while (($#)); do
-  case $1 in
-    --quick) QUICK=1 ;;
-    --note) NOTE=${2:-}; shift ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "scale.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
-  esac
-  shift
-done
+bench_args scale.sh "quick note" -- "$@"
 
 if ((QUICK)); then
   MODE=quick LEVELS=0,1000,10000 PROBES=100 BOUND=30 DEADLINE=30 SAMPLES=15
@@ -59,40 +47,21 @@ BIG_WAIT=${WAITERS##* }
 BIG_EXT=${EXTS%% *}
 TTL=10000
 
-START=$SECONDS
-note() { printf '[%3ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
-fail() { note "error: $*"; exit 1; }
-
 [[ -x $BIN ]] || fail "$BIN is not built (run: make bench-scale)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
 command -v redis-cli >/dev/null || fail "redis-cli is not installed"
 
-SCRATCH=$(mktemp -d /tmp/redlock-bench-scale.XXXXXX)
+bench_scratch scale
 LINES=$SCRATCH/results.txt
-LOG=$SCRATCH/stderr.log
 : >"$LINES"
-: >"$LOG"
-CLUSTER=""
 RUN_PID=""
 
-finish() {
-  local rc=$?
+# finish_hook: the run in progress, before the cluster stops.
+finish_hook() {
   [[ -z $RUN_PID ]] || { kill -TERM "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true; }
-  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
-  if ((rc != 0)) && [[ -s $LOG ]]; then
-    echo "--- the runs' last diagnostics:" >&2
-    tail -n 20 "$LOG" >&2 || true
-  fi
-  rm -rf "$SCRATCH"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-CLUSTER=$SCRATCH/cluster
-"$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
-NODES=$(paste -sd, "$CLUSTER/nodes")
+cluster_up
 note "$MODE mode on 5 nodes"
 
 flush() {
@@ -131,9 +100,7 @@ for n in $EXTS; do
     --deadline $((BOUND * 3))
 done
 flush
-"$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
-CLUSTER=""
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+cluster_down
 
 # ------------------------------------------------------------ the report
 
@@ -147,7 +114,7 @@ get() {
 }
 us() { [[ -n $1 ]] && awk -v v="$1" 'BEGIN { if (v >= 10000) printf "%.1f ms", v / 1000; else printf "%.0f µs", v }' || echo "n/a"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
-pf() { [[ $1 == n/a ]] && echo "n/a" || awk -v v="$1" -v lim="$2" 'BEGIN { print (v + 0 <= lim + 0) ? "PASS" : "FAIL" }'; }
+pf() { if [[ $1 == n/a ]]; then echo "n/a"; else awk -v v="$1" -v lim="$2" 'BEGIN { print (v + 0 <= lim + 0) ? "PASS" : "FAIL" }'; fi; }
 grouped() { awk -v v="$1" 'BEGIN { s = sprintf("%d", v); o = ""; while (length(s) > 3) { o = " " substr(s, length(s) - 2) o; s = substr(s, 1, length(s) - 3) } print s o }'; }
 
 HELD_TABLE=$SCRATCH/held.md
@@ -269,16 +236,33 @@ T_MEM_HELD=$(M heap_per_lock_beyond_name); [[ -n $T_MEM_HELD ]] || T_MEM_HELD=n/
 T_MEM_PEND=n/a
 [[ -n $(A heap_per_pending_beyond_name) && ( $(A phase) -ge 2 || $(A hung) == 1 ) ]] && T_MEM_PEND=$(A heap_per_pending_beyond_name)
 TARGETS=$SCRATCH/targets.md
+# target WHAT MEASURED VERDICT WORKLOAD LIBREDLOCK BASELINE TARGET: a row of
+# the targets table, and the same as a row of the summary of `make bench`.
+target() {
+  echo "| $1 | $2 | $3 |"
+  summary "$4" "$5" "" "$6" "$7" "$3"
+}
+pct_or_na() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "n/a") print v; else printf f, v }'; }
 {
   echo "| target | measured | |"
   echo "|---|---:|---|"
-  echo "| acquire + release p50 with $(grouped "$BIG_HELD") held ≤ 1.25 × with 0 held | $T_HELD_SAY | $(pf "$T_HELD" 1.25) |"
-  echo "| async handoff p50 with $(grouped "$BIG_WAIT") waiting ≤ 2 × with 1 | $T_HAND_SAY | $(pf "$T_HAND" 2) |"
-  echo "| $(grouped "$BIG_EXT") auto-extended locks ≤ 5 % of one core | $(awk -v v="$T_CPU" 'BEGIN { if (v == "n/a") print v; else printf "%.2f %%", v }') | $(pf "$T_CPU" 5) |"
-  echo "| no extension later than 10 % of its TTL (and none lost) | $(awk -v v="$T_LATE" 'BEGIN { if (v == "n/a") print v; else printf "%.1f %%", v }'), ${T_LOST:-?} lost | $( [[ ${T_LOST:-1} == 0 ]] && pf "$T_LATE" 10 || echo FAIL) |"
-  echo "| ≤ 1 KiB per held lock beyond the name | $(awk -v v="$T_MEM_HELD" 'BEGIN { if (v == "n/a") print v; else printf "%.0f B", v }') | $(pf "$T_MEM_HELD" 1024) |"
-  echo "| ≤ 1 KiB per pending acquire beyond the name | $(awk -v v="$T_MEM_PEND" 'BEGIN { if (v == "n/a") print v; else printf "%.0f B", v }') | $(pf "$T_MEM_PEND" 1024) |"
-  echo "| heap returns near its start after the release (≤ 10 % of the growth stays) | $LEFT_PCT % | $(pf "$LEFT_PCT" 10) |"
+  target "acquire + release p50 with $(grouped "$BIG_HELD") held ≤ 1.25 × with 0 held" "$T_HELD_SAY" "$(pf "$T_HELD" 1.25)" \
+    "acquire + release p50 with $(grouped "$BIG_HELD") locks held" "$(us "$(get held "held=$BIG_HELD" p50_us)") ($T_HELD_SAY)" \
+    "0 held: $(us "$P50_0")" "≤ 1.25 × with 0 held"
+  target "async handoff p50 with $(grouped "$BIG_WAIT") waiting ≤ 2 × with 1" "$T_HAND_SAY" "$(pf "$T_HAND" 2)" \
+    "async handoff p50 with $(grouped "$BIG_WAIT") waiting" "$(us "$AB") ($T_HAND_SAY)" "1 waiting: $(us "$A1")" "≤ 2 × with 1"
+  target "$(grouped "$BIG_EXT") auto-extended locks ≤ 5 % of one core" "$(pct_or_na "$T_CPU" "%.2f %%")" "$(pf "$T_CPU" 5)" \
+    "CPU of $(grouped "$BIG_EXT") auto-extended locks" "$(pct_or_na "$T_CPU" "%.2f %%") of one core" "" "≤ 5 % of one core"
+  target "no extension later than 10 % of its TTL (and none lost)" "$(pct_or_na "$T_LATE" "%.1f %%"), ${T_LOST:-?} lost" \
+    "$(if [[ ${T_LOST:-1} == 0 ]]; then pf "$T_LATE" 10; else echo FAIL; fi)" \
+    "worst lateness of $(grouped "$BIG_EXT") auto-extended locks" "$(pct_or_na "$T_LATE" "%.1f %%") of the TTL, ${T_LOST:-?} lost" "" \
+    "≤ 10 % of the TTL, none lost"
+  target "≤ 1 KiB per held lock beyond the name" "$(pct_or_na "$T_MEM_HELD" "%.0f B")" "$(pf "$T_MEM_HELD" 1024)" \
+    "heap per held lock beyond the name" "$(pct_or_na "$T_MEM_HELD" "%.0f B")" "" "≤ 1 KiB"
+  target "≤ 1 KiB per pending acquire beyond the name" "$(pct_or_na "$T_MEM_PEND" "%.0f B")" "$(pf "$T_MEM_PEND" 1024)" \
+    "heap per pending async acquire beyond the name" "$(pct_or_na "$T_MEM_PEND" "%.0f B")" "" "≤ 1 KiB"
+  target "heap returns near its start after the release (≤ 10 % of the growth stays)" "$LEFT_PCT %" "$(pf "$LEFT_PCT" 10)" \
+    "heap left after releasing $(grouped "${HELD_N:-0}") held locks" "$LEFT_PCT % of the growth" "" "≤ 10 % of the growth"
 } >"$TARGETS"
 
 # ------------------------------------------------------------ the plot
@@ -319,11 +303,7 @@ else
   PLOT_NOTE="(gnuplot is not installed: no plot)"
 fi
 
-DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
-CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-LOOSE=$(git -C "$ROOT" status --porcelain -- src include lua 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
-REDIS=$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')
+machine_info
 VERSION=$("$BIN" --version 2>/dev/null || echo "?")
 SHOWN="make bench-scale"
 ((QUICK)) && SHOWN="make bench-scale-quick"
@@ -333,7 +313,7 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "# libredlock: cost in the number of locks and waiters (issue 24, item 6)"
   echo
   echo "\`$SHOWN\` (\`bench/scale.sh$([[ $MODE == quick ]] && echo ' --quick')\`), $DATE, $((SECONDS - START)) s."
-  echo "Library at git $REV${LOOSE:+ with uncommitted changes in $LOOSE}; $VERSION; redis-server $REDIS;"
+  echo "Library at git $REV${LOOSE:+ with uncommitted changes in $LOOSE}; $VERSION; redis-server $REDIS_V;"
   echo "5 local redis-server masters started for the run (flushed between runs), default library options."
   echo "Machine: $(nproc) cores ($CPU), shared by the client, the 5 servers and other users"
   echo "(another engineer builds and runs tests on it); load average $LOAD_BEFORE before, $LOAD_AFTER after."

@@ -1,0 +1,189 @@
+# shellcheck shell=bash disable=SC2034 # it sets variables for the scripts that source it
+# bench/lib.sh -- what the benchmark scripts of bench/ share. Sourced, never
+# run: `. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"` right after the script's
+# `set -euo pipefail`.
+#
+# It sets ROOT (the checkout), BUILD (BENCH_BUILD, default build-bench) and
+# CLUSTER_SH, and gives:
+#   bench_args NAME OPTIONS -- "$@"  the command line (sets QUICK, NOTE, LABEL)
+#   note / fail                      progress and fatal errors on stderr
+#   bench_scratch NAME               a scratch directory, its log, the traps
+#   cluster_up / cluster_down        the script's own 5 local masters
+#   node_redlock_setup SCRIPT        node-redlock from bench/node, or n/a
+#   machine_info                     DATE, CPU, REV, LOOSE, REDIS_V
+#   judge_targets TITLE ROWS         a targets table from "WHAT VALUE OP LIMIT SHOWN" rows
+#   summary ...                      a row of `make bench`'s summary table
+#   bench_stamp                      "at git REV on DATE" for a report's first lines
+# Each of them leaves the script's own output as it was before it was
+# shared: the texts below are the scripts' own.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BENCH_BUILD:-$ROOT/build-bench}
+CLUSTER_SH=$ROOT/deploy/cluster.sh
+NODE_DIR=$ROOT/bench/node
+
+# bench_args NAME OPTIONS -- ARGS...: reads the script's command line.
+# OPTIONS: the options it takes besides -h/--help, among "quick", "note",
+# "label" and "stats-only" (space-separated). Sets QUICK and STATS_ONLY (0
+# or 1), NOTE (--note TEXT, default empty) and LABEL (--label NAME, default
+# "latest"). --help prints the script's opening comment, from its second
+# line to the last line before `set -euo pipefail`.
+bench_args() {
+  local name=$1 allowed=" $2 "
+  shift 3
+  QUICK=0 STATS_ONLY=0 NOTE="" LABEL=latest
+  while (($#)); do
+    case $1 in
+      --quick) [[ $allowed == *" quick "* ]] || bench_bad_arg "$name" "$1"; QUICK=1 ;;
+      --stats-only) [[ $allowed == *" stats-only "* ]] || bench_bad_arg "$name" "$1"; STATS_ONLY=1 ;;
+      --note) [[ $allowed == *" note "* ]] || bench_bad_arg "$name" "$1"; NOTE=${2:-}; shift ;;
+      --label) [[ $allowed == *" label "* ]] || bench_bad_arg "$name" "$1"; LABEL=${2:-}; shift ;;
+      -h|--help)
+        sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+        exit 0 ;;
+      *) bench_bad_arg "$name" "$1" ;;
+    esac
+    shift
+  done
+}
+bench_bad_arg() { echo "$1: unknown argument '$2' (try --help)" >&2; exit 2; }
+
+# note TEXT: a progress line on stderr, seconds since START; fail TEXT: the
+# same as an error, and exit 1. NOTE_WIDTH: the seconds' width (default 3).
+START=$SECONDS
+note() { printf "[%${NOTE_WIDTH:-3}ds] %s\n" "$((SECONDS - START))" "$*" >&2; }
+fail() { note "error: $*"; exit 1; }
+
+# bench_scratch NAME: SCRATCH (/tmp/redlock-bench-NAME.XXXXXX) and LOG (its
+# stderr.log, empty), CLUSTER empty, and the traps: on exit, whatever
+# happened, bench_finish stops the cluster and removes SCRATCH. A script
+# with more to stop defines finish_hook (run first, before the cluster is
+# stopped). DIAG_WHAT names the diagnostics shown when the script fails
+# (default "the runs'").
+bench_scratch() {
+  SCRATCH=$(mktemp -d "/tmp/redlock-bench-$1.XXXXXX")
+  LOG=$SCRATCH/stderr.log
+  : >"$LOG"
+  CLUSTER=""
+  trap bench_finish EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+bench_finish() {
+  local rc=$?
+  if declare -F finish_hook >/dev/null; then finish_hook || true; fi
+  # stop also resumes paused nodes
+  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
+  if ((rc != 0)) && [[ -s $LOG ]]; then
+    echo "--- ${DIAG_WHAT:-"the runs'"} last diagnostics:" >&2
+    tail -n 20 "$LOG" >&2 || true
+  fi
+  rm -rf "$SCRATCH"
+}
+
+# cluster_up: 5 masters in $SCRATCH/cluster (CLUSTER), their URIs in NODES,
+# the load average before in LOAD_BEFORE. cluster_down: stops them (the
+# EXIT trap does it too), LOAD_AFTER.
+cluster_up() {
+  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  CLUSTER=$SCRATCH/cluster
+  "$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
+  NODES=$(paste -sd, "$CLUSTER/nodes")
+}
+cluster_down() {
+  "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
+  CLUSTER=""
+  LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+}
+
+# node_redlock_setup SCRIPT: installs the pinned node-redlock into
+# bench/node/node_modules when it is missing (npm ci), then asks
+# bench/node/SCRIPT --version. NODE_OK 1 and NODE_VERSIONS
+# ("redlock=... ioredis=...") when it answers, else 0 and n/a.
+node_redlock_setup() {
+  NODE_OK=0 NODE_VERSIONS=n/a
+  if command -v node >/dev/null && command -v npm >/dev/null; then
+    if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ]]; then
+      note "installing node-redlock (npm ci) into bench/node/node_modules"
+      (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$LOG" 2>&1 || true
+    fi
+    NODE_VERSIONS=$(node "$NODE_DIR/$1" --version 2>>"$LOG" || echo n/a)
+    if [[ $NODE_VERSIONS == *n/a* ]]; then NODE_VERSIONS=n/a; else NODE_OK=1; fi
+  fi
+}
+
+# machine_info: DATE (minutes, UTC), CPU (model name), REV (short commit),
+# LOOSE (files of src/, include/ and lua/ not as committed, space-separated),
+# REDIS_V (redis-server's version).
+machine_info() {
+  DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
+  CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
+  LOOSE=$(git -C "$ROOT" status --porcelain -- src include lua 2>/dev/null | awk '{ print $2 }' | paste -sd' ' -)
+  REDIS_V=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
+}
+
+# bench_stamp: "at git REV[ (+ uncommitted changes)] on DATE", for the first
+# lines of a report (needs machine_info).
+bench_stamp() {
+  printf 'at git %s%s on %s' "$REV" "${LOOSE:+ (with uncommitted changes in src/include/lua)}" "$DATE"
+}
+
+# dec VALUE DIGITS: VALUE with DIGITS decimals, "n/a" when empty (or "-").
+dec() { if [[ -n ${1:-} && $1 != - ]]; then awk -v v="$1" -v d="$2" 'BEGIN { printf "%.*f\n", d, v }'; else echo "n/a"; fi; }
+
+# fig VALUE DIGITS [SUFFIX]: VALUE with DIGITS decimals and SUFFIX (" µs"),
+# nothing when VALUE is empty or "-" (a summary field, written "—" then).
+fig() { if [[ -n ${1:-} && $1 != - ]]; then printf '%s%s\n' "$(dec "$1" "$2")" "${3:-}"; fi; }
+
+# ------------------------------------------------------------ the summary
+
+# summary WORKLOAD LIBREDLOCK NODE_REDLOCK BASELINE TARGET VERDICT: one row
+# of the summary table at the top of bench/RESULTS.md (bench/all.sh), as a
+# line "SUITE<TAB>WORKLOAD<TAB>...<TAB>VERDICT" appended to $BENCH_SUMMARY;
+# nothing when BENCH_SUMMARY is not set (a script run on its own). SUITE is
+# $BENCH_SUITE (all.sh sets it), else the script's name. Empty fields are
+# (or "-") written "—"; VERDICT is PASS, FAIL, n/a (not measured) or — (no target);
+# MISS counts as FAIL. BASELINE is the floor, or what the target compares
+# with (healthy nodes, the plain mutex, one waiter, ...).
+summary() {
+  [[ -n ${BENCH_SUMMARY:-} ]] || return 0
+  local suite=${BENCH_SUITE:-$(basename "$0" .sh)} f out="" verdict
+  verdict=$(sed 's/\*//g; s/^ *//; s/ .*//' <<<"${6:-}")
+  case $verdict in
+    PASS|pass) verdict=PASS ;;
+    FAIL|fail|MISS|miss) verdict=FAIL ;;
+    ""|—|-) verdict=— ;;
+    *) verdict=n/a ;;
+  esac
+  for f in "$1" "$2" "$3" "$4" "$5"; do
+    f=${f//$'\t'/ }
+    [[ $f != - ]] || f=""
+    out+="${f:-—}"$'\t'
+  done
+  printf '%s\t%s%s\n' "$suite" "$out" "$verdict" >>"$BENCH_SUMMARY"
+}
+
+# judge_targets TITLE ROWS: the targets table of ROWS, a file of lines
+# "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN" (an empty VALUE, or "-", is
+# n/a), with a PASS/FAIL verdict each and a count, on stdout. A row may
+# carry five more fields, "WORKLOAD<TAB>LIBREDLOCK<TAB>NODE<TAB>BASELINE<TAB>TARGET":
+# then it is also a row of the summary (with the verdict judged here).
+judge_targets() {
+  awk -F '\t' -v title="$1" -v rows="$2.summary" '
+    BEGIN { printf "| %s | measured | verdict |\n|---|---:|---|\n", title; printf "" > rows }
+    {
+      if ($2 == "" || $2 == "-") verdict = "n/a"
+      else if ($3 == "ge" ? $2 + 0 >= $4 + 0 : $2 + 0 <= $4 + 0) { verdict = "**PASS**"; pass++ }
+      else { verdict = "**FAIL**"; fail++ }
+      printf "| %s | %s | %s |\n", $1, $5, verdict
+      # "-" for an empty field: read splits at runs of tabs
+      if (NF >= 10) {
+        for (i = 6; i <= 10; i++) if ($i == "") $i = "-"
+        printf "%s\t%s\t%s\t%s\t%s\t%s\n", $6, $7, $8, $9, $10, verdict > rows
+      }
+    }
+    END { printf "\n%d passed, %d failed.\n", pass, fail }' "$2"
+  local w l n b t v
+  while IFS=$'\t' read -r w l n b t v; do summary "$w" "$l" "$n" "$b" "$t" "$v"; done <"$2.summary"
+}
