@@ -232,8 +232,10 @@ bench-scale-quick: bench-compile
 # of fresh resources, serial and from 8 threads, the two handles
 # interleaved in rounds, once with the keys spread over the shards and once
 # all in one slot (the routing's own cost); the calls each shard served
-# (INFO commandstats) and its share of its cluster's. Writes
-# bench/RESULTS-cluster.md (CLUSTER_NOTE: a paragraph for it).
+# (INFO commandstats) and its share of its cluster's; two targets of its
+# own PASS/FAIL (the routing's cost in one slot, the spread over the
+# shards). Writes bench/RESULTS-cluster.md (CLUSTER_NOTE: a paragraph for
+# it); a suite of `make bench` (cluster).
 # `make bench-cluster-quick`: under a minute, results in
 # $(BENCH_BUILD)/bench/RESULTS-cluster-quick.md. Needs Redis 7.
 CLUSTER_NOTE ?=

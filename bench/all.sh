@@ -46,7 +46,7 @@ export LC_ALL=C
 # "<!-- handoff.sh: section latest -->" and "<!-- handoff.sh: end latest -->");
 # the report takes that section and what stands outside every section.
 #
-# To add a suite (the fencing and the Redis Cluster benchmarks are next):
+# To add a suite (the fencing benchmark is next):
 #   1. its script bench/NAME.sh sources bench/lib.sh, takes --quick, writes
 #      bench/RESULTS-NAME.md in full mode (its first lines naming the commit
 #      and the date: `bench_stamp`, or machine_info's REV and DATE) and
@@ -67,6 +67,7 @@ SUITES=(
   "degraded|degraded.sh||RESULTS-degraded.md|degraded.png||A minority of the nodes failing (issue 23)"
   "kinds|kinds.sh||RESULTS-kinds.md|||Semaphores and read-write locks against a mutex (issue 15)"
   "scale|scale.sh||RESULTS-scale.md|scale.png||Many locks and many waiters (issue 24)"
+  "cluster|cluster.sh||RESULTS-cluster.md|||Redis Cluster nodes against plain nodes (issue 25)"
   "hosts|hosts.sh||RESULTS-hosts.md|||One node's host name unresolvable (issue 12)"
 )
 
@@ -266,9 +267,9 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "- **Versions**: redis-server $REDIS_V, hiredis $HIREDIS_V, libredlock $LIB_V (CMake Release build), node $NODE_V, node-redlock: $NODE_REDLOCK_V; $GNUPLOT_V."
   echo "- **Load average** (1, 5, 15 min): $LOAD_BEFORE before the run, $LOAD_AFTER after it."
   echo "- **Cluster setup**: each suite starts its own independent local redis-server masters with \`deploy/cluster.sh\` (5 on TCP"
-  echo "  loopback, default configuration; the core suite's scaling runs add a cluster of 9; the host-name suite runs in a private"
-  echo "  network namespace) and stops them when it ends; one suite at a time, so the servers and the clients have the machine to"
-  echo "  themselves but for other users."
+  echo "  loopback, default configuration; the core suite's scaling runs add a cluster of 9; the Redis Cluster suite has 3 masters"
+  echo "  and 3 Redis Clusters of 3 primaries instead; the host-name suite runs in a private network namespace) and stops them"
+  echo "  when it ends; one suite at a time, so the servers and the clients have the machine to themselves but for other users."
   echo "- **Suites**: ${#RAN[@]} run, $((${#RAN[@]} - ERRORS)) completed, $ERRORS failed to complete."
   echo
   echo "## Summary"

@@ -9,6 +9,7 @@
 #   note / fail                      progress and fatal errors on stderr
 #   bench_scratch NAME               a scratch directory, its log, the traps
 #   cluster_up / cluster_down        the script's own 5 local masters
+#   cluster_start N NAME [ARGS...]   other masters or Redis Clusters of its own
 #   node_redlock_setup SCRIPT        node-redlock from bench/node, or n/a
 #   machine_info                     DATE, CPU, REV, LOOSE, REDIS_V
 #   judge_targets TITLE ROWS         a targets table from "WHAT VALUE OP LIMIT SHOWN" rows
@@ -56,8 +57,8 @@ fail() { note "error: $*"; exit 1; }
 
 # bench_scratch NAME: SCRATCH (/tmp/redlock-bench-NAME.XXXXXX) and LOG (its
 # stderr.log, empty), CLUSTER empty, and the traps: on exit, whatever
-# happened, bench_finish stops the cluster and removes SCRATCH. A script
-# with more to stop defines finish_hook (run first, before the cluster is
+# happened, bench_finish stops the clusters and removes SCRATCH. A script
+# with more to stop defines finish_hook (run first, before the clusters are
 # stopped). DIAG_WHAT names the diagnostics shown when the script fails
 # (default "the runs'").
 bench_scratch() {
@@ -65,15 +66,16 @@ bench_scratch() {
   LOG=$SCRATCH/stderr.log
   : >"$LOG"
   CLUSTER=""
+  CLUSTER_DIRS=()
   trap bench_finish EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
 }
 bench_finish() {
-  local rc=$?
+  local rc=$? d
   if declare -F finish_hook >/dev/null; then finish_hook || true; fi
   # stop also resumes paused nodes
-  [[ -z $CLUSTER ]] || "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>&1 || true
+  for d in "${CLUSTER_DIRS[@]}"; do "$CLUSTER_SH" stop -d "$d" >/dev/null 2>&1 || true; done
   if ((rc != 0)) && [[ -s $LOG ]]; then
     echo "--- ${DIAG_WHAT:-"the runs'"} last diagnostics:" >&2
     tail -n 20 "$LOG" >&2 || true
@@ -82,16 +84,27 @@ bench_finish() {
 }
 
 # cluster_up: 5 masters in $SCRATCH/cluster (CLUSTER), their URIs in NODES,
-# the load average before in LOAD_BEFORE. cluster_down: stops them (the
-# EXIT trap does it too), LOAD_AFTER.
-cluster_up() {
-  LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-  CLUSTER=$SCRATCH/cluster
-  "$CLUSTER_SH" start -n 5 -d "$CLUSTER" >/dev/null 2>>"$LOG" || fail "deploy/cluster.sh could not start 5 nodes"
+# the load average before in LOAD_BEFORE. cluster_start N NAME [ARGS...]:
+# the same for N masters in $SCRATCH/NAME, or what deploy/cluster.sh's
+# start makes of N with ARGS (--cluster-shards K: N Redis Clusters of K
+# primaries); a script may start several (one NAME each): CLUSTER and NODES
+# are the last one's, LOAD_BEFORE is from before the first. cluster_down:
+# stops every one (the EXIT trap does it too), LOAD_AFTER.
+cluster_up() { cluster_start 5 cluster; }
+cluster_start() {
+  local n=$1 name=$2
+  shift 2
+  ((${#CLUSTER_DIRS[@]})) || LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+  CLUSTER=$SCRATCH/$name
+  CLUSTER_DIRS+=("$CLUSTER")
+  "$CLUSTER_SH" start -n "$n" "$@" -d "$CLUSTER" >/dev/null 2>>"$LOG" ||
+    fail "deploy/cluster.sh could not start $n nodes${*:+ ($*)}"
   NODES=$(paste -sd, "$CLUSTER/nodes")
 }
 cluster_down() {
-  "$CLUSTER_SH" stop -d "$CLUSTER" >/dev/null 2>>"$LOG" || true
+  local d
+  for d in "${CLUSTER_DIRS[@]}"; do "$CLUSTER_SH" stop -d "$d" >/dev/null 2>>"$LOG" || true; done
+  CLUSTER_DIRS=()
   CLUSTER=""
   LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 }
