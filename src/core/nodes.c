@@ -152,6 +152,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
         return;
     }
     q->script = r->script;
+    q->skip = (uint8_t)r->skip;
     if (owner) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, r->cmd, r->cmd_len);
     size_t head, args;
@@ -243,6 +244,10 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     rl_req_t *q = rl_conn_head(c);
     if (!q) {
         node_down(ns, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
+        return;
+    }
+    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
+        q->skip--;
         return;
     }
     if (q->kind != RL_REQ_USER) {

@@ -38,6 +38,7 @@ typedef struct rl_req {
     uint64_t sent_us, deadline_us;
     uint32_t fb_len;                 /* bytes of its EVALSHA's arguments at the front of conn.fb */
     uint8_t kind;
+    uint8_t skip;                    /* replies to read and drop before its own (see rl_round.skip) */
 } rl_req_t;
 
 typedef struct rl_conn {
