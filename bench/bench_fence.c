@@ -107,9 +107,12 @@ static const char OLD_ACQUIRE_FENCED[] =
     "return string.format('%.0f', c)\n";
 
 /* How a node's reply is read: SET NX (OK / nil), a script's 1 / 0, a
- * string (the old script's counter, SCRIPT LOAD's sha1), or EXEC's array
- * {SET, GET, TIME} behind MULTI and three QUEUED (5 replies). */
-enum { KIND_SET, KIND_INT, KIND_STR, KIND_MULTI };
+ * string (the old script's counter, SCRIPT LOAD's sha1), EXEC's array
+ * {SET, GET, TIME} behind MULTI and three QUEUED (5 replies), or EXEC's
+ * array {ZADD, GET of the lock} behind MULTI and two QUEUED (4 replies:
+ * yes when the lock still holds floor_tok). */
+enum { KIND_SET, KIND_INT, KIND_STR, KIND_MULTI, KIND_ZADD };
+static const char *floor_tok;
 
 /* Keeps the decimal number s (len bytes) in floor_max when it is higher
  * (also the sha1 of SCRIPT LOAD: the same length on every node). */
@@ -146,6 +149,11 @@ static int classify(const redisReply *r, int kind) {
                          strtoull(t->element[0]->str, NULL, 10) * 1000000ull + strtoull(t->element[1]->str, NULL, 10));
         keep_max(us, (size_t)n);
         return 1;
+    }
+    if (kind == KIND_ZADD) {
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER) return -1;
+        const redisReply *g = r->element[1];
+        return g->type == REDIS_REPLY_STRING && g->len == 40 && !memcmp(g->str, floor_tok, 40);
     }
     if (r->type == REDIS_REPLY_INTEGER) return r->integer == 1 ? 1 : 0;
     return -1;
@@ -317,7 +325,7 @@ static void floor_connect(void) {
 
 typedef enum kind { V_PLAIN, V_FENCED, V_FLOOR } kind_t;
 enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI }; /* a floor's first round */
-enum { TWO_NONE, TWO_SET, TWO_FENCE };        /* and its second */
+enum { TWO_NONE, TWO_SET, TWO_FENCE, TWO_ZADD }; /* and its second */
 
 typedef struct variant {
     const char *name;
@@ -342,6 +350,9 @@ static variant_t vs[] = {
      .two = TWO_FENCE},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_MULTI,
      .two = TWO_FENCE},
+    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `ZADD GT` `GET` `EXEC` (a script-free write-back: "
+             "not done, it needs the counter as a sorted set)",
+     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_ZADD},
 };
 #define N_VARIANTS (sizeof vs / sizeof vs[0])
 #define FLOOR_BASE 2 /* the floor rows' base: the floor's SET NX PX */
@@ -400,6 +411,18 @@ static int floor_acquire(const variant_t *v, const char *tok, const char *fkey, 
     if (v->two == TWO_SET) {
         len = redisFormatCommand(&cmd, "SET %s %s", fkey, tok);
         ok = floor_round(KIND_SET, 1, cmd, (size_t)len);
+    } else if (v->two == TWO_ZADD) { /* set-if-greater natively, then whether the lock is still ours */
+        char *z = NULL, *get = NULL, fence[32];
+        snprintf(fence, sizeof fence, "%llu", strtoull(floor_max, NULL, 10) + 1);
+        int lz = redisFormatCommand(&z, "ZADD %s-z GT %s c", fkey, fence);
+        int lg = redisFormatCommand(&get, "GET %s", v->resource);
+        static const char m[] = "*1\r\n$5\r\nMULTI\r\n", e[] = "*1\r\n$4\r\nEXEC\r\n";
+        len = snprintf(buf, sizeof buf, "%s%.*s%.*s%s", m, lz, z, lg, get, e);
+        redisFreeCommand(z);
+        redisFreeCommand(get);
+        if (len < 0 || (size_t)len >= sizeof buf) exit(1);
+        floor_tok = tok;
+        ok = floor_round(KIND_ZADD, 4, buf, (size_t)len);
     } else {
         char fence[32];
         snprintf(fence, sizeof fence, "%llu", strtoull(floor_max, NULL, 10) + 1);
