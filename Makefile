@@ -91,7 +91,8 @@ BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
 .PHONY: bench bench-quick bench-core bench-core-quick bench-hosts bench-hosts-quick bench-deps bench-build bench-compile \
         bench-stats bench-async bench-async-quick bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick \
-        bench-degraded bench-degraded-quick bench-scale bench-scale-quick bench-cluster bench-cluster-quick
+        bench-degraded bench-degraded-quick bench-scale bench-scale-quick bench-cluster bench-cluster-quick \
+        bench-fence bench-fence-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -244,6 +245,25 @@ bench-cluster: bench-compile
 
 bench-cluster-quick: bench-compile
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/cluster.sh --quick
+
+# `make bench-fence`: what a fencing token costs next to a plain lock
+# (issue 26, item 2; bench/fence.sh, a few minutes, its own 5-node cluster,
+# default options): one caller's acquire and acquire + release latency of a
+# plain and a fenced handle interleaved in rounds, with a floor of raw round
+# trips of the same commands over hiredis (where the time goes), and 32
+# threads' throughput in alternating blocks; three runs, their spread, the
+# targets (fenced serial p50 <= 2.0x plain, throughput >= 0.6x) PASS/FAIL in
+# bench/RESULTS-fence.md (FENCE_NOTE: a paragraph for it). `make
+# bench-fence-quick`: one short run (about 20 s), results in
+# $(BENCH_BUILD)/bench only.
+FENCE_NOTE ?=
+bench-fence: bench-compile
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_fence
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/fence.sh --note "$(FENCE_NOTE)"
+
+bench-fence-quick: bench-compile
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_fence
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/fence.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).

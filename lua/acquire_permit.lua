@@ -13,7 +13,7 @@
 -- free here or this token's, '0' where another holds it; with fencing and a
 -- slot taken, a fourth element: the slot's fencing counter (its key plus
 -- ':redlock:fence'), never below this node's clock in microseconds (as
--- acquire_fenced.lua).
+-- the fenced mutex attempt, src/core/fence.c).
 local token, ttl, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local function key(i)
     return KEYS[1] .. ':permit:' .. i

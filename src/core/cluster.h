@@ -33,7 +33,7 @@ typedef struct rl_parked {
     const struct rl_script *script;
     uint64_t sent_us, deadline_us;
     int32_t hslot;
-    uint8_t grants, send_all;
+    uint8_t grants, send_all, skip;
     size_t len;
     char cmd[];                 /* the encoded command (keys named as on the cluster) */
 } rl_parked_t;

@@ -47,7 +47,6 @@ static void find_scripts(redlock_t *rl) {
     rl->s_acquire_multi = rl_script_find("acquire_multi");
     rl->s_release_multi = rl_script_find("release_multi");
     rl->s_extend_multi = rl_script_find("extend_multi");
-    rl->s_acquire_fenced = rl_script_find("acquire_fenced");
     rl->s_acquire_wait = rl_script_find("acquire_wait");
     rl->s_fence_set = rl_script_find("fence_set");
     rl->s_fenced_set = rl_script_find("fenced_set");

@@ -209,6 +209,7 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     }
     q->script = s->script;
     q->redirects = s->redirects;
+    q->skip = s->skip;
     if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, s->cmd, s->len);
     if (rc == 0) rc = keep_cmd(c, q, s);
@@ -220,7 +221,7 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
  * is sent with no owner. */
 static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
-                   .send_all = (uint8_t)r->send_all};
+                   .send_all = (uint8_t)r->send_all, .skip = (uint8_t)r->skip};
     rl_round_t *owner = r->done ? NULL : r;
     if (ns->cl && ns->cl[i])
         rl_route_submit(ns, r, owner, i, &s, now);
@@ -330,6 +331,13 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         uint8_t kind = q->kind;
         rl_conn_pop(c);
         if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) rl_route_map_reply(ns, c, rep, now);
+        return;
+    }
+    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
+        q->skip--;
+        /* a command of a transaction sent by a stale map: EXEC will be refused (a failed vote);
+         * the map is put right for the next attempt */
+        if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx]) rl_route_note_redirect(ns, c, rep->str, now);
         return;
     }
     if (q->kind != RL_REQ_USER) {

@@ -15,6 +15,7 @@ typedef struct rl_send {
     uint64_t sent_us, deadline_us; /* a redirect keeps its request's; 0: from now */
     uint8_t redirects, asking;     /* hops so far; ASKING goes first (an ASK redirect) */
     uint8_t grants, send_all;      /* the round's (a detached request's: 0, 1) */
+    uint8_t skip;                  /* replies to drop before the one that votes (rl_round.skip) */
 } rl_send_t;
 
 /* nodes.c. rl_ns_vote records node i's vote in r (finishing r when that
@@ -40,6 +41,9 @@ void rl_route_map_reply(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_
 /* c's head request was answered MOVED or ASK (err): it goes again where
  * the answer says. */
 void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t now);
+/* c's head request, a transaction, had one of its commands answered err
+ * (a skipped reply): a MOVED corrects the map for the next attempt. */
+void rl_route_note_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t now);
 /* A cluster node's connection c failed (after rl_ns_down's close). */
 void rl_route_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
 /* Forgets r in the parked requests (r is finished or abandoned). */

@@ -49,7 +49,7 @@ struct redlock {
     rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
-    const rl_script_t *s_acquire_fenced, *s_fence_set, *s_fenced_set, *s_acquire_wait;
+    const rl_script_t *s_fence_set, *s_fenced_set, *s_acquire_wait;
     const rl_script_t *s_acquire_permit, *s_release_permit;
     const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
     pthread_mutex_t held_mu;  /* guards held, waitq, pool, and every lock's holds/held links */

@@ -26,7 +26,8 @@ static int park(rl_nodes_t *ns, rl_round_t *owner, size_t i, const rl_send_t *s,
     if (!p) return -1;
     uint64_t budget = (uint64_t)(ns->cfg.connect_timeout_ms + ns->cfg.op_timeout_ms) * 1000u;
     *p = (rl_parked_t){.round = owner, .script = s->script, .sent_us = now, .deadline_us = now + budget,
-                       .hslot = hslot, .grants = s->grants, .send_all = s->send_all, .len = s->len};
+                       .hslot = hslot, .grants = s->grants, .send_all = s->send_all, .skip = s->skip,
+                       .len = s->len};
     memcpy(p->cmd, s->cmd, s->len);
     if (cl->parked_tail)
         cl->parked_tail->next = p;
@@ -56,7 +57,8 @@ static void send_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
         rl_parked_t *next = p->next;
         rl_shard_t *sh = rl_cluster_owner(ns->cl[i], p->hslot);
         rl_send_t s = {.cmd = p->cmd, .len = p->len, .script = p->script, .sent_us = p->sent_us,
-                       .deadline_us = p->deadline_us, .grants = p->grants, .send_all = p->send_all};
+                       .deadline_us = p->deadline_us, .grants = p->grants, .send_all = p->send_all,
+                       .skip = p->skip};
         rl_ns_place(ns, sh ? sh->c : &ns->conns[i], p->round, i, &s, now); /* (an unserved slot: a redirect says) */
         free(p);
         p = next;
@@ -257,6 +259,18 @@ void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t n
                    .send_all = old.round ? (uint8_t)old.round->send_all : 1};
     rl_ns_place(ns, to->c, old.round, i, &s, now);
     free(cmd);
+}
+
+void rl_route_note_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t now) {
+    size_t i = (size_t)c->idx;
+    unsigned slot;
+    int port;
+    char host[256];
+    if (rl_cluster_redirect(err, &slot, host, sizeof host, &port) != 1) return;
+    rl_shard_t *to = member_of(ns, i, host, port);
+    ns->cl[i]->moved++;
+    if (to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
+    rl_route_map_reload(ns, i, now);
 }
 
 /* Points cluster node i's own connection (down) at the next member it

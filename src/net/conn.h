@@ -46,6 +46,7 @@ typedef struct rl_req {
     uint8_t whole;                   /* fb holds the entire command (a cluster connection's: what a
                                       * MOVED or ASK redirect sends again elsewhere) */
     uint8_t redirects;               /* MOVED / ASK redirects followed so far */
+    uint8_t skip;                    /* replies to read and drop before its own (see rl_round.skip) */
 } rl_req_t;
 
 typedef struct rl_conn {

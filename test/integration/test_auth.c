@@ -49,8 +49,9 @@ static int admin(int i, const char *pass, const char *fmt, ...) {
 }
 
 /* A redlock_t over the 5 nodes with URIs made from fmt (one %d: the
- * port); with poll_ms, its callers wait (retrying every poll_ms). */
-static redlock_t *rl_waiting_with(const char *fmt, uint32_t poll_ms) {
+ * port); with poll_ms, its callers wait (retrying every poll_ms); with
+ * fencing, its locks get fencing tokens. */
+static redlock_t *rl_make(const char *fmt, uint32_t poll_ms, int fencing) {
     static char uris[5][160];
     const char *u[5];
     for (int i = 0; i < 5; i++) {
@@ -63,6 +64,7 @@ static redlock_t *rl_waiting_with(const char *fmt, uint32_t poll_ms) {
     o.n_nodes = 5;
     o.log = collect;
     o.log_level = REDLOCK_LOG_DEBUG;
+    o.fencing = fencing;
     if (poll_ms) { /* a waiter: polls every poll_ms, else woken by releases */
         o.retry_count = 100;
         o.retry_delay_ms = poll_ms;
@@ -75,9 +77,13 @@ static redlock_t *rl_waiting_with(const char *fmt, uint32_t poll_ms) {
     return rl;
 }
 
+static redlock_t *rl_waiting_with(const char *fmt, uint32_t poll_ms) {
+    return rl_make(fmt, poll_ms, 0);
+}
+
 /* The same with no retries. */
 static redlock_t *rl_with(const char *fmt) {
-    return rl_waiting_with(fmt, 0);
+    return rl_make(fmt, 0, 0);
 }
 
 /* Asserts that the report and the log hold no trace of the secret. */
@@ -172,6 +178,43 @@ Test(auth, acl_user_limited_to_lock_commands_and_keys) {
     assert_auth_failure(rc, &rep, "AUTH refused");
     redlock_free(bad);
 
+    for (int i = 0; i < 5; i++) cr_assert_eq(admin(i, NULL, "ACL DELUSER locker"), 0);
+}
+
+Test(auth, fencing_needs_multi_exec_and_time_for_an_acl_user) {
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(admin(i, NULL,
+                           "ACL SETUSER locker reset on >%s ~lock:* resetchannels -@all +set +get +del +pexpire "
+                           "+exists +eval +evalsha +script|load",
+                           PASS),
+                     0, "node %d", i);
+    redlock_report_t rep;
+    redlock_lock_t *lk = NULL;
+    redlock_t *rl = rl_make("redis://locker:" PASS "@127.0.0.1:%d", 0, 1);
+    /* the fenced attempt is MULTI, SET NX PX, GET, TIME, EXEC: MULTI and EXEC refused, the SET ran alone */
+    int rc = redlock_acquire_ex(rl, "lock:f", 5000, 0, &lk, &rep);
+    assert_auth_failure(rc, &rep, "NOPERM");
+    assert_auth_failure(rc, &rep, "+multi +exec +time");
+    cr_assert_null(lk);
+    uint64_t until = rt_now_us() + 2000000u; /* the attempt's clean-up goes out unwaited */
+    int left = 5;
+    while (left && rt_now_us() < until) {
+        left = 0;
+        for (int i = 0; i < 5; i++) {
+            char *v = tc_get(&C, i, "lock:f");
+            left += v != NULL;
+            free(v);
+        }
+        if (left) rt_sleep_ms(10);
+    }
+    cr_assert_eq(left, 0, "the clean-up left the lock's key on %d nodes", left);
+
+    for (int i = 0; i < 5; i++) cr_assert_eq(admin(i, NULL, "ACL SETUSER locker +multi +exec +time"), 0);
+    cr_assert_eq(redlock_acquire_ex(rl, "lock:f", 5000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_gt(redlock_lock_fence(lk), 0);
+    cr_assert_eq(redlock_release_ex(rl, lk, &rep), REDLOCK_OK, "%s", rep.message);
+    assert_no_secret(&rep, PASS);
+    redlock_free(rl);
     for (int i = 0; i < 5; i++) cr_assert_eq(admin(i, NULL, "ACL DELUSER locker"), 0);
 }
 

@@ -160,3 +160,60 @@ Test(fence, taken_lock_yields_no_token) {
     redlock_free(a);
     redlock_free(b);
 }
+
+Test(fence, token_follows_the_counters_above_the_node_clocks) {
+    /* a counter far ahead of every node's clock: the token is the highest + 1, then rises by one */
+    char big[32];
+    uint64_t v = (uint64_t)4e15; /* µs: about the year 2096 */
+    snprintf(big, sizeof big, "%llu", (unsigned long long)v);
+    for (int i = 0; i < 5; i++) cr_assert_eq(tc_set(&C, i, "fence:ahead:redlock:fence", big, 0), 0);
+    redlock_t *rl = fenced_rl(5);
+    redlock_lock_t *lk = NULL;
+    cr_assert_eq(take(rl, "fence:ahead", &lk), v + 1);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    cr_assert_eq(take(rl, "fence:ahead", &lk), v + 2);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    snprintf(big, sizeof big, "%llu", (unsigned long long)(v + 2));
+    cr_assert_eq(tc_count_value(&C, "fence:ahead:redlock:fence", big), 5, "the write-back reached every node");
+    redlock_free(rl);
+}
+
+Test(fence, unreadable_counter_is_a_failed_vote_and_leaves_no_key) {
+    /* a counter that is no number on 3 nodes, of another type on 2: no grant counts, and the
+     * keys the attempt set are released */
+    for (int i = 0; i < 3; i++) cr_assert_eq(tc_set(&C, i, "fence:bad:redlock:fence", "12ab", 0), 0);
+    for (int i = 3; i < 5; i++) cr_assert_eq(tc_redis_cmd(&C, i, "RPUSH fence:bad:redlock:fence x"), 0);
+    redlock_t *rl = fenced_rl(5);
+    redlock_lock_t *lk = NULL;
+    redlock_report_t rep;
+    int rc = redlock_acquire_ex(rl, "fence:bad", 3000, 0, &lk, &rep);
+    cr_assert_neq(rc, REDLOCK_OK);
+    cr_assert_null(lk);
+    size_t failed = 0;
+    for (size_t i = 0; i < rep.n_nodes; i++) {
+        const redlock_node_report_t *n = &rep.nodes[i];
+        if (n->vote == REDLOCK_VOTE_NONE) continue;
+        cr_assert_eq(n->vote, REDLOCK_VOTE_ERROR, "node %zu: %s", i, n->detail);
+        cr_assert(n->err == REDLOCK_ERR_IO || n->err == REDLOCK_ERR_SERVER, "node %zu: %s", i,
+                  redlock_strerror(n->err));
+        cr_assert(strstr(n->detail, "not a number") || strstr(n->detail, "WRONGTYPE") ||
+                      !strcmp(n->detail, redlock_strerror(n->err)), /* (the async driver keeps no node's words) */
+                  "node %zu: %s", i, n->detail);
+        failed++;
+    }
+    cr_assert_geq(failed, 3, "%s", rep.message);
+    uint64_t until = rt_now_us() + 2000000u; /* the clean-up goes out unwaited */
+    int left = 5;
+    while (left && rt_now_us() < until) {
+        left = 0;
+        for (int i = 0; i < 5; i++) {
+            char *v = tc_get(&C, i, "fence:bad");
+            left += v != NULL;
+            free(v);
+        }
+        if (left) rt_sleep_ms(10);
+    }
+    cr_assert_eq(left, 0, "the clean-up left the lock's key on %d nodes", left);
+    for (int i = 0; i < 5; i++) tc_del(&C, i, "fence:bad:redlock:fence");
+    redlock_free(rl);
+}
