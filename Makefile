@@ -29,34 +29,46 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite: unit tests, then integration tests against a real
-# 5-master cluster that CTest starts and always stops.
+# CTest runs JOBS tests at once: the integration tests are split between
+# two fixture clusters (test/CMakeLists.txt), so two of them run side by
+# side; the fault-injection scenarios and the failover experiments run
+# alone (RUN_SERIAL). CTest's fixtures always stop their nodes;
+# stop_test_nodes (build directory as argument) also stops what an
+# interrupted run left.
+CTEST       = ctest --output-on-failure -j $(JOBS)
+stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
+	  [ ! -d "$$d" ] || deploy/cluster.sh stop -d "$$d" >/dev/null 2>&1; done; \
+	  test/tls/tls_nodes.sh stop $(CURDIR)/$(1)/test/tls-nodes >/dev/null 2>&1
+
+# The whole suite: unit tests, then integration tests against real
+# 5-master clusters that CTest starts and always stops.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
-	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
+	$(CTEST) --test-dir $(BUILD) --timeout 900 -LE valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(BUILD_ASAN) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_ASAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	  $(CTEST) --test-dir $(BUILD_ASAN) --timeout 900 -LE valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD_ASAN)); exit $$rc
 
-# The threaded tests under ThreadSanitizer.
+# The threaded tests (label threads) under ThreadSanitizer: only their
+# programs are built.
+TSAN_TARGETS := stress_threads stress_permits stress_resolve
 test-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_TSAN=ON >/dev/null
-	cmake --build $(BUILD_TSAN) -j $(JOBS)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --test-dir $(BUILD_TSAN) --output-on-failure --timeout 900 -L threads; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_TSAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	  $(CTEST) --test-dir $(BUILD_TSAN) --timeout 900 -L threads; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD_TSAN)); exit $$rc
 
-# Every test binary under valgrind memcheck (unit and integration).
+# The test binaries under valgrind memcheck (unit and integration), from
+# the build `make test` uses.
 valgrind: build
-	REDLOCK_VALGRIND=1 ctest --test-dir $(BUILD) --output-on-failure --timeout 1800 -L valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
-	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
+	REDLOCK_VALGRIND=1 $(CTEST) --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The flash sale (examples/flashsale.c): starts a local 5-node cluster in
 # $(DEMO_DIR), runs the sale once without a lock and once with libredlock
