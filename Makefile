@@ -233,9 +233,11 @@ bench-hosts: bench-build
 # reply stream through the arena reader and the vote classifiers, a round's
 # vote counting, the CLI's argument parser), built with clang, ASan and
 # UBSan in $(BUILD_FUZZ), each run for FUZZ_SECONDS on a scratch copy of
-# its seed corpus (test/fuzz/run.sh). Fails if any target crashes.
+# its seed corpus (test/fuzz/run.sh), FUZZ_JOBS targets at once (one per
+# CPU). Fails if any target crashes.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 30
+FUZZ_JOBS    ?= $(JOBS)
 FUZZ_PKGS    := clang libclang-rt-14-dev llvm
 
 .PHONY: fuzz fuzz-deps fuzz-build
@@ -257,7 +259,7 @@ fuzz-build: fuzz-deps
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzzers
 
 fuzz: fuzz-build
-	test/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) test/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 # ------------------------------------------------------------- soak
 # `make soak [SOAK_SECONDS=300]`: test/fault/soak.sh, a randomised schedule of

@@ -1178,13 +1178,21 @@ Test(cli, safety_option_values_are_checked) {
 
 /* ------------------------------------------------------------ durations */
 
-/* Fails unless key's PTTL on every node is in (want - slack, want]. */
+/* Fails unless key's PTTL is in (want - slack, want] on a majority of the
+ * nodes and on every node that has the key. The tool exits once a majority
+ * granted: a node that answers late may never get the SET, e.g. one that a
+ * previous test restarted, whose EVALSHA comes back NOSCRIPT after the
+ * tool is gone (seen with another test running beside this one). */
 static void expect_pttl(const char *key, long long want, long long slack) {
+    int have = 0;
     for (int i = 0; i < C.n; i++) {
         long long pttl = tc_pttl(&C, i, key);
+        if (pttl == -2) continue;
+        have++;
         cr_expect(pttl > want - slack && pttl <= want, "%s on node %d: PTTL %lld, expected about %lld", key, i, pttl,
                   want);
     }
+    cr_expect_geq(have, C.n / 2 + 1, "%s is on %d of %d nodes", key, have, C.n);
 }
 
 /* Runs `acquire --ttl TTL RESOURCE` and returns its token (static buffer). */
