@@ -29,34 +29,49 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite: unit tests, then integration tests against a real
-# 5-master cluster that CTest starts and always stops.
+# CTest runs JOBS tests at once: the integration tests are split between
+# two fixture clusters (test/CMakeLists.txt), so two of them run side by
+# side; the fault-injection scenarios and the failover experiments run
+# alone (RUN_SERIAL). CTest's fixtures always stop their nodes;
+# stop_test_nodes (build directory as argument) also stops what an
+# interrupted run left.
+CTEST       = ctest --output-on-failure -j $(JOBS)
+stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
+	  [ ! -d "$$d" ] || deploy/cluster.sh stop -d "$$d" >/dev/null 2>&1; done; \
+	  test/tls/tls_nodes.sh stop $(CURDIR)/$(1)/test/tls-nodes >/dev/null 2>&1
+
+# The whole suite: unit tests, then integration tests against real
+# 5-master clusters that CTest starts and always stops.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
-	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
+	$(CTEST) --test-dir $(BUILD) --timeout 900 -LE valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# abort_on_error=1: a leak found when a process exits aborts it, which is
+# what fails a Criterion test (its runner ignores a worker's exit status,
+# so LeakSanitizer's exit code alone would pass).
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir $(BUILD_ASAN) --output-on-failure --timeout 900 -LE valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_ASAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(CTEST) --test-dir $(BUILD_ASAN) --timeout 900 -LE valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD_ASAN)); exit $$rc
 
-# The threaded tests under ThreadSanitizer.
+# The threaded tests (label threads) under ThreadSanitizer: only their
+# programs are built.
+TSAN_TARGETS := stress_threads stress_permits stress_resolve
 test-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_TSAN=ON >/dev/null
-	cmake --build $(BUILD_TSAN) -j $(JOBS)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --test-dir $(BUILD_TSAN) --output-on-failure --timeout 900 -L threads; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD_TSAN)/test/cluster5 >/dev/null 2>&1; exit $$rc
+	  $(CTEST) --test-dir $(BUILD_TSAN) --timeout 900 -L threads; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD_TSAN)); exit $$rc
 
-# Every test binary under valgrind memcheck (unit and integration).
+# The test binaries under valgrind memcheck (unit and integration), from
+# the build `make test` uses.
 valgrind: build
-	REDLOCK_VALGRIND=1 ctest --test-dir $(BUILD) --output-on-failure --timeout 1800 -L valgrind; rc=$$?; \
-	  deploy/cluster.sh stop -d $(CURDIR)/$(BUILD)/test/cluster5 >/dev/null 2>&1; \
-	  test/tls/tls_nodes.sh stop $(CURDIR)/$(BUILD)/test/tls-nodes >/dev/null 2>&1; exit $$rc
+	REDLOCK_VALGRIND=1 $(CTEST) --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
+	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The flash sale (examples/flashsale.c): starts a local 5-node cluster in
 # $(DEMO_DIR), runs the sale once without a lock and once with libredlock
@@ -279,9 +294,11 @@ bench-hosts-quick: bench-build
 # reply stream through the arena reader and the vote classifiers, a round's
 # vote counting, the CLI's argument parser), built with clang, ASan and
 # UBSan in $(BUILD_FUZZ), each run for FUZZ_SECONDS on a scratch copy of
-# its seed corpus (test/fuzz/run.sh). Fails if any target crashes.
+# its seed corpus (test/fuzz/run.sh), FUZZ_JOBS targets at once (one per
+# CPU). Fails if any target crashes.
 BUILD_FUZZ   ?= build-fuzz
 FUZZ_SECONDS ?= 30
+FUZZ_JOBS    ?= $(JOBS)
 FUZZ_PKGS    := clang libclang-rt-14-dev llvm
 
 .PHONY: fuzz fuzz-deps fuzz-build
@@ -303,7 +320,7 @@ fuzz-build: fuzz-deps
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzzers
 
 fuzz: fuzz-build
-	test/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+	FUZZ_JOBS=$(FUZZ_JOBS) test/fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
 # ------------------------------------------------------------- soak
 # `make soak [SOAK_SECONDS=300]`: test/fault/soak.sh, a randomised schedule of

@@ -11,8 +11,10 @@
 #     one), so nothing is written into the source tree. A crashing input is
 #     saved as BUILD_DIR/test/fuzz/artifacts/TARGET-crash-<sha1>; the log is
 #     BUILD_DIR/test/fuzz/logs/TARGET.log.
-# Prints one line per target (runs, executions per second, coverage) and
-# exits 1 if any target crashed, leaked, timed out or ran out of memory.
+# FUZZ_JOBS targets (default: the number of CPUs) run at once, each for
+# its full SECONDS on a core of its own. Prints one line per target (runs,
+# executions per second, coverage) as each ends, and exits 1 if any target
+# crashed, leaked, timed out or ran out of memory.
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
@@ -42,14 +44,12 @@ mkdir -p "$bin/artifacts" "$bin/logs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-fail=0
-for t in "${targets[@]}"; do
-    exe=$bin/$t
-    log=$bin/logs/$t.log
+# fuzz_target T: steps 1 and 2 for target T; returns 1 if it failed.
+fuzz_target() {
+    local t=$1 exe=$bin/$1 log=$bin/logs/$1.log replay f rc runs speed cov args fail=0
     if [ ! -x "$exe" ]; then
         echo "fuzz: $t: not built" >&2
-        fail=1
-        continue
+        return 1
     fi
     : > "$log"
 
@@ -79,9 +79,24 @@ for t in "${targets[@]}"; do
     if [ $rc -eq 0 ]; then
         printf 'fuzz: %-14s ok      %9s runs  %6s exec/s  %s\n' "$t" "${runs:-?}" "${speed:-?}" "$cov"
     else
-        printf 'fuzz: %-14s FAILED  %9s runs  (exit %d; input saved in %s)\n' "$t" "${runs:-?}" $rc "$bin/artifacts" >&2
-        grep -E 'invariant failed|ERROR: |SUMMARY: |Test unit written' "$log" | head -n 8 >&2
+        # one write, so that lines of targets running beside it do not cut in
+        { printf 'fuzz: %-14s FAILED  %9s runs  (exit %d; input saved in %s)\n' "$t" "${runs:-?}" $rc "$bin/artifacts"
+          grep -E 'invariant failed|ERROR: |SUMMARY: |Test unit written' "$log" | head -n 8; } | cat >&2
         fail=1
     fi
+    return $fail
+}
+
+# At most FUZZ_JOBS targets at once; each leaves its verdict in $work/T.rc.
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=1
+for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+    ( fuzz_target "$t"; echo $? > "$work/$t.rc" ) &
+done
+wait
+fail=0
+for t in "${targets[@]}"; do
+    [ "$(cat "$work/$t.rc" 2>/dev/null)" = 0 ] || fail=1
 done
 exit $fail

@@ -574,7 +574,7 @@ static int lose_lock(const char *mode, const char *resource, const char *body, u
     snprintf(token, sizeof token, "%s", wait_line("token", scaled(5000), "lost.log"));
     token[strcspn(token, "\n")] = '\0';
     cr_assert(is_hex40(token, strlen(token)), "token '%s'", token);
-    cr_assert_eq(tc_count_value(&C, resource, token), 5);
+    cr_assert_eq(tc_await_count(&C, resource, token, 5), 5);
     uint64_t t0 = rt_now_us();
     for (int i = 0; i < 3; i++) cr_assert_eq(tc_set(&C, i, resource, "foreign-owner", 20000), 0);
     int code = wait_code(pid, 20000);
@@ -627,7 +627,7 @@ Test(cli, command_sees_its_resource_and_token_and_status_shows_the_holder) {
     cr_assert_eq(sscanf(slurp("env"), "%63s %63s", res, token), 2, "env file: %s", slurp("env"));
     cr_assert_str_eq(res, "cli:env");
     cr_assert(is_hex40(token, strlen(token)), "REDLOCK_TOKEN='%s'", token);
-    cr_assert_eq(tc_count_value(&C, "cli:env", token), 5, "the token is the lock's value on every node");
+    cr_assert_eq(tc_await_count(&C, "cli:env", token, 5), 5, "the token is the lock's value on every node");
 
     char prefix[9];
     memcpy(prefix, token, 8);
@@ -659,7 +659,7 @@ Test(cli, command_sees_its_resource_and_token_and_status_shows_the_holder) {
 
     write_file("go", "", 0644);
     cr_assert_eq(wait_code(pid, 10000), 0, "%s", slurp("env.log"));
-    cr_assert_eq(tc_count_value(&C, "cli:env", token), 0, "released on exit");
+    cr_assert_eq(tc_await_count(&C, "cli:env", token, 0), 0, "released on exit");
     RUN(&r, g_nodes, "status", "--json", "cli:env");
     cr_assert(strstr(r.out, "\"state\":\"free\""), "%s", r.out);
     cr_assert(strstr(r.out, "\"exists\":false"), "%s", r.out);
@@ -973,7 +973,7 @@ Test(cli, signals_to_the_tool_are_forwarded_to_the_command) {
     cr_assert_eq(kill(pid, SIGTERM), 0);
     cr_assert_eq(wait_code(pid, 10000), 7, "the tool exits with the command's status: %s", slurp("fwd.log"));
     cr_assert_str_eq(slurp("marker"), "term\n");
-    cr_assert_eq(tc_count_value(&C, "cli:fwd", token), 0, "the lock was released");
+    cr_assert_eq(tc_await_count(&C, "cli:fwd", token, 0), 0, "the lock was released");
 }
 
 Test(cli, sigterm_or_sigint_during_wait_ends_it_with_nothing_held) {
@@ -1178,13 +1178,21 @@ Test(cli, safety_option_values_are_checked) {
 
 /* ------------------------------------------------------------ durations */
 
-/* Fails unless key's PTTL on every node is in (want - slack, want]. */
+/* Fails unless key's PTTL is in (want - slack, want] on a majority of the
+ * nodes and on every node that has the key. The tool exits once a majority
+ * granted: a node that answers late may never get the SET, e.g. one that a
+ * previous test restarted, whose EVALSHA comes back NOSCRIPT after the
+ * tool is gone (seen with another test running beside this one). */
 static void expect_pttl(const char *key, long long want, long long slack) {
+    int have = 0;
     for (int i = 0; i < C.n; i++) {
         long long pttl = tc_pttl(&C, i, key);
+        if (pttl == -2) continue;
+        have++;
         cr_expect(pttl > want - slack && pttl <= want, "%s on node %d: PTTL %lld, expected about %lld", key, i, pttl,
                   want);
     }
+    cr_expect_geq(have, C.n / 2 + 1, "%s is on %d of %d nodes", key, have, C.n);
 }
 
 /* Runs `acquire --ttl TTL RESOURCE` and returns its token (static buffer). */

@@ -80,6 +80,8 @@ Test(lock, second_client_gets_taken_until_release) {
     redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, NULL);
     redlock_lock_t *la = NULL, *lb = NULL;
     cr_assert_eq(redlock_acquire(a, "t:contend", 10000, &la), REDLOCK_OK);
+    /* a's SET on the nodes that answered late first (one could grant b) */
+    cr_assert_eq(tc_await_count(&C, "t:contend", redlock_lock_token(la), 5), 5);
     redlock_report_t rep;
     int rc = redlock_acquire_ex(b, "t:contend", 10000, 0, &lb, &rep);
     cr_assert_eq(rc, REDLOCK_ERR_TAKEN, "got %s: %s", redlock_strerror(rc), rep.message);

@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef REDLOCK_CLUSTER_SH
@@ -399,6 +400,20 @@ int tc_count_value(const tc_cluster_t *c, const char *key, const char *val)
         free(got);
     }
     return count;
+}
+
+/* Polls tc_count_value every 10 ms, up to 100 times, until it is want;
+ * returns the last count. */
+int tc_await_count(const tc_cluster_t *c, const char *key, const char *val, int want)
+{
+    struct timespec ten_ms = { 0, 10000000L };
+    int tries, n = tc_count_value(c, key, val);
+
+    for (tries = 0; n != want && tries < 100; tries++) {
+        nanosleep(&ten_ms, NULL);
+        n = tc_count_value(c, key, val);
+    }
+    return n;
 }
 
 /* Returns 0 if node i ran the command without an error reply, else -1. */

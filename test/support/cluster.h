@@ -80,6 +80,12 @@ int tc_del(const tc_cluster_t *c, int i, const char *key);
 /* Number of reachable nodes on which key holds exactly val. */
 int tc_count_value(const tc_cluster_t *c, const char *key, const char *val);
 
+/* tc_count_value once it is want, or after 1 s. An acquire or a release
+ * returns once a majority answered and a short grace ran out; a node that
+ * answered later (busy, or a NOSCRIPT fallback's second round trip) gets
+ * its SET or DEL a moment after the call returned. */
+int tc_await_count(const tc_cluster_t *c, const char *key, const char *val, int want);
+
 /* Runs any command (hiredis printf-style format) on node i, discarding the
  * reply. Returns 0, or -1 if unreachable or the reply is an error. */
 int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...);
