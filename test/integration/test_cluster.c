@@ -506,3 +506,22 @@ Test(cluster, plain_and_cluster_nodes_mixed, .fini = stop_plain) {
     redisFree(ctx);
     redlock_free(rl);
 }
+
+Test(cluster, one_cluster_node_is_a_single_instance_lock) {
+    redlock_options_t o;
+    opts(&o);
+    redlock_t *rl = rt_new(&CS.base, 1, &o), *other = rt_new(&CS.base, 1, &o);
+    redlock_lock_t *l = NULL, *l2 = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "solo", 10000, 0, &l, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(rep.n_nodes, 1);
+    cr_assert_eq(rep.quorum, 1);
+    char *v = tc_rc_get(&CS, 0, "{solo}");
+    cr_assert(v && !strcmp(v, redlock_lock_token(l)), "the key is on the one cluster");
+    free(v);
+    cr_assert_eq(redlock_acquire_ex(other, "solo", 10000, 0, &l2, &rep), REDLOCK_ERR_TAKEN, "%s", rep.message);
+    cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    cr_assert_eq(tc_rc_pttl(&CS, 0, "{solo}"), -2);
+    redlock_free(rl);
+    redlock_free(other);
+}
