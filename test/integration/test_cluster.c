@@ -52,21 +52,36 @@ static const char *cname(const char *key, char *buf, size_t n) {
     return buf;
 }
 
-/* Clusters on which resource's cluster key holds value, once they had
- * time to apply what was sent: a call returns at its quorum and the last
- * cluster may apply it a moment later (up to 1 s for the count to reach
- * want). */
-static int clusters_holding(const char *resource, const char *value, int want) {
+/* One more round on rl's connections (a try-acquire and release of a
+ * resource of its own): a blocking handle drives I/O only while a call of
+ * it runs, so a node that answered after an earlier round was decided
+ * (at its quorum) may still have that round's request to send -- a new
+ * shard's connection still being made, say. After this round, it has
+ * been sent. */
+static void drive(redlock_t *rl) {
+    static int n;
+    char res[32];
+    snprintf(res, sizeof res, "drive:%d", n++);
+    redlock_lock_t *l = NULL;
+    if (redlock_acquire_ex(rl, res, 5000, 0, &l, NULL) == REDLOCK_OK) redlock_release(rl, l);
+}
+
+/* Clusters on which resource's cluster key holds value, once rl's
+ * requests went out (drive) and the clusters had time to apply them (up to
+ * 1 s for the count to reach want). */
+static int clusters_holding(redlock_t *rl, const char *resource, const char *value, int want) {
     char k[256];
     cname(resource, k, sizeof k);
+    drive(rl);
     int n = tc_rc_count_value(&CS, k, value);
     for (int t = 0; n != want && t < 200; t++, rt_sleep_ms(5)) n = tc_rc_count_value(&CS, k, value);
     return n;
 }
 
-/* PTTL of key (its cluster name) on cluster c once it is gone, or what it
- * still is after 1 s. */
-static long long pttl_gone(int c, const char *key) {
+/* PTTL of key (its cluster name) on cluster c once rl's requests went out
+ * and it is gone, or what it still is after 1 s. */
+static long long pttl_gone(redlock_t *rl, int c, const char *key) {
+    drive(rl);
     long long p = tc_rc_pttl(&CS, c, key);
     for (int t = 0; p != -2 && t < 200; t++, rt_sleep_ms(5)) p = tc_rc_pttl(&CS, c, key);
     return p;
@@ -81,7 +96,7 @@ Test(cluster, keys_land_on_the_shard_of_their_slot) {
         redlock_lock_t *l = NULL;
         redlock_report_t rep;
         cr_assert_eq(redlock_acquire_ex(rl, res, 10000, 0, &l, &rep), REDLOCK_OK, "%s: %s", res, rep.message);
-        cr_assert_eq(clusters_holding(res, redlock_lock_token(l), 3), 3, "%s not on every cluster: %s | %s | %s", res,
+        cr_assert_eq(clusters_holding(rl, res, redlock_lock_token(l), 3), 3, "%s not on every cluster: %s | %s | %s", res,
                      rep.nodes[0].detail, rep.nodes[1].detail, rep.nodes[2].detail);
         int owner = tc_rc_slot_owner(&CS, 0, tc_slot(cname(res, k, sizeof k)));
         cr_assert_geq(owner, 0);
@@ -90,7 +105,7 @@ Test(cluster, keys_land_on_the_shard_of_their_slot) {
         char *plain = tc_rc_get(&CS, 0, res);
         cr_assert_null(plain, "'%s' stored under its plain name", res);
         cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
-        cr_assert_eq(pttl_gone(0, k), -2, "%s left after the release", k);
+        cr_assert_eq(pttl_gone(rl, 0, k), -2, "%s left after the release", k);
     }
     int used = 0;
     for (int m = 0; m < TC_MAX_MEMBERS; m++) used += shards_used[m];
@@ -102,7 +117,7 @@ Test(cluster, a_tagged_resource_is_kept_as_it_is) {
     redlock_t *rl = handle(NULL);
     redlock_lock_t *l = NULL;
     cr_assert_eq(redlock_acquire_ex(rl, "{orders}:7", 10000, 0, &l, NULL), REDLOCK_OK);
-    cr_assert_eq(clusters_holding("{orders}:7", redlock_lock_token(l), 3), 3, "the tagged key is stored under its own name");
+    cr_assert_eq(clusters_holding(rl, "{orders}:7", redlock_lock_token(l), 3), 3, "the tagged key is stored under its own name");
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
     redlock_free(rl);
 }
@@ -119,9 +134,9 @@ Test(cluster, several_resources_need_one_slot) {
               "message: %s", rep.message);
     const char *together[] = {"{cart}:1", "{cart}:2", "{cart}:3"};
     cr_assert_eq(redlock_acquire_multi(rl, together, 3, 10000, 0, &l, &rep), REDLOCK_OK, "%s", rep.message);
-    for (int i = 0; i < 3; i++) cr_assert_eq(clusters_holding(together[i], redlock_lock_token(l), 3), 3);
+    for (int i = 0; i < 3; i++) cr_assert_eq(clusters_holding(rl, together[i], redlock_lock_token(l), 3), 3);
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
-    for (int i = 0; i < 3; i++) cr_assert_eq(pttl_gone(2, together[i]), -2);
+    for (int i = 0; i < 3; i++) cr_assert_eq(pttl_gone(rl, 2, together[i]), -2);
     redlock_free(rl);
 }
 
@@ -216,7 +231,7 @@ Test(cluster, permits_keep_their_slots_under_the_tag) {
     for (int i = 0; i < 2; i++) {
         char k[32];
         snprintf(k, sizeof k, "{sem}:permit:%d", i);
-        cr_assert_eq(clusters_holding(k, redlock_lock_token(p[i]), 3), 3, "slot %d not under %s", i, k);
+        cr_assert_eq(clusters_holding(rl, k, redlock_lock_token(p[i]), 3), 3, "slot %d not under %s", i, k);
         cr_assert_eq(tc_slot(k), tc_slot("{sem}"));
     }
     cr_assert_eq(redlock_extend(rl, p[0], 20000), REDLOCK_OK);
@@ -225,7 +240,7 @@ Test(cluster, permits_keep_their_slots_under_the_tag) {
     cr_assert_eq(rep.slot, 1, "the freed slot");
     cr_assert_eq(redlock_release(rl, p[0]), REDLOCK_OK);
     cr_assert_eq(redlock_release(rl, p[2]), REDLOCK_OK);
-    cr_assert_eq(pttl_gone(0, "{sem}:permit:0"), -2);
+    cr_assert_eq(pttl_gone(rl, 0, "{sem}:permit:0"), -2);
     redlock_free(rl);
 }
 
@@ -316,7 +331,7 @@ Test(cluster, auto_extension_keeps_the_lock) {
     rt_sleep_ms(3500);
     long long pttl = tc_rc_pttl(&CS, 1, "{kept}");
     cr_assert(pttl > 0 && pttl <= 1500, "PTTL %lld after 3.5 s of a 1.5 s lock", pttl);
-    cr_assert_eq(clusters_holding("kept", redlock_lock_token(l), 3), 3);
+    cr_assert_eq(clusters_holding(rl, "kept", redlock_lock_token(l), 3), 3);
     cr_assert_eq(redlock_autoextend_stop(rl, l), REDLOCK_OK);
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
     redlock_free(rl);
@@ -356,7 +371,7 @@ Test(cluster, a_slot_resharded_while_a_lock_is_held) {
         cr_assert_eq(tc_rc_slot_end_move(&CS, c, slot, from[c], to[c]), 0);
     }
     cr_assert_eq(redlock_extend(rl, held, 20000), REDLOCK_OK, "the held lock extends on its new shard");
-    cr_assert_eq(clusters_holding("{mig}:held", redlock_lock_token(held), 3), 3);
+    cr_assert_eq(clusters_holding(rl, "{mig}:held", redlock_lock_token(held), 3), 3);
     redlock_t *other_client = handle(NULL);
     redlock_lock_t *third = NULL;
     cr_assert_eq(redlock_acquire_ex(other_client, "{mig}:held", 20000, 0, &third, &rep), REDLOCK_ERR_TAKEN,
@@ -365,7 +380,7 @@ Test(cluster, a_slot_resharded_while_a_lock_is_held) {
     cr_assert_eq(redlock_release(rl, held), REDLOCK_OK);
     cr_assert_eq(redlock_release(rl, other), REDLOCK_OK);
     for (int c = 0; c < 3; c++) {
-        cr_assert_eq(pttl_gone(c, "{mig}:held"), -2, "cluster %d keeps the released key", c);
+        cr_assert_eq(pttl_gone(rl, c, "{mig}:held"), -2, "cluster %d keeps the released key", c);
         cr_assert_eq(tc_rc_slot_owner(&CS, c, slot), to[c]);
     }
     redlock_free(rl);
@@ -487,7 +502,7 @@ Test(cluster, plain_and_cluster_nodes_mixed, .fini = stop_plain) {
     redlock_report_t rep;
     cr_assert_eq(redlock_acquire_ex(rl, "mixed", 10000, 0, &l, &rep), REDLOCK_OK, "%s", rep.message);
     cr_assert_geq(rep.yes, 2, "%s", rep.message);
-    cr_assert_eq(clusters_holding("mixed", redlock_lock_token(l), 2), 2, "the clusters hold {mixed}");
+    cr_assert_eq(clusters_holding(rl, "mixed", redlock_lock_token(l), 2), 2, "the clusters hold {mixed}");
     redisContext *ctx = redisConnect("127.0.0.1", atoi(strrchr(uri, ':') + 1));
     cr_assert(ctx && !ctx->err);
     redisReply *r = redisCommand(ctx, "GET mixed");
