@@ -352,6 +352,8 @@ Test(cluster, a_slot_resharded_while_a_lock_is_held) {
     redlock_lock_t *held = NULL, *other = NULL;
     redlock_report_t rep;
     cr_assert_eq(redlock_acquire(rl, "{mig}:held", 20000, &held), REDLOCK_OK);
+    /* every cluster holds it on the slot's owner before the move begins */
+    cr_assert_eq(clusters_holding(rl, "{mig}:held", redlock_lock_token(held), 3), 3);
     int slot = tc_slot("{mig}");
     int to[3], from[3];
     for (int c = 0; c < 3; c++) { /* the slot starts moving on every cluster: its keys stay behind */
