@@ -69,8 +69,10 @@ test-tsan: deps
 
 # The test binaries under valgrind memcheck (unit and integration), from
 # the build `make test` uses.
+# (one test at a time: under valgrind, timing-sensitive tests such as the
+# waiters' arrival order failed beside another test)
 valgrind: build
-	REDLOCK_VALGRIND=1 $(CTEST) --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
+	REDLOCK_VALGRIND=1 ctest --output-on-failure -j 1 --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
 	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The flash sale (examples/flashsale.c): starts a local 5-node cluster in
