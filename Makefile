@@ -31,11 +31,19 @@ build: deps
 
 # CTest runs JOBS tests at once: the integration tests are split between
 # two fixture clusters (test/CMakeLists.txt), so two of them run side by
-# side; the fault-injection scenarios and the failover experiments run
-# alone (RUN_SERIAL). CTest's fixtures always stop their nodes;
+# side; the failover experiments run alone (RUN_SERIAL). The fault-injection
+# scenarios (label fault) run in a pass of their own after the rest,
+# FAULT_JOBS at once (each starts its own cluster and mostly waits on its
+# schedule), never beside an integration test:
+# run_suite (build directory, then CTest's options) runs both passes and
+# fails when either did. CTest's fixtures always stop their nodes;
 # stop_test_nodes (build directory as argument) also stops what an
 # interrupted run left.
 CTEST       = ctest --output-on-failure -j $(JOBS)
+FAULT_JOBS ?= 4
+run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault' $(2); rc=$$?; \
+	  ctest --output-on-failure -j $(FAULT_JOBS) --test-dir $(1) --timeout 900 -L fault $(2) || rc=1; \
+	  $(call stop_test_nodes,$(1)); exit $$rc
 stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
 	  [ ! -d "$$d" ] || deploy/cluster.sh stop -d "$$d" >/dev/null 2>&1; done; \
 	  test/tls/tls_nodes.sh stop $(CURDIR)/$(1)/test/tls-nodes >/dev/null 2>&1
@@ -43,8 +51,7 @@ stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
 # The whole suite: unit tests, then integration tests against real
 # 5-master clusters that CTest starts and always stops.
 test: build
-	$(CTEST) --test-dir $(BUILD) --timeout 900 -LE valgrind; rc=$$?; \
-	  $(call stop_test_nodes,$(BUILD)); exit $$rc
+	$(call run_suite,$(BUILD))
 
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 # abort_on_error=1: a leak found when a process exits aborts it, which is
@@ -53,9 +60,8 @@ test: build
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(CTEST) --test-dir $(BUILD_ASAN) --timeout 900 -LE valgrind; rc=$$?; \
-	  $(call stop_test_nodes,$(BUILD_ASAN)); exit $$rc
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
+	  $(call run_suite,$(BUILD_ASAN))
 
 # The threaded tests (label threads) under ThreadSanitizer: only their
 # programs are built.
@@ -69,10 +75,9 @@ test-tsan: deps
 
 # The test binaries under valgrind memcheck (unit and integration), from
 # the build `make test` uses.
-# (one test at a time: under valgrind, timing-sensitive tests such as the
-# waiters' arrival order failed beside another test)
+# JOBS at once, on the two fixture clusters like the plain run.
 valgrind: build
-	REDLOCK_VALGRIND=1 ctest --output-on-failure -j 1 --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
+	REDLOCK_VALGRIND=1 $(CTEST) --test-dir $(BUILD) --timeout 1800 -L valgrind; rc=$$?; \
 	  $(call stop_test_nodes,$(BUILD)); exit $$rc
 
 # The flash sale (examples/flashsale.c): starts a local 5-node cluster in

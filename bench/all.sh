@@ -46,7 +46,7 @@ export LC_ALL=C
 # "<!-- handoff.sh: section latest -->" and "<!-- handoff.sh: end latest -->");
 # the report takes that section and what stands outside every section.
 #
-# To add a suite (the fencing benchmark is next):
+# To add a suite:
 #   1. its script bench/NAME.sh sources bench/lib.sh, takes --quick, writes
 #      bench/RESULTS-NAME.md in full mode (its first lines naming the commit
 #      and the date: `bench_stamp`, or machine_info's REV and DATE) and
@@ -56,8 +56,7 @@ export LC_ALL=C
 #      `summary WORKLOAD LIBREDLOCK NODE BASELINE TARGET VERDICT` (see
 #      bench/lib.sh; judge_targets does it for rows that carry the five
 #      summary fields), which writes nothing when run on its own;
-#   3. a line below, e.g.
-#      "fence|fence.sh||RESULTS-fence.md|||Fencing tokens: plain and fenced acquire"
+#   3. a line below (the fields as above);
 #   4. its program in the bench_all list at the end of bench/CMakeLists.txt,
 #      and make targets bench-NAME / bench-NAME-quick in the Makefile.
 SUITES=(
@@ -68,6 +67,7 @@ SUITES=(
   "kinds|kinds.sh||RESULTS-kinds.md|||Semaphores and read-write locks against a mutex (issue 15)"
   "scale|scale.sh||RESULTS-scale.md|scale.png||Many locks and many waiters (issue 24)"
   "cluster|cluster.sh||RESULTS-cluster.md|||Redis Cluster nodes against plain nodes (issue 25)"
+  "fence|fence.sh||RESULTS-fence.md|||Fencing tokens: plain and fenced acquire (issue 26)"
   "hosts|hosts.sh||RESULTS-hosts.md|||One node's host name unresolvable (issue 12)"
 )
 

@@ -13,17 +13,18 @@
 # the two headline ratios over the runs. --quick: 6 rounds of 100 cycles, 3
 # throughput rounds of 0.5 s, one run (about 20 s), written to
 # $BENCH_BUILD/bench/RESULTS-fence-quick.md. --note TEXT: a paragraph for
-# the report. The tables are printed either way.
+# the report; bench/fence-notes.md (what changed, where the time goes) is
+# copied in after the headline. The tables are printed either way. Under
+# bench/all.sh (`make bench`) the two targets are rows of the summary.
 #
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-fence` does it all).
 set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export LC_ALL=C
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD=${BENCH_BUILD:-$ROOT/build-bench}
 BIN=$BUILD/bench/bench_fence
-CLUSTER_SH=$ROOT/deploy/cluster.sh
 
 QUICK=0
 NOTE=""
@@ -47,10 +48,6 @@ else
   RUNS=${RUNS:-3}
 fi
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "fence.sh: --runs wants a positive number" >&2; exit 2; }
-
-START=$SECONDS
-note() { printf '[%3ds] %s\n' "$((SECONDS - START))" "$*" >&2; }
-fail() { note "error: $*"; exit 1; }
 
 [[ -x $BIN ]] || fail "$BIN is not built (run: make bench-fence)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
@@ -103,6 +100,17 @@ spread() {
 SERIAL=$(spread 7 '| fenced (`opt.fencing')
 THRU=$(spread 4 '| fenced |')
 
+# The summary rows of `make bench` (bench/all.sh): the medians over the runs
+# against the issue's targets.
+median_of() { awk '{ print $1 }' <<<"$1" | tr -d '×'; }
+verdict() { awk -v v="$1" -v op="$2" -v lim="$3" 'BEGIN { if (v == "") print "n/a"; else if (op == "le" ? v + 0 <= lim + 0 : v + 0 >= lim + 0) print "PASS"; else print "FAIL" }'; }
+S_MED=$(median_of "$SERIAL")
+T_MED=$(median_of "$THRU")
+summary "fenced acquire, one caller: p50 ÷ plain (median of $RUNS runs)" "${S_MED:+$S_MED×}" - "plain 1.00×" "≤ 2.0×" \
+  "$(verdict "$S_MED" le 2.0)"
+summary "fenced acquire + release, 32 threads: cycles/s ÷ plain (median of $RUNS runs)" "${T_MED:+$T_MED×}" - \
+  "plain 1.00×" "≥ 0.6×" "$(verdict "$T_MED" ge 0.6)"
+
 DATE=$(date -u '+%Y-%m-%d %H:%M UTC')
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
@@ -137,6 +145,10 @@ mkdir -p "$(dirname "$OUT_MD")"
   if [[ -n $NOTE ]]; then
     echo
     echo "$NOTE"
+  fi
+  if [[ -s $ROOT/bench/fence-notes.md ]]; then
+    echo
+    cat "$ROOT/bench/fence-notes.md"
   fi
   for ((k = 1; k <= RUNS; k++)); do
     echo

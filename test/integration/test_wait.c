@@ -214,6 +214,18 @@ static void *fifo_waiter(void *arg) {
     return NULL;
 }
 
+/* Waits (up to 10 s) until n callers of rl have begun to wait for a
+ * release (its waits counter): the n-th waiter has joined the local queue.
+ * Returns the count reached. */
+static unsigned long long await_waiters(redlock_t *rl, unsigned long long n) {
+    redlock_stats_t st = {0};
+    for (int i = 0; i < 2000; i++) {
+        if (redlock_stats(rl, &st) == REDLOCK_OK && st.waits >= n) break;
+        rt_sleep_ms(5);
+    }
+    return st.waits;
+}
+
 Test(wait, local_waiters_are_granted_in_arrival_order) {
     redlock_options_t o;
     rt_options(&o);
@@ -225,10 +237,12 @@ Test(wait, local_waiters_are_granted_in_arrival_order) {
     atomic_int next_rank = 0;
     fifo_t f[8];
     pthread_t t[8];
-    for (int i = 0; i < 8; i++) { /* arrive one after another */
+    for (int i = 0; i < 8; i++) { /* arrive one after another: each queued before the next starts */
         f[i] = (fifo_t){rl, "w:fifo", i, &next_rank, -1, 1};
         pthread_create(&t[i], NULL, fifo_waiter, &f[i]);
-        rt_sleep_ms(40);
+        unsigned long long w = await_waiters(rl, (unsigned long long)i + 1);
+        cr_assert_geq(w, (unsigned long long)i + 1, "waiter %d not waiting after 10 s (%llu waiting)", i, w);
+        rt_sleep_ms(10);
     }
     for (int i = 0; i < C.n; i++) tc_del(&C, i, "w:fifo"); /* the holder goes */
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
