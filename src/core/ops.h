@@ -49,7 +49,7 @@ struct rl_op {
 #define RL_POLLS_PER_INTERVAL 256u
 
 /* Acquire: attempts (SET NX PX, the multi-key script, or the fenced
- * script and its write-back), the validity check, the clean-up release
+ * transaction and its write-back), the validity check, the clean-up release
  * after a failed attempt, and jittered retries within wait_ms. */
 typedef struct rl_acquire_op {
     rl_op_t op;
