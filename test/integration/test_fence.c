@@ -1,9 +1,14 @@
 /* test_fence.c -- fencing tokens against real masters: strictly increasing
  * across alternating holders while random minorities of nodes are paused,
  * killed or restarted without their data; still increasing after every
- * node restarts empty; and a holder paused past its TTL is refused by the
- * fenced write helper once a newer holder wrote. */
+ * node restarts empty; still increasing between clients of several threads
+ * at once; each granting node's counter raised exactly to the token by the
+ * write-back; and a holder paused past its TTL is refused by the fenced
+ * write helper once a newer holder wrote. */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,4 +282,59 @@ Test(fence, counter_that_cannot_grow_fails_the_write_back) {
     for (int i = 0; i < 3; i++) expect_counter(i, fk, "9223372036854775807");
     for (int i = 0; i < 5; i++) tc_del(&C, i, fk);
     redlock_free(rl);
+}
+
+/* ---- many clients at once ------------------------------------------------ */
+
+static _Atomic uint64_t g_last; /* the token of the latest holder of fence:many */
+static atomic_int g_bad;        /* holders whose token was not above the one before */
+
+typedef struct contender {
+    pthread_t th;
+    redlock_t *rl;
+    int n, failed;
+} contender_t;
+
+/* A thread's n acquires of fence:many, each checking its token against the
+ * last holder's while it holds the lock (no assertions off the main thread). */
+static void *contend(void *arg) {
+    contender_t *c = arg;
+    for (int i = 0; i < c->n; i++) {
+        redlock_lock_t *lk = NULL;
+        if (redlock_acquire_ex(c->rl, "fence:many", 3000, 20000, &lk, NULL) != REDLOCK_OK) {
+            c->failed++;
+            continue;
+        }
+        uint64_t f = redlock_lock_fence(lk);
+        if (f <= atomic_exchange(&g_last, f)) atomic_fetch_add(&g_bad, 1);
+        redlock_release(c->rl, lk);
+    }
+    return NULL;
+}
+
+Test(fence, tokens_strictly_increase_between_clients_of_many_threads) {
+    /* counters above every clock, a different one on each node, so the tokens come from the
+     * counters and their write-backs (not from the node clocks, which rise on their own) */
+    enum { THREADS = 6, EACH = 20 };
+    const uint64_t base = 8000000000000000ULL;
+    for (int i = 0; i < 5; i++) {
+        char v[32];
+        snprintf(v, sizeof v, "%llu", (unsigned long long)(base + 1000u * (unsigned)i));
+        cr_assert_eq(tc_set(&C, i, "fence:many:redlock:fence", v, 0), 0);
+    }
+    contender_t c[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        c[i] = (contender_t){.rl = fenced_rl(5), .n = EACH};
+        cr_assert_eq(pthread_create(&c[i].th, NULL, contend, &c[i]), 0);
+    }
+    int failed = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(c[i].th, NULL);
+        failed += c[i].failed;
+        redlock_free(c[i].rl);
+    }
+    cr_assert_eq(atomic_load(&g_bad), 0, "%d holders got a token not above the previous holder's", atomic_load(&g_bad));
+    cr_assert_leq(failed, THREADS * EACH / 10, "%d of %d acquires failed", failed, THREADS * EACH);
+    cr_assert_gt(atomic_load(&g_last), base, "the tokens came from the counters");
+    for (int i = 0; i < 5; i++) tc_del(&C, i, "fence:many:redlock:fence");
 }
