@@ -264,11 +264,14 @@ static size_t write_cmd(void *arg, size_t node, int cluster, char *buf, size_t c
 }
 
 /* Fills err/detail for an error reply of the write-back (MULTI, GET,
- * INCRBY, EXEC; what: the command it answers); returns
+ * INCRBY, EXEC; what: the command it answers), with the commands an ACL
+ * user needs when the refusal may be the ACL's; returns
  * REDLOCK_VOTE_ERROR. */
 static redlock_vote_t write_error(const redisReply *e, const char *what, int *err, char *detail, size_t n) {
     *err = rl_error_code(e->str);
-    snprintf(detail, n, "%s: %.120s (an ACL user needs +multi +exec +get +incrby)", what, e->str);
+    int acl = *err == REDLOCK_ERR_AUTH || !strncmp(e->str, "EXECABORT", 9) ||
+              !strncmp(e->str, "ERR EXEC without MULTI", 22);
+    snprintf(detail, n, "%s: %.120s%s", what, e->str, acl ? " (an ACL user needs +multi +exec +get +incrby)" : "");
     return REDLOCK_VOTE_ERROR;
 }
 

@@ -890,14 +890,17 @@ Test(classify, fence_write_back_errors_name_what_failed) {
     redisReply wrongtype = error_reply("WRONGTYPE Operation against a key holding the wrong kind of value");
     redisReply rep, *el[2];
     exec_of(&rep, el, &ours, &overflow);
-    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: ERR increment", 1, "overflow");
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: ERR increment or decrement "
+                 "would overflow", 0, "overflow (no ACL hint)");
     exec_of(&rep, el, &wrongtype, &count);
     expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "GET of the lock: WRONGTYPE", 1, "GET WRONGTYPE");
     exec_of(&rep, el, &ours, &wrongtype);
-    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: WRONGTYPE", 1, "INCRBY WRONGTYPE");
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: WRONGTYPE", 1,
+                 "INCRBY WRONGTYPE");
     /* the transaction refused as a whole */
     redisReply abort = error_reply("EXECABORT Transaction discarded because of previous errors.");
     expect_error(judge_ours, &abort, REDLOCK_ERR_SERVER, "EXEC: EXECABORT", 1, "EXECABORT");
+    expect_error(judge_ours, &abort, REDLOCK_ERR_SERVER, "+incrby", 1, "EXECABORT's ACL hint");
     redisReply noperm = error_reply("NOPERM User locker has no permissions to run the 'exec' command");
     expect_error(judge_ours, &noperm, REDLOCK_ERR_AUTH, "+incrby", 1, "NOPERM");
     /* other shapes */
