@@ -25,8 +25,12 @@
  *            MULTI SET NX PX, GET, TIME EXEC (the fenced attempt now);
  *            2 RT: SET NX PX then a plain SET (two plain round trips) |
  *            the old script then fence_set.lua | MULTI .. EXEC then
- *            fence_set.lua (a fenced acquire's two round trips and
- *            nothing more).
+ *            fence_set.lua (the fenced acquire before its write-back
+ *            became a transaction) | MULTI .. EXEC then MULTI, GET,
+ *            INCRBY by each granting node's own difference, EXEC, sent
+ *            only to the nodes that granted (a fenced acquire's two
+ *            round trips now, and nothing more) | MULTI .. EXEC then
+ *            MULTI, ZADD GT, GET, EXEC (a write-back not taken).
  * Acquire p50 / p99 (the acquire alone) and cycle p50 / p99 (acquire +
  * release) over all rounds; the ratio of the acquire p50 to plain's (for
  * the floor rows: to the floor's SET NX PX) and its range over the rounds
@@ -87,7 +91,9 @@ typedef struct fnode {
     redisContext *c;
     unsigned stale; /* replies owed by earlier rounds, dropped on arrival */
     unsigned got;   /* replies of the current round read so far */
-    int answered, want_write, vote;
+    int answered, want_write;
+    int vote;                /* in the last round: 1 yes, 0 no, -1 failed or not asked */
+    unsigned long long seen; /* the counter its last grant of a MULTI attempt read (0: none) */
 } fnode_t;
 
 static fnode_t fnodes[BENCH_MAX_NODES];
@@ -112,8 +118,9 @@ static const char OLD_ACQUIRE_FENCED[] =
  * string (the old script's counter, SCRIPT LOAD's sha1), EXEC's array
  * {SET, GET, TIME} behind MULTI and three QUEUED (5 replies), or EXEC's
  * array {ZADD, GET of the lock} behind MULTI and two QUEUED (4 replies:
- * yes when the lock still holds floor_tok). */
-enum { KIND_SET, KIND_INT, KIND_STR, KIND_MULTI, KIND_ZADD };
+ * yes when the lock still holds floor_tok), or EXEC's array {GET of the
+ * lock, INCRBY} the same way. */
+enum { KIND_SET, KIND_INT, KIND_STR, KIND_MULTI, KIND_ZADD, KIND_INCR };
 static const char *floor_tok;
 
 /* Keeps the decimal number s (len bytes) in floor_max when it is higher
@@ -152,9 +159,11 @@ static int classify(const redisReply *r, int kind) {
         keep_max(us, (size_t)n);
         return 1;
     }
-    if (kind == KIND_ZADD) {
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER) return -1;
-        const redisReply *g = r->element[1];
+    if (kind == KIND_ZADD || kind == KIND_INCR) {
+        size_t gi = kind == KIND_ZADD ? 1 : 0; /* where GET's reply is; the other is an integer */
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[1 - gi]->type != REDIS_REPLY_INTEGER)
+            return -1;
+        const redisReply *g = r->element[gi];
         return g->type == REDIS_REPLY_STRING && g->len == 40 && !memcmp(g->str, floor_tok, 40);
     }
     if (r->type == REDIS_REPLY_INTEGER) return r->integer == 1 ? 1 : 0;
@@ -189,23 +198,29 @@ static int fnode_read(fnode_t *nd, int kind, unsigned per) {
             continue;
         }
         int last = ++nd->got == per, v = last ? classify(rep, kind) : 0;
+        if (last && kind == KIND_MULTI) { /* the counter this node read, for a write-back by difference */
+            const redisReply *c = v == 1 ? ((redisReply *)rep)->element[1] : NULL;
+            nd->seen = c && c->type == REDIS_REPLY_STRING ? strtoull(c->str, NULL, 10) : 0;
+        }
         freeReplyObject(rep);
         if (last) return v;
     }
 }
 
-/* Sends the encoded command (per commands, pipelined) to every node and
- * waits until `need` said yes (or that became impossible). Returns the yes
- * count. */
-static size_t fan_out_n(const char *cmd, size_t len, int kind, size_t need, unsigned per) {
+/* Sends node i its encoded command cmds[i] (lens[i] bytes, per commands
+ * pipelined; NULL: nothing, a node not asked) and waits until `need` said
+ * yes (or that became impossible). Returns the yes count. */
+static size_t fan_out_each(const char *const *cmds, const size_t *lens, int kind, size_t need, unsigned per) {
     size_t yes = 0, pending = 0;
     for (size_t i = 0; i < cfg.n_nodes; i++) {
         fnode_t *nd = &fnodes[i];
-        nd->answered = 0;
+        nd->answered = !cmds[i]; /* (one not asked owes nothing) */
         nd->got = 0;
-        if (!nd->c) continue;
+        nd->vote = -1;
+        if (!nd->c || !cmds[i]) continue;
         int done = 0;
-        if (redisAppendFormattedCommand(nd->c, cmd, len) != REDIS_OK || redisBufferWrite(nd->c, &done) != REDIS_OK) {
+        if (redisAppendFormattedCommand(nd->c, cmds[i], lens[i]) != REDIS_OK ||
+            redisBufferWrite(nd->c, &done) != REDIS_OK) {
             fnode_fail(nd, nd->c->errstr);
             continue;
         }
@@ -242,6 +257,7 @@ static size_t fan_out_n(const char *cmd, size_t len, int kind, size_t need, unsi
             int v = fnode_read(nd, kind, per);
             if (v == 2) continue;
             nd->answered = 1;
+            nd->vote = v;
             pending--;
             if (v == 1) yes++;
         }
@@ -249,6 +265,17 @@ static size_t fan_out_n(const char *cmd, size_t len, int kind, size_t need, unsi
     for (size_t i = 0; i < cfg.n_nodes; i++) /* what the slower nodes still owe is dropped when it comes */
         if (fnodes[i].c && !fnodes[i].answered) fnodes[i].stale += per - fnodes[i].got;
     return yes;
+}
+
+/* fan_out_each with the same command for every node. */
+static size_t fan_out_n(const char *cmd, size_t len, int kind, size_t need, unsigned per) {
+    const char *cmds[BENCH_MAX_NODES];
+    size_t lens[BENCH_MAX_NODES];
+    for (size_t i = 0; i < cfg.n_nodes; i++) {
+        cmds[i] = cmd;
+        lens[i] = len;
+    }
+    return fan_out_each(cmds, lens, kind, need, per);
 }
 
 static size_t fan_out(const char *cmd, size_t len, int kind, size_t need) {
@@ -327,7 +354,7 @@ static void floor_connect(void) {
 
 typedef enum kind { V_PLAIN, V_FENCED, V_FLOOR } kind_t;
 enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI }; /* a floor's first round */
-enum { TWO_NONE, TWO_SET, TWO_FENCE, TWO_ZADD }; /* and its second */
+enum { TWO_NONE, TWO_SET, TWO_FENCE, TWO_INCR, TWO_ZADD }; /* and its second */
 
 typedef struct variant {
     const char *name;
@@ -352,7 +379,10 @@ static variant_t vs[] = {
      .two = TWO_FENCE},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_MULTI,
      .two = TWO_FENCE},
-    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `ZADD GT` `GET` `EXEC` (a script-free write-back: "
+    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `GET` `INCRBY` `EXEC` (the write-back now: to the "
+             "granting nodes, each by its own difference)",
+     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_INCR},
+    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `ZADD GT` `GET` `EXEC` (another script-free write-back: "
              "not done, it needs the counter as a sorted set)",
      .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_ZADD},
 };
@@ -377,6 +407,39 @@ static void floor_token(char tok[41]) {
  * a quorum said yes. */
 static int floor_round(int kind, unsigned per, const char *buf, size_t len) {
     return fan_out_n(buf, len, kind, cfg.quorum, per) >= cfg.quorum;
+}
+
+/* Writes MULTI, the two encoded commands a and b (la, lb bytes), EXEC
+ * into buf (cap bytes); returns the length. Exits when it does not fit. */
+static int multi_of(char *buf, size_t cap, const char *a, int la, const char *b, int lb) {
+    static const char m[] = "*1\r\n$5\r\nMULTI\r\n", e[] = "*1\r\n$4\r\nEXEC\r\n";
+    int len = snprintf(buf, cap, "%s%.*s%.*s%s", m, la, a, lb, b, e);
+    if (len < 0 || (size_t)len >= cap) exit(1);
+    return len;
+}
+
+/* The write-back now (fence.c): to each node that granted the last round
+ * one, MULTI, GET of the lock, INCRBY of its counter by the token less
+ * what that node read, EXEC; no command to the others. 1 when a quorum
+ * still held the lock. */
+static int floor_incr(const variant_t *v, const char *tok, const char *fkey) {
+    static char bufs[BENCH_MAX_NODES][512];
+    const char *cmds[BENCH_MAX_NODES];
+    size_t lens[BENCH_MAX_NODES];
+    unsigned long long t = strtoull(floor_max, NULL, 10) + 1;
+    for (size_t i = 0; i < cfg.n_nodes; i++) {
+        cmds[i] = NULL;
+        if (fnodes[i].vote != 1) continue;
+        char *get = NULL, *incr = NULL;
+        int lg = redisFormatCommand(&get, "GET %s", v->resource);
+        int li = redisFormatCommand(&incr, "INCRBY %s %llu", fkey, t - fnodes[i].seen);
+        lens[i] = (size_t)multi_of(bufs[i], sizeof bufs[i], get, lg, incr, li);
+        cmds[i] = bufs[i];
+        redisFreeCommand(get);
+        redisFreeCommand(incr);
+    }
+    floor_tok = tok;
+    return fan_out_each(cmds, lens, KIND_INCR, cfg.quorum, 4) >= cfg.quorum;
 }
 
 /* The floor's acquire of v: 1 when a quorum granted every round of it. */
@@ -410,7 +473,10 @@ static int floor_acquire(const variant_t *v, const char *tok, const char *fkey, 
         ok = floor_round(v->one == ONE_OLD ? KIND_STR : v->one == ONE_SET ? KIND_SET : KIND_INT, 1, cmd, (size_t)len);
     redisFreeCommand(cmd);
     if (!ok || v->two == TWO_NONE) return ok;
-    if (v->two == TWO_SET) {
+    if (v->two == TWO_INCR) {
+        ok = floor_incr(v, tok, fkey);
+        cmd = NULL;
+    } else if (v->two == TWO_SET) {
         len = redisFormatCommand(&cmd, "SET %s %s", fkey, tok);
         ok = floor_round(KIND_SET, 1, cmd, (size_t)len);
     } else if (v->two == TWO_ZADD) { /* set-if-greater natively, then whether the lock is still ours */
@@ -418,11 +484,9 @@ static int floor_acquire(const variant_t *v, const char *tok, const char *fkey, 
         snprintf(fence, sizeof fence, "%llu", strtoull(floor_max, NULL, 10) + 1);
         int lz = redisFormatCommand(&z, "ZADD %s-z GT %s c", fkey, fence);
         int lg = redisFormatCommand(&get, "GET %s", v->resource);
-        static const char m[] = "*1\r\n$5\r\nMULTI\r\n", e[] = "*1\r\n$4\r\nEXEC\r\n";
-        len = snprintf(buf, sizeof buf, "%s%.*s%.*s%s", m, lz, z, lg, get, e);
+        len = multi_of(buf, sizeof buf, z, lz, get, lg);
         redisFreeCommand(z);
         redisFreeCommand(get);
-        if (len < 0 || (size_t)len >= sizeof buf) exit(1);
         floor_tok = tok;
         ok = floor_round(KIND_ZADD, 4, buf, (size_t)len);
     } else {

@@ -1,5 +1,8 @@
--- fence_set.lua: the second round of a fenced acquire: record the fencing
--- token on this node, only where the lock still holds our token.
+-- fence_set.lua: the second round of a fenced permit acquire: record the
+-- fencing token on this node, only where the slot's key still holds our
+-- token. (A mutex's second round is MULTI, GET, INCRBY, EXEC instead, see
+-- src/core/fence.c; the two share the counter's format, and older clients
+-- used this script for mutexes too.)
 -- KEYS[1] = resource, KEYS[2] = its counter key; ARGV[1] = token,
 -- ARGV[2] = fencing token (decimal). The counter only ever grows.
 -- Returns 1 when recorded (or already at least as high), 0 when the lock

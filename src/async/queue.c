@@ -104,11 +104,14 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
-    } else if (!(c = calloc(1, sizeof *c + (a->ctx.opt.fencing ? 2 : 1) * rl_round_size(a->ns.n)))) {
-        return NULL; /* (a second room only for fencing's write-back) */
+    } else if (!(c = calloc(1, sizeof *c + (a->ctx.opt.fencing ? 2 : 1) * rl_round_size(a->ns.n) +
+                                   (a->ctx.opt.fencing ? a->ns.n * sizeof(uint64_t) : 0)))) {
+        return NULL; /* (a second room and the counters read only for fencing's write-back) */
     }
+    size_t room = rl_round_size(a->ns.n); /* (a multiple of a round's alignment: the counters stay aligned) */
     c->u.op.r = (rl_round_t *)(void *)c->rooms;
-    c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->rooms + rl_round_size(a->ns.n)) : NULL;
+    c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->rooms + room) : NULL;
+    c->u.op.seen = a->ctx.opt.fencing ? (uint64_t *)(void *)(c->rooms + 2 * room) : NULL;
     c->heap_at = SIZE_MAX;
     c->next = a->pending;
     if (a->pending) a->pending->prev = c;

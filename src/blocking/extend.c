@@ -13,6 +13,7 @@ int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uin
     RL_ROUND(r);
     e.op.r = r;
     e.op.aux = NULL;
+    e.op.seen = NULL;
     rl_extend_op_init(&e, rl, keys, token, ttl_ms, rep);
     rl_life_op_kind(&e, kind);
     int rc = rl_drive(&e.op);
@@ -63,6 +64,7 @@ static void start_job(redlock_t *rl, rl_extend_job_t *j, uint64_t now) {
     rl_keys_t keys = rl_lock_keys(l);
     j->e.op.r = j->r;
     j->e.op.aux = NULL;
+    j->e.op.seen = NULL;
     rl_extend_op_init(&j->e, rl, &keys, l->token, j->ttl_ms, NULL);
     rl_life_op_kind(&j->e, l);
     unsigned before = rl_drive_started();

@@ -10,6 +10,7 @@ int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, con
     RL_ROUND(r);
     e.op.r = r;
     e.op.aux = NULL;
+    e.op.seen = NULL;
     rl_release_op_init(&e, rl, keys, token, rep);
     rl_life_op_kind(&e, kind);
     return rl_drive(&e.op);

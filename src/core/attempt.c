@@ -1,7 +1,8 @@
 /* attempt.c -- the acquire operation (see ops.h): one attempt (SET NX PX
  * on every node, the all-or-nothing script for a set, or the fenced
- * script), the validity check, the clean-up after a failed attempt, and
- * the jittered retries up to the wait deadline. */
+ * transaction and its write-back, fence.c), the validity check, the
+ * clean-up after a failed attempt, and the jittered retries up to the
+ * wait deadline. */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -16,6 +16,9 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->classify = NULL;
     r->on_reply = NULL;
     r->reply_arg = NULL;
+    r->node_cmd = NULL;
+    r->judge = NULL;
+    r->node_arg = NULL;
     r->stop = stop;
     r->send_all = stop == RL_STOP_RESOLVE;
     r->grants = 0;

@@ -50,7 +50,7 @@ typedef struct rl_round_node {
 
 typedef struct rl_round {
     /* set by the caller before rl_engine_run */
-    const char *cmd;                /* encoded request for every node */
+    const char *cmd;                /* encoded request for every node (but see node_cmd) */
     size_t cmd_len;
     const char *ccmd;               /* the same for Redis Cluster nodes, its keys named as there
                                      * (slot.h's rl_cluster_key); NULL: cmd serves them too */
@@ -70,6 +70,15 @@ typedef struct rl_round {
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
     void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (from inside the driver) */
     void *reply_arg;
+    /* optional: a command of each node's own (cluster: the node is a Redis Cluster node, its
+     * keys named as there, in slot hslot), written into buf (cap bytes, at least
+     * RL_NODE_CMD_MAX); it replaces cmd and ccmd, which still must be non-NULL (the drivers'
+     * sign that the round has a command). Returns its length (more than cap: it did not fit,
+     * an error vote), or 0: nothing for this node, which votes no at once with *why as detail */
+    size_t (*node_cmd)(void *arg, size_t node, int cluster, char *buf, size_t cap, const char **why);
+    /* optional: votes in place of classify, knowing the node and node_arg */
+    redlock_vote_t (*judge)(void *arg, size_t node, const void *reply, int *err, char *detail, size_t n);
+    void *node_arg;                   /* node_cmd's and judge's argument */
     /* kept by the core as votes come */
     size_t yes, no, failed, pending, auth_failed;
     int done;
@@ -79,6 +88,10 @@ typedef struct rl_round {
     void *owner;                      /* the driver's: who waits for this round */
     rl_round_node_t pn[];             /* per node: n entries (see rl_round_size) */
 } rl_round_t;
+
+/* Room for one node's own command (rl_round_t.node_cmd): two keys of the
+ * longest resource named as on a cluster, with suffixes, and the rest. */
+#define RL_NODE_CMD_MAX (2 * REDLOCK_MAX_RESOURCE + 512)
 
 /* Bytes a round for n nodes takes (its per-node records included),
  * rounded up so that rounds placed one after another stay aligned. */

@@ -1,12 +1,49 @@
 /* fence.c -- fencing tokens: the fenced acquire's two rounds (see
  * redlock_lock_fence in redlock.h); the acquire op (attempt.c) runs them.
  *
+ * Each node keeps a counter per resource, the key "<res>:redlock:fence",
+ * a decimal string that only ever grows. Round one, the attempt, sets the
+ * lock and reads the counter and the node's clock behind it in one
+ * transaction; the token t is 1 + the highest max(counter, clock in µs)
+ * among the nodes that granted (the clock keeps tokens rising after a
+ * node lost its counter).
+ *
  * Why two rounds: the maximum of the counters one quorum returns is not
  * enough, since the next holder's quorum may meet ours in a single node
- * that need not hold the maximum. Writing max + 1 back to a quorum (set if
- * greater) before using it makes it reach every later holder: any later
+ * that need not hold the maximum. Raising the counters of a quorum to at
+ * least t before using t makes it reach every later holder: any later
  * read quorum meets our write quorum in at least one node, whose counter
- * is then at least our token, so the later maximum + 1 is greater. */
+ * is then at least t, so the later maximum + 1 is greater. A write counts
+ * only if it landed while the lock was still ours on that node: a later
+ * holder's SET there comes after it, and its read after its SET.
+ *
+ * A mutex's write-back (round two) goes to each node n that granted in
+ * round one as one transaction, MULTI, GET <lock>, INCRBY <counter>
+ * (t - c_n), EXEC, where c_n is the counter n itself returned in round
+ * one (0 when it had none), not the clock-floored value; the nodes that
+ * did not grant are sent nothing and vote no. Why adding a per-node
+ * difference is safe:
+ *  - counters are monotone: every writer only ever raises one (this
+ *    INCRBY adds t - c_n >= 1; fence_set.lua, used by permits and older
+ *    clients, sets a greater value), so when the INCRBY runs the counter
+ *    is some c' >= c_n and becomes c' + t - c_n >= t;
+ *  - overshoot is harmless: c' > c_n only when another writer raised it
+ *    between our two rounds, and the counter then ends above t; tokens
+ *    need only strictly increase, never be consecutive;
+ *  - the amount is per node, the difference to that node's own reading,
+ *    so an unraced node ends exactly at t: counters never compound (as
+ *    adding t itself would, doubling them acquire after acquire);
+ *  - GET and INCRBY run atomically, so a yes ([our token, integer])
+ *    proves the counter reached t while we held that node; a no (GET saw
+ *    another value or none: the lock is not ours there any more) still
+ *    raised the counter, which monotonicity makes harmless.
+ * The stored format is unchanged (INCRBY reads and writes the same
+ * decimal string), so old and new clients share counters. This costs a
+ * transaction's server time rather than a script's (issue 26). A
+ * permit's write-back stays fence_set.lua (set if greater, where the
+ * slot's key holds our token): its token is the highest counter of every
+ * slot a node returned (permit.c), so no per-node reading of the winning
+ * slot's counter is at hand. */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,11 +73,13 @@ static int decimal(const redisReply *s, uint64_t *v) {
 
 /* A node's answer to the fenced attempt: EXEC's array of the replies to
  * SET NX PX (OK granted, nil taken), GET of the counter (nil: none yet)
- * and TIME. A grant's *value is the counter, but never less than the
- * node's clock in microseconds. Anything else is a failed vote, also a
- * grant whose counter or clock cannot be read (its key is released with
- * the attempt's clean-up if the attempt fails, as for any failed vote). */
-static redlock_vote_t fenced_reply(const redisReply *r, uint64_t *value, int *err, char *detail, size_t n) {
+ * and TIME. A grant's *raw is the counter (0: none), its *value the same
+ * but never less than the node's clock in microseconds. Anything else is
+ * a failed vote, also a grant whose counter or clock cannot be read (its
+ * key is released with the attempt's clean-up if the attempt fails, as
+ * for any failed vote). */
+static redlock_vote_t fenced_reply(const redisReply *r, uint64_t *value, uint64_t *raw, int *err, char *detail,
+                                   size_t n) {
     if (r->type == REDIS_REPLY_ERROR &&
         (!strncmp(r->str, "ERR EXEC without MULTI", 22) || !strncmp(r->str, "EXECABORT", 9))) {
         /* MULTI refused (the SET then ran alone: the clean-up undoes it), EXEC refused, or a
@@ -71,23 +110,28 @@ static redlock_vote_t fenced_reply(const redisReply *r, uint64_t *value, int *er
         return REDLOCK_VOTE_ERROR;
     }
     uint64_t floor = sec * 1000000u + usec;
+    *raw = c;
     *value = c > floor ? c : floor;
     return REDLOCK_VOTE_YES;
 }
 
 static redlock_vote_t classify_fenced(const void *reply, int *err, char *detail, size_t n) {
-    uint64_t v;
-    return fenced_reply(reply, &v, err, detail, n);
+    uint64_t v, c;
+    return fenced_reply(reply, &v, &c, err, detail, n);
 }
 
-/* Keeps the highest counter the granting nodes returned (on_reply: runs
- * just before the same reply is classified). */
+/* Keeps the highest counter the granting nodes returned (floored by their
+ * clocks), and each one's own counter in seen[node] for its write-back
+ * (on_reply, arg the acquire op: runs just before the same reply is
+ * classified). */
 static void take_max(void *arg, size_t node, const void *reply) {
-    (void)node;
-    uint64_t v = 0, *max = arg;
+    rl_acquire_op_t *a = arg;
+    uint64_t v = 0, c = 0;
     int err;
     char detail[8];
-    if (fenced_reply(reply, &v, &err, detail, sizeof detail) == REDLOCK_VOTE_YES && v > *max) *max = v;
+    if (fenced_reply(reply, &v, &c, &err, detail, sizeof detail) != REDLOCK_VOTE_YES) return;
+    if (v > a->fence_max) a->fence_max = v;
+    a->op.seen[node] = c;
 }
 
 /* Builds "<resource><suffix>" into buf (cap bytes); returns its length. */
@@ -119,8 +163,8 @@ static void put(char *buf, size_t cap, size_t *at, int argc, const char *const *
  * clock read behind it, in one transaction -- one round trip and no
  * script (a script round cost 1.3 to 1.4 x a SET round on 5 local nodes,
  * issue 26). The read must come after the SET on each node: where the SET
- * granted, every earlier holder's write-back there (made while its key
- * was still there, see fence_set.lua) is then already in the counter.
+ * granted, every earlier holder's write-back there that counted (made
+ * while its key was still there) is then already in the counter.
  * MULTI and the three QUEUED replies are dropped (round.skip); EXEC's
  * array votes (fenced_reply). */
 /* Encodes the fenced attempt on key and its counter fkey into cmd (cap
@@ -175,7 +219,7 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     r->grants = 1;
     r->skip = 4;
     r->on_reply = take_max;
-    r->reply_arg = &a->fence_max;
+    r->reply_arg = a;
     r->cmd = cmd;
     r->cmd_len = at;
     if (cat) {
@@ -186,6 +230,103 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     op->rl->send(op->rl, r); /* the driver copies cmd before it returns */
 }
 
+/* ------------------------------------------------- a mutex's write-back */
+
+/* rl_round_t.node_cmd of the write-back (arg: the acquire op): for a node
+ * that granted the attempt, MULTI, GET <lock>, INCRBY <counter> (token -
+ * its counter as read), EXEC into buf (cap bytes); returns the length
+ * (more than cap: it did not fit). For any other node 0 and *why. */
+static size_t write_cmd(void *arg, size_t node, int cluster, char *buf, size_t cap, const char **why) {
+    const rl_acquire_op_t *a = arg;
+    if (a->op.r->pn[node].vote != REDLOCK_VOTE_YES) { /* (a quarantined node's grant is DOWN) */
+        *why = "not granted in the fenced attempt";
+        return 0;
+    }
+    char plain[REDLOCK_MAX_RESOURCE + 32], ck[REDLOCK_MAX_RESOURCE + 8], cf[REDLOCK_MAX_RESOURCE + 40], by[24];
+    const char *key = a->keys.k[0], *fkey = plain;
+    size_t klen = a->keys.len[0], flen = rl_key_with(plain, sizeof plain, key, klen, RL_FENCE_SUFFIX), at = 0;
+    if (cluster && flen) { /* the names on a cluster node, both in the round's slot */
+        klen = rl_cluster_key(ck, sizeof ck, key, klen);
+        flen = rl_cluster_key(cf, sizeof cf, plain, flen);
+        key = ck;
+        fkey = cf;
+    }
+    if (!klen || !flen) return cap + 1;
+    uint64_t t = a->fence_max + 1, c = a->op.seen[node]; /* (c < t: t is above every grant's reading) */
+    int bl = snprintf(by, sizeof by, "%" PRIu64, t > c ? t - c : 0);
+    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"}, *get[] = {"GET", key}, *incr[] = {"INCRBY", fkey, by};
+    const size_t multi_l[] = {5}, exec_l[] = {4}, get_l[] = {3, klen}, incr_l[] = {6, flen, (size_t)bl};
+    put(buf, cap, &at, 1, multi, multi_l);
+    put(buf, cap, &at, 2, get, get_l);
+    put(buf, cap, &at, 3, incr, incr_l);
+    put(buf, cap, &at, 1, exec, exec_l);
+    return at;
+}
+
+/* Fills err/detail for an error reply of the write-back (MULTI, GET,
+ * INCRBY, EXEC; what: the command it answers), with the commands an ACL
+ * user needs when the refusal may be the ACL's; returns
+ * REDLOCK_VOTE_ERROR. */
+static redlock_vote_t write_error(const redisReply *e, const char *what, int *err, char *detail, size_t n) {
+    *err = rl_error_code(e->str);
+    int acl = *err == REDLOCK_ERR_AUTH || !strncmp(e->str, "EXECABORT", 9) ||
+              !strncmp(e->str, "ERR EXEC without MULTI", 22);
+    snprintf(detail, n, "%s: %.120s%s", what, e->str, acl ? " (an ACL user needs +multi +exec +get +incrby)" : "");
+    return REDLOCK_VOTE_ERROR;
+}
+
+redlock_vote_t rl_fence_judge(const void *reply, const char *token, int *err, char *detail, size_t n) {
+    const redisReply *r = reply;
+    if (r->type == REDIS_REPLY_ERROR) /* MULTI or a command refused (EXECABORT: none ran), EXEC refused */
+        return write_error(r, "EXEC", err, detail, n);
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        *err = REDLOCK_ERR_IO;
+        snprintf(detail, n, "unexpected reply to the fencing write-back (type %d, %zu elements)", r->type,
+                 r->type == REDIS_REPLY_ARRAY ? r->elements : (size_t)0);
+        return REDLOCK_VOTE_ERROR;
+    }
+    const redisReply *get = r->element[0], *incr = r->element[1];
+    if (get->type == REDIS_REPLY_ERROR) return write_error(get, "GET of the lock", err, detail, n);
+    if (incr->type == REDIS_REPLY_ERROR) return write_error(incr, "INCRBY of the fencing counter", err, detail, n);
+    if (incr->type != REDIS_REPLY_INTEGER || (get->type != REDIS_REPLY_STRING && get->type != REDIS_REPLY_NIL)) {
+        *err = REDLOCK_ERR_IO;
+        snprintf(detail, n, "unexpected reply to the fencing write-back (GET type %d, INCRBY type %d)", get->type,
+                 incr->type);
+        return REDLOCK_VOTE_ERROR;
+    }
+    if (get->type == REDIS_REPLY_STRING && get->len == REDLOCK_TOKEN_LEN && !memcmp(get->str, token, REDLOCK_TOKEN_LEN))
+        return REDLOCK_VOTE_YES;
+    snprintf(detail, n, "the lock is no longer ours on this node (its counter was raised all the same)");
+    return REDLOCK_VOTE_NO;
+}
+
+/* rl_round_t.judge of the write-back (arg: the acquire op). */
+static redlock_vote_t judge_write(void *arg, size_t node, const void *reply, int *err, char *detail, size_t n) {
+    (void)node;
+    const rl_acquire_op_t *a = arg;
+    return rl_fence_judge(reply, a->token, err, detail, n);
+}
+
+/* Sends a mutex's write-back on op.aux: each node's own transaction
+ * (write_cmd), judged by judge_write; MULTI's OK and two QUEUED are
+ * dropped (skip), EXEC's array votes. */
+static void write_back(rl_acquire_op_t *a) {
+    rl_op_t *op = &a->op;
+    rl_round_t *w = op->aux;
+    rl_round_init(w, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    if (op->rl->cluster_nodes) { /* the slot of both keys on a cluster node (one hash tag) */
+        char ck[REDLOCK_MAX_RESOURCE + 8];
+        size_t ckl = rl_cluster_key(ck, sizeof ck, a->keys.k[0], a->keys.len[0]);
+        w->hslot = ckl ? rl_key_slot(ck, ckl) : RL_SLOT_MIXED; /* (a resource is checked to fit long before) */
+    }
+    w->cmd = ""; /* (never sent: node_cmd makes each node's; non-NULL for the drivers) */
+    w->node_cmd = write_cmd;
+    w->judge = judge_write;
+    w->node_arg = a;
+    w->skip = 3;
+    op->rl->send(op->rl, w);
+}
+
 int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     (void)now;
@@ -193,9 +334,11 @@ int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
         op->rc = rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
         return 0;
     }
-    rl_fence_write(a, a->keys.k[0], a->keys.len[0]);
+    write_back(a);
     return 1;
 }
+
+/* ------------------------------------------------ a permit's write-back */
 
 void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len) {
     rl_op_t *op = &a->op;

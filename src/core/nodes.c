@@ -68,6 +68,16 @@ static void start_grace(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     grace_dues(ns, r);
 }
 
+/* Records a vote in r alone (not in the node's statistics) and finishes
+ * the round if that decided it. */
+static void tally(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
+                  const char *detail, uint64_t now) {
+    if (rl_round_vote(r, i, v, err, rtt, detail))
+        finish_round(ns, r);
+    else
+        start_grace(ns, r, now);
+}
+
 /* Records a vote and finishes the round if that decided it. A cluster
  * node's detail names the shard it is about. */
 static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
@@ -84,10 +94,7 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
                  c->uri.port, detail);
         detail = shard;
     }
-    if (rl_round_vote(r, i, v, err, rtt, detail))
-        finish_round(ns, r);
-    else
-        start_grace(ns, r, now);
+    tally(ns, r, i, v, err, rtt, detail, now);
 }
 
 /* Fails every waiting request of c with err/detail and closes c until
@@ -216,17 +223,47 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
-/* Queues round r's command on node i (a cluster node's: see route.c).
- * Once r is decided (a send_all round still goes everywhere) the request
- * is sent with no owner. */
+/* Queues s, round r's request to node i, on its connection (a cluster
+ * node's: on its shard's, see route.c); with no owner once r is decided. */
+static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
+    rl_round_t *owner = r->done ? NULL : r;
+    if (ns->cl && ns->cl[i])
+        rl_route_submit(ns, r, owner, i, s, now);
+    else
+        place(ns, &ns->conns[i], owner, i, s, now);
+}
+
+/* Submits node i's own command of r (r->node_cmd), built on the stack
+ * (what is kept for a redirect or parked is copied from it); a node it
+ * has no command for votes no, one whose command does not fit fails. */
+static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
+    char buf[RL_NODE_CMD_MAX];
+    const char *why = "";
+    size_t len = r->node_cmd(r->node_arg, i, ns->cl && ns->cl[i], buf, sizeof buf, &why);
+    if (len && len <= sizeof buf) {
+        s->cmd = buf;
+        s->len = len;
+        submit_as(ns, r, i, s, now);
+        return;
+    }
+    if (r->done) return;
+    r->pn[i].conn = (uint16_t)ns->conns[i].k; /* (the node's report names its own address) */
+    if (len)
+        vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1, "the node's command is too long", now);
+    else /* (the node was not asked: its statistics count no vote) */
+        tally(ns, r, i, REDLOCK_VOTE_NO, REDLOCK_OK, -1, why, now);
+}
+
+/* Queues round r's command on node i (a cluster node's: see route.c), or
+ * the node's own (r->node_cmd). Once r is decided (a send_all round
+ * still goes everywhere) the request is sent with no owner. */
 static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
     rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
                    .send_all = (uint8_t)r->send_all, .skip = (uint8_t)r->skip};
-    rl_round_t *owner = r->done ? NULL : r;
-    if (ns->cl && ns->cl[i])
-        rl_route_submit(ns, r, owner, i, &s, now);
+    if (r->node_cmd)
+        submit_own(ns, r, i, &s, now);
     else
-        place(ns, &ns->conns[i], owner, i, &s, now);
+        submit_as(ns, r, i, &s, now);
 }
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
@@ -368,7 +405,8 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
     int err = REDLOCK_OK;
     char detail[RL_DETAIL_LEN] = "";
-    redlock_vote_t v = r->classify(rep, &err, detail, sizeof detail);
+    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, &err, detail, sizeof detail)
+                                : r->classify(rep, &err, detail, sizeof detail);
     if (redirected) /* a plain node's URI names a cluster member */
         snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
                  "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);

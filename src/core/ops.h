@@ -11,9 +11,10 @@
  * votes, validity; the driver ends it. The blocking API drives an op on
  * the caller's stack to completion; the async handle keeps it on the heap
  * and resumes it from loop events. The op's two rounds live where its
- * driver puts them (r and aux are set before the op's init: RL_ROUND on
- * the stack, or room for n nodes after an async call). Only a fenced
- * acquire uses aux (its token's write-back); clean-ups go out unwaited
+ * driver puts them (r, aux and seen are set before the op's init:
+ * RL_ROUND on the stack, or room for n nodes after an async call). Only a
+ * fenced acquire uses aux and seen (its token's write-back and the
+ * counters it starts from); clean-ups go out unwaited
  * through a scratch round on the stack. */
 #ifndef RL_OPS_H
 #define RL_OPS_H
@@ -34,6 +35,8 @@ struct rl_op {
     redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
     rl_round_t *r;          /* the op's main round: its votes are the report's */
     rl_round_t *aux;        /* a fencing write-back (NULL when the handle has no fencing) */
+    uint64_t *seen;         /* with aux: n entries, each node's fence counter as the fenced
+                             * attempt read it (0: none), set where the node granted */
     uint64_t wake_us;
     int rc;
     int phase;
@@ -46,7 +49,7 @@ struct rl_op {
 #define RL_POLLS_PER_INTERVAL 256u
 
 /* Acquire: attempts (SET NX PX, the multi-key script, or the fenced
- * script and its write-back), the validity check, the clean-up release
+ * transaction and its write-back), the validity check, the clean-up release
  * after a failed attempt, and jittered retries within wait_ms. */
 typedef struct rl_acquire_op {
     rl_op_t op;
@@ -178,13 +181,20 @@ int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now);
 void rl_watch_lost(redlock_t *rl, redlock_lock_t *l, int reason);
 
 /* fence.c: the fenced attempt's rounds (see fence.c for why two).
- * rl_fence_write sends the second (token a->fence_max + 1) on op.aux for
- * key (a permit's slot; the mutex passes its resource). rl_fence_written
- * makes the lock, or fences the permit's lock already made (and frees it
- * when the write-back failed). */
+ * rl_fence_attempted judges a mutex's attempt and sends its write-back
+ * (MULTI, GET, INCRBY, EXEC to the nodes that granted) on op.aux;
+ * rl_fence_write sends a permit's (fence_set.lua on every node, token
+ * a->fence_max + 1, key its slot's). rl_fence_written makes the lock, or
+ * fences the permit's lock already made (and frees it when the write-back
+ * failed). */
 void rl_fence_send_attempt(rl_acquire_op_t *a);
 void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len);
 int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now); /* 1: write-back sent, 0: failed (op.rc set) */
 int rl_fence_written(rl_acquire_op_t *a, uint64_t now);   /* REDLOCK_OK or why the write-back failed */
+
+/* fence.c: a node's vote on a mutex's write-back, from EXEC's reply (see
+ * fence.c): yes for [token, integer], no for [anything else, integer],
+ * else an error vote (*err, detail). token: REDLOCK_TOKEN_LEN bytes. */
+redlock_vote_t rl_fence_judge(const void *reply, const char *token, int *err, char *detail, size_t n);
 
 #endif

@@ -124,7 +124,7 @@ void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i,
                               "the keys fall in different slots of this cluster (give them one hash tag)", now);
         return;
     }
-    if (r->ccmd) s->cmd = r->ccmd, s->len = r->ccmd_len;
+    if (r->ccmd && !r->node_cmd) s->cmd = r->ccmd, s->len = r->ccmd_len; /* (node_cmd made s already) */
     rl_shard_t *sh = rl_cluster_owner(cl, r->hslot);
     if (!sh && !cl->loaded_us && cl->error[0]) { /* no map, and the last load said why: a plain server, say */
         if (owner) rl_ns_vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, cl->error, now);

@@ -209,7 +209,7 @@ Test(auth, fencing_needs_multi_exec_and_time_for_an_acl_user) {
     }
     cr_assert_eq(left, 0, "the clean-up left the lock's key on %d nodes", left);
 
-    for (int i = 0; i < 5; i++) cr_assert_eq(admin(i, NULL, "ACL SETUSER locker +multi +exec +time"), 0);
+    for (int i = 0; i < 5; i++) cr_assert_eq(admin(i, NULL, "ACL SETUSER locker +multi +exec +time +incrby"), 0);
     cr_assert_eq(redlock_acquire_ex(rl, "lock:f", 5000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
     cr_assert_gt(redlock_lock_fence(lk), 0);
     cr_assert_eq(redlock_release_ex(rl, lk, &rep), REDLOCK_OK, "%s", rep.message);

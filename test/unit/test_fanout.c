@@ -9,6 +9,9 @@
  * "quorum of no" and "neither". Every sequence of votes from {YES, NO,
  * TIMEOUT, ERROR(AUTH)} of length N is played for N = 1..7.
  *
+ * The fenced mutex's write-back is judged by rl_fence_judge (fence.c) from
+ * EXEC arrays built by hand.
+ *
  * rl_round_vote's return value means "this vote decided the round"; the
  * engine then sets r->done (finish_round in engine.c), which these tests do
  * the same way.
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "fanout.h"
+#include "ops.h"
 #include "redlock.h"
 
 TestSuite(round, .timeout = 30);
@@ -840,4 +844,77 @@ Test(round, grace_is_a_few_round_trips_of_the_slowest_answer) {
     rl_round_init(r, 3, RL_STOP_MAJORITY, NULL);
     rl_round_vote(r, 0, REDLOCK_VOTE_NO, REDLOCK_OK, 20, NULL);
     cr_assert_eq(rl_round_grace_us(r, 4, 50000), RL_GRACE_MIN_US, "80 us is below the floor");
+}
+
+/* ---- the fencing write-back's EXEC (fence.c) ------------------------------ */
+
+static const char k_token[] = "0123456789abcdef0123456789abcdef01234567";
+
+/* rl_fence_judge with k_token, shaped as a classifier for run_classify. */
+static redlock_vote_t judge_ours(const void *reply, int *err, char *detail, size_t n) {
+    return rl_fence_judge(reply, k_token, err, detail, n);
+}
+
+/* EXEC's array [get, incr] in rep (elems: room for its two elements). */
+static void exec_of(redisReply *rep, redisReply **elems, redisReply *get, redisReply *incr) {
+    elems[0] = get;
+    elems[1] = incr;
+    *rep = (redisReply){.type = REDIS_REPLY_ARRAY, .elements = 2, .element = elems};
+}
+
+Test(classify, fence_write_back_yes_only_for_our_token_and_a_count) {
+    redisReply ours = {.type = REDIS_REPLY_STRING, .str = (char *)k_token, .len = REDLOCK_TOKEN_LEN};
+    redisReply count = {.type = REDIS_REPLY_INTEGER, .integer = 9000000000000001LL};
+    redisReply rep, *el[2];
+    int err;
+    char detail[128];
+    exec_of(&rep, el, &ours, &count);
+    cr_assert_eq(run_classify(judge_ours, &rep, &err, detail), REDLOCK_VOTE_YES);
+    /* another holder's token, a prefix of ours, none: no (the INCRBY landed, harmless) */
+    static char other[] = "fedcba9876543210fedcba9876543210fedcba98";
+    redisReply theirs = {.type = REDIS_REPLY_STRING, .str = other, .len = REDLOCK_TOKEN_LEN};
+    redisReply prefix = {.type = REDIS_REPLY_STRING, .str = (char *)k_token, .len = REDLOCK_TOKEN_LEN - 1};
+    redisReply nil = {.type = REDIS_REPLY_NIL};
+    redisReply *nos[] = {&theirs, &prefix, &nil};
+    for (size_t i = 0; i < 3; i++) {
+        exec_of(&rep, el, nos[i], &count);
+        cr_assert_eq(run_classify(judge_ours, &rep, &err, detail), REDLOCK_VOTE_NO, "case %zu", i);
+        cr_assert_not_null(strstr(detail, "no longer ours"), "case %zu: %s", i, detail);
+    }
+}
+
+Test(classify, fence_write_back_errors_name_what_failed) {
+    redisReply ours = {.type = REDIS_REPLY_STRING, .str = (char *)k_token, .len = REDLOCK_TOKEN_LEN};
+    redisReply count = {.type = REDIS_REPLY_INTEGER, .integer = 7};
+    redisReply overflow = error_reply("ERR increment or decrement would overflow");
+    redisReply wrongtype = error_reply("WRONGTYPE Operation against a key holding the wrong kind of value");
+    redisReply rep, *el[2];
+    exec_of(&rep, el, &ours, &overflow);
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: ERR increment or decrement "
+                 "would overflow", 0, "overflow (no ACL hint)");
+    exec_of(&rep, el, &wrongtype, &count);
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "GET of the lock: WRONGTYPE", 1, "GET WRONGTYPE");
+    exec_of(&rep, el, &ours, &wrongtype);
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: WRONGTYPE", 1,
+                 "INCRBY WRONGTYPE");
+    /* the transaction refused as a whole */
+    redisReply abort = error_reply("EXECABORT Transaction discarded because of previous errors.");
+    expect_error(judge_ours, &abort, REDLOCK_ERR_SERVER, "EXEC: EXECABORT", 1, "EXECABORT");
+    expect_error(judge_ours, &abort, REDLOCK_ERR_SERVER, "+incrby", 1, "EXECABORT's ACL hint");
+    redisReply noperm = error_reply("NOPERM User locker has no permissions to run the 'exec' command");
+    expect_error(judge_ours, &noperm, REDLOCK_ERR_AUTH, "+incrby", 1, "NOPERM");
+    /* other shapes */
+    redisReply status = status_reply("OK");
+    expect_error(judge_ours, &status, REDLOCK_ERR_IO, "unexpected reply to the fencing write-back", 1, "status");
+    redisReply nil = {.type = REDIS_REPLY_NIL};
+    expect_error(judge_ours, &nil, REDLOCK_ERR_IO, "unexpected reply to the fencing write-back", 1, "nil EXEC");
+    redisReply one[1] = {{.type = REDIS_REPLY_INTEGER, .integer = 1}};
+    redisReply *one_el[1] = {&one[0]};
+    redisReply short_arr = {.type = REDIS_REPLY_ARRAY, .elements = 1, .element = one_el};
+    expect_error(judge_ours, &short_arr, REDLOCK_ERR_IO, "1 elements", 1, "one element");
+    redisReply bulk_count = {.type = REDIS_REPLY_STRING, .str = "7", .len = 1};
+    exec_of(&rep, el, &ours, &bulk_count);
+    expect_error(judge_ours, &rep, REDLOCK_ERR_IO, "INCRBY type", 1, "INCRBY as bulk");
+    exec_of(&rep, el, &count, &count);
+    expect_error(judge_ours, &rep, REDLOCK_ERR_IO, "GET type", 1, "GET as integer");
 }
