@@ -508,7 +508,11 @@ Test(cluster, plain_and_cluster_nodes_mixed, .fini = stop_plain) {
     redlock_report_t rep;
     cr_assert_eq(redlock_acquire_ex(rl, "mixed", 10000, 0, &l, &rep), REDLOCK_OK, "%s", rep.message);
     cr_assert_geq(rep.yes, 2, "%s", rep.message);
-    cr_assert_eq(clusters_holding(rl, "mixed", redlock_lock_token(l), 2), 2, "the clusters hold {mixed}");
+    /* the round is decided at 2 of 3: a cluster still loading its slot map may not have
+     * answered (nor been written) yet; each cluster that said yes holds the cluster name */
+    int said_yes = (rep.nodes[0].vote == REDLOCK_VOTE_YES) + (rep.nodes[2].vote == REDLOCK_VOTE_YES);
+    cr_assert_geq(said_yes, 1, "%s", rep.message);
+    cr_assert_geq(clusters_holding(rl, "mixed", redlock_lock_token(l), 2), said_yes, "the clusters hold {mixed}");
     redisContext *ctx = redisConnect("127.0.0.1", atoi(strrchr(uri, ':') + 1));
     cr_assert(ctx && !ctx->err);
     redisReply *r = redisCommand(ctx, "GET mixed");
