@@ -67,23 +67,30 @@ static void drive(redlock_t *rl) {
 }
 
 /* Clusters on which resource's cluster key holds value, once rl's
- * requests went out (drive) and the clusters had time to apply them (up to
- * 1 s for the count to reach want). */
+ * requests went out and the clusters had time to apply them: up to 2 s for
+ * the count to reach want, with a round driven every 50 ms (a shard whose
+ * connection was still being made when the last round was decided sends
+ * its request once that connection is up, during a later call). */
 static int clusters_holding(redlock_t *rl, const char *resource, const char *value, int want) {
     char k[256];
     cname(resource, k, sizeof k);
-    drive(rl);
-    int n = tc_rc_count_value(&CS, k, value);
-    for (int t = 0; n != want && t < 200; t++, rt_sleep_ms(5)) n = tc_rc_count_value(&CS, k, value);
+    int n = -1;
+    for (int t = 0; t < 400; t++, rt_sleep_ms(5)) {
+        if (t % 10 == 0) drive(rl);
+        if ((n = tc_rc_count_value(&CS, k, value)) == want) break;
+    }
     return n;
 }
 
 /* PTTL of key (its cluster name) on cluster c once rl's requests went out
- * and it is gone, or what it still is after 1 s. */
+ * and it is gone, or what it still is after 2 s (a round driven every
+ * 50 ms, as in clusters_holding). */
 static long long pttl_gone(redlock_t *rl, int c, const char *key) {
-    drive(rl);
-    long long p = tc_rc_pttl(&CS, c, key);
-    for (int t = 0; p != -2 && t < 200; t++, rt_sleep_ms(5)) p = tc_rc_pttl(&CS, c, key);
+    long long p = 0;
+    for (int t = 0; t < 400; t++, rt_sleep_ms(5)) {
+        if (t % 10 == 0) drive(rl);
+        if ((p = tc_rc_pttl(&CS, c, key)) == -2) break;
+    }
     return p;
 }
 
