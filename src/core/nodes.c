@@ -14,7 +14,7 @@
 #include "cluster.h"
 #include "dial.h"
 #include "node.h"
-#include "nodes_int.h"
+#include "route.h"
 #include "resp.h"
 #include "scripts.h"
 #include "stats.h"
@@ -716,8 +716,19 @@ static int cluster_init(rl_nodes_t *ns, size_t i) {
     return 0;
 }
 
+/* ------------------------------------------------- for route.c (ns->ops) */
+
+/* ops.finish: ends r, whose grace passed with nodes still unheard. */
+static void finish_late(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
+    if (r->done) return;
+    note_unheard(r, now);
+    finish_round(ns, r);
+}
+
+static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_late, rl_nodes_add};
+
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
-    *ns = (rl_nodes_t){.cfg = *cfg};
+    *ns = (rl_nodes_t){.cfg = *cfg, .ops = &ns_ops};
     ns->conns = calloc(n, sizeof *ns->conns);
     for (size_t i = 0; ns->conns && i < n; i++) {
         rl_conn_t *c = &ns->conns[i];
@@ -731,6 +742,10 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
     if (ok) return REDLOCK_OK;
     for (size_t i = ns->n; i < n; i++) rl_uri_clear(&uris[i]);
     return REDLOCK_ERR_NOMEM;
+}
+
+void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
+    if (ns->cl && ns->cl[i]) rl_route_map_reload(ns, i, now);
 }
 
 void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int fd), void *arg) {
@@ -763,29 +778,4 @@ void rl_nodes_destroy(rl_nodes_t *ns) {
     ns->all = NULL;
     ns->cl = NULL;
     ns->n = ns->nall = ns->capall = 0;
-}
-
-/* ------------------------------------------------- for route.c (nodes_int.h) */
-
-void rl_ns_vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
-                const char *detail, uint64_t now) {
-    vote(ns, r, i, v, err, rtt, detail, now);
-}
-
-void rl_ns_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail, uint64_t now) {
-    node_down(ns, c, err, detail, now);
-}
-
-int rl_ns_open(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    return open_conn(ns, c, now);
-}
-
-void rl_ns_place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
-    place(ns, c, r, i, s, now);
-}
-
-void rl_ns_finish(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
-    if (r->done) return;
-    note_unheard(r, now);
-    finish_round(ns, r);
 }

@@ -9,60 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
-#include "conn.h"
-#include "fanout.h"
-#include "log.h"
-#include "uri.h"
-
-struct rl_stats;
-struct rl_cluster;
-
-typedef struct rl_nodes_config {
-    uint32_t connect_timeout_ms, op_timeout_ms;
-    uint32_t node_down_ms, reconnect_min_ms, reconnect_max_ms;
-    uint32_t max_inflight;
-    rl_clock_fn clock;
-    rl_logger_t log;
-    void *tls_ctx;               /* rl_tls_ctx_t for rediss:// nodes, or NULL */
-    const char *tls_server_name; /* verification / SNI override, or NULL */
-    int tls_verify;
-    uint32_t quarantine_ms;      /* a node restarted less than this ago gets no acquire vote; 0: off */
-    uint32_t jump_quarantine_ms; /* a node whose clock jumped gets no acquire vote for this long; 0: off */
-    uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
-    uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
-    struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
-    uint32_t probe_min_ms, probe_max_ms; /* a suspect node's probe backoff (see node.h) */
-    uint32_t grace_rtts;         /* a settled round waits this many of its slowest round trips */
-    int subscriber;              /* pub/sub connections (subs.c): no script loads or probes on
-                                  * connect; push frames go to the pubsub hook */
-} rl_nodes_config_t;
-
-/* Kinds of pub/sub frames a subscriber node set reports. */
-enum { RL_PUSH_MESSAGE = 1, RL_PUSH_SUBSCRIBE, RL_PUSH_UNSUBSCRIBE };
-
-typedef struct rl_nodes {
-    rl_conn_t *conns;          /* node i's own connection: a plain node's only one; a Redis
-                                * Cluster node's reaches a member (a seed) for the slot map */
-    size_t n;
-    /* every connection, indexed k (what drivers poll): conns' n first, then
-     * the shard primaries of cluster nodes in the order found (each
-     * malloc'd, so pointers stay put as the array grows) */
-    rl_conn_t **all;
-    size_t nall, capall;
-    struct rl_cluster **cl;    /* per node: its slot map when it is a Redis Cluster, else NULL
-                                * (NULL throughout a set without clusters) */
-    void (*closing)(void *arg, rl_conn_t *c, int fd); /* given to every connection (conn.h) */
-    void *closing_arg;
-    rl_nodes_config_t cfg;
-    /* called once per round, the moment it is decided (from inside any of
-     * the functions below): the driver wakes or resumes the round's owner */
-    void (*round_done)(void *arg, rl_round_t *r);
-    void *done_arg;
-    /* subscriber sets only: a pub/sub frame of kind RL_PUSH_* for channel
-     * ch (len bytes, valid during the call) arrived from node i */
-    void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len);
-} rl_nodes_t;
+#include "nodeset.h"
 
 /* Sets up ns for n nodes, taking ownership of the uris' strings (they are
  * cleared, also on failure); lookups of node names write a byte to

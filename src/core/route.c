@@ -1,5 +1,5 @@
 /* route.c -- a Redis Cluster node's routing (DESIGN.md 10; see
- * nodes_int.h): its slot map loaded from CLUSTER SLOTS on the node's own
+ * route.h): its slot map loaded from CLUSTER SLOTS on the node's own
  * connection, a connection per shard primary, each keyed request sent to
  * the shard of its slot, MOVED and ASK followed, the failover quarantine,
  * and the requests made before the first map parked until it comes (so a
@@ -13,7 +13,7 @@
 
 #include "cluster.h"
 #include "dial.h"
-#include "nodes_int.h"
+#include "route.h"
 
 /* ---------------------------------------------------------------- parking */
 
@@ -59,7 +59,7 @@ static void send_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
         rl_send_t s = {.cmd = p->cmd, .len = p->len, .script = p->script, .sent_us = p->sent_us,
                        .deadline_us = p->deadline_us, .grants = p->grants, .send_all = p->send_all,
                        .skip = p->skip};
-        rl_ns_place(ns, sh ? sh->c : &ns->conns[i], p->round, i, &s, now); /* (an unserved slot: a redirect says) */
+        ns->ops->place(ns, sh ? sh->c : &ns->conns[i], p->round, i, &s, now); /* (an unserved slot: a redirect says) */
         free(p);
         p = next;
     }
@@ -70,7 +70,7 @@ static void fail_parked(rl_nodes_t *ns, size_t i, redlock_vote_t v, int err, con
     rl_parked_t *p = unpark_all(ns->cl[i]);
     while (p) {
         rl_parked_t *next = p->next;
-        if (p->round) rl_ns_vote(ns, p->round, i, v, err, -1, why, now);
+        if (p->round) ns->ops->vote(ns, p->round, i, v, err, -1, why, now);
         free(p);
         p = next;
     }
@@ -97,7 +97,7 @@ static void expire_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
     rl_cluster_t *cl = ns->cl[i];
     char why[96];
     for (rl_parked_t *p = cl->parked; p; p = p->next)
-        if (p->round && p->round->grace_us && now >= p->round->grace_us) rl_ns_finish(ns, p->round, now);
+        if (p->round && p->round->grace_us && now >= p->round->grace_us) ns->ops->finish(ns, p->round, now);
     if (!cl->parked || now < cl->parked->deadline_us) return; /* (deadlines grow along the list) */
     snprintf(why, sizeof why, "no slot map from the cluster within %u ms",
              ns->cfg.connect_timeout_ms + ns->cfg.op_timeout_ms);
@@ -111,7 +111,7 @@ static void expire_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
         }
         *at = p->next;
         cl->nparked--;
-        if (p->round) rl_ns_vote(ns, p->round, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why, now);
+        if (p->round) ns->ops->vote(ns, p->round, i, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why, now);
         free(p);
     }
     cl->parked_tail = last;
@@ -120,14 +120,14 @@ static void expire_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
 void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i, rl_send_t *s, uint64_t now) {
     rl_cluster_t *cl = ns->cl[i];
     if (r->hslot == RL_SLOT_MIXED) {
-        if (owner) rl_ns_vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
+        if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
                               "the keys fall in different slots of this cluster (give them one hash tag)", now);
         return;
     }
     if (r->ccmd && !r->node_cmd) s->cmd = r->ccmd, s->len = r->ccmd_len; /* (node_cmd made s already) */
     rl_shard_t *sh = rl_cluster_owner(cl, r->hslot);
     if (!sh && !cl->loaded_us && cl->error[0]) { /* no map, and the last load said why: a plain server, say */
-        if (owner) rl_ns_vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, cl->error, now);
+        if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, cl->error, now);
         rl_route_map_reload(ns, i, now); /* (it may have been fixed since) */
         return;
     }
@@ -136,10 +136,10 @@ void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i,
             rl_route_map_reload(ns, i, now);
             return;
         }
-        if (owner) rl_ns_vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "too many requests wait for the slot map", now);
+        if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "too many requests wait for the slot map", now);
         return;
     }
-    rl_ns_place(ns, sh ? sh->c : &ns->conns[i], owner, i, s, now);
+    ns->ops->place(ns, sh ? sh->c : &ns->conns[i], owner, i, s, now);
 }
 
 /* ----------------------------------------------------------- slot maps */
@@ -152,7 +152,7 @@ static rl_shard_t *member_of(rl_nodes_t *ns, size_t i, const char *host, int por
     if (sh) return sh;
     rl_uri_t uri;
     if (rl_uri_member(&uri, &ns->conns[i].uri, host, port) < 0) return NULL;
-    rl_conn_t *c = rl_nodes_add(ns, i, &uri);
+    rl_conn_t *c = ns->ops->add(ns, i, &uri);
     return c ? rl_cluster_add(cl, c) : NULL;
 }
 
@@ -191,12 +191,12 @@ void rl_route_map_reload(rl_nodes_t *ns, size_t i, uint64_t now) {
         return;
     }
     if (c->state == RL_CONN_DOWN) { /* opening it asks for the map */
-        int rc = rl_ns_open(ns, c, now);
-        if (rc) rl_ns_down(ns, c, rc, c->last_detail, now);
+        int rc = ns->ops->open(ns, c, now);
+        if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
         return;
     }
     if (rl_conn_send(c, cmd, sizeof cmd - 1) < 0 || !rl_conn_push(c, RL_REQ_SLOTS, NULL, now, UINT64_MAX)) {
-        rl_ns_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        ns->ops->down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
     cl->loading = 1;
@@ -249,7 +249,7 @@ void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t n
     if (!cmd || old.redirects >= RL_MAX_REDIRECTS) {
         snprintf(why, sizeof why, "%s (%.80s)", old.redirects >= RL_MAX_REDIRECTS ? "redirected too often" :
                  to ? "out of memory" : "bad redirect", err);
-        if (old.round) rl_ns_vote(ns, old.round, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, why, now);
+        if (old.round) ns->ops->vote(ns, old.round, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, why, now);
         free(cmd);
         return;
     }
@@ -257,7 +257,7 @@ void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t n
                    .deadline_us = old.deadline_us, .redirects = (uint8_t)(old.redirects + 1),
                    .asking = kind == 2, .grants = old.round ? (uint8_t)old.round->grants : 0,
                    .send_all = old.round ? (uint8_t)old.round->send_all : 1};
-    rl_ns_place(ns, to->c, old.round, i, &s, now);
+    ns->ops->place(ns, to->c, old.round, i, &s, now);
     free(cmd);
 }
 
@@ -318,10 +318,6 @@ void rl_route_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         fail_parked(ns, i, c->last_err == REDLOCK_ERR_TIMEOUT ? REDLOCK_VOTE_TIMEOUT : REDLOCK_VOTE_ERROR,
                     c->last_err, c->last_detail, now);
     next_seed(ns, i);
-}
-
-void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
-    if (ns->cl && ns->cl[i]) rl_route_map_reload(ns, i, now);
 }
 
 
