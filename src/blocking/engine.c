@@ -13,7 +13,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cluster.h"
@@ -40,10 +42,21 @@ struct rl_engine {
     rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
     rl_waiter_t *woken;   /* unlinked from waiters, to post once e->mu is released */
     rl_pollset_t ps;      /* the leader's poll array */
+    /* the idle driver (see "between calls" below) */
+    pthread_t idle_th;
+    pthread_cond_t idle_cv;    /* on CLOCK_MONOTONIC */
+    int idle_started;          /* the thread runs */
+    int idle_stop;             /* it is to end */
+    int idle_waiting;          /* it sleeps on idle_cv ... */
+    uint64_t idle_until;       /* ... until then, on ns.cfg.clock (UINT64_MAX: until signalled) */
+    int idle_leading;          /* it holds the leader role */
+    int ready;                 /* set up whole (rl_engine_new succeeded) */
 };
 
 /* Why a sleeping follower was woken. */
 enum { RL_WAKE_NONE = 0, RL_WAKE_DONE, RL_WAKE_LEAD };
+
+static void kick_idle(rl_engine_t *e);
 
 /* ---------------------------------------------------------------- waiters */
 
@@ -113,13 +126,13 @@ static void unlock_and_wake(rl_engine_t *e) {
 
 /* -------------------------------------------------------------- the loop */
 
-/* Drives I/O for every waiting round until r is decided. Each turn does
- * the I/O first and judges deadlines after, so a reply (or a finished
- * connect) that arrived while no thread was polling is read before anyone
- * is declared late. Leaves with the leader role released. */
-static void lead(rl_engine_t *e, rl_round_t *r) {
-    e->leader = 1;
-    while (!r->done) {
+/* One turn of the leader's loop (e->mu held, released during the poll):
+ * write, wait for the sockets or the next deadline, read, judge
+ * deadlines. The I/O comes first and deadlines after, so a reply (or a
+ * finished connect) that arrived while no thread was polling is read
+ * before anyone is declared late. */
+static void turn(rl_engine_t *e) {
+    {
         uint64_t now = e->ns.cfg.clock();
         rl_nodes_flush(&e->ns, now);
         nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
@@ -140,21 +153,15 @@ static void lead(rl_engine_t *e, rl_round_t *r) {
         if (nready > 0) rl_pollset_events(&e->ps, np, &e->ns, now);
         rl_nodes_expire(&e->ns, now);
     }
-    rl_nodes_flush(&e->ns, e->ns.cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
-    e->leader = 0;
 }
 
-/* One turn of the loop that does not wait, e->mu held: what arrived is
- * read and deadlines are judged. For a round decided at submission while
- * no thread leads and some node is suspect (N = 1, or most nodes silent):
- * no round would otherwise turn the loop, and a probe would go unheard. */
-static void poll_once(rl_engine_t *e) {
-    nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
-    int nready = np ? poll(e->ps.pfd, np, 0) : 0;
-    uint64_t now = e->ns.cfg.clock();
-    if (nready > 0) rl_pollset_events(&e->ps, np, &e->ns, now);
-    rl_nodes_expire(&e->ns, now);
-    rl_nodes_flush(&e->ns, now);
+/* Drives I/O for every waiting round until r is decided. Leaves with the
+ * leader role released. */
+static void lead(rl_engine_t *e, rl_round_t *r) {
+    e->leader = 1;
+    while (!r->done) turn(e);
+    rl_nodes_flush(&e->ns, e->ns.cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
+    e->leader = 0;
 }
 
 /* Asks for the leader's poll to be woken, so it sees newly queued output;
@@ -179,10 +186,10 @@ static void sleep_round(rl_engine_t *e, rl_waiter_t *w) {
 static void start_locked(rl_engine_t *e, rl_round_t *r) {
     uint64_t now = e->ns.cfg.clock();
     rl_nodes_start(&e->ns, r, now);
+    if (e->leader && e->idle_leading) /* written now: the hand-over of the role overlaps the round trip */
+        rl_nodes_flush(&e->ns, now);
     if (e->leader)
         wake_leader(e);
-    else if (r->done && rl_nodes_probing(&e->ns))
-        poll_once(e);
     else if (r->done)
         rl_nodes_flush(&e->ns, now);
 }
@@ -206,8 +213,12 @@ static void wait_locked(rl_engine_t *e, rl_round_t *r) {
         }
     }
     if (!r->done) lead(e, r);
-    /* Whoever leaves with no leader left hands the role to the oldest waiter. */
-    if (!e->leader && e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
+    /* Whoever leaves with no leader left hands the role to the oldest
+     * waiter, or what is still under way to the idle driver. */
+    if (!e->leader && e->waiters)
+        queue_wake(e, e->waiters, RL_WAKE_LEAD);
+    else
+        kick_idle(e);
     r->owner = NULL;
     unlock_and_wake(e);
     sem_destroy(&w.sem);
@@ -224,12 +235,126 @@ void rl_engine_start(rl_engine_t *e, rl_round_t *r) {
     pthread_mutex_lock(&e->mu);
     r->owner = NULL; /* nobody sleeps on it yet: rl_engine_wait sets its waiter */
     start_locked(e, r);
+    kick_idle(e);
     unlock_and_wake(e);
 }
 
 void rl_engine_wait(rl_engine_t *e, rl_round_t *r) {
     pthread_mutex_lock(&e->mu);
     wait_locked(e, r);
+}
+
+/* -------------------------------------------------------- between calls */
+
+/* A call returns as soon as its round is decided, often with requests
+ * still under way: the stragglers of a round decided at its quorum (and
+ * their NOSCRIPT -> EVAL fallbacks), a clean-up sent unwaited, a probe of
+ * a suspect node, a connect, a slot map. Nothing of that may wait for the
+ * caller's next call, which may never come. So a thread of the engine's
+ * own, the idle driver, takes the leader role whenever a caller leaves
+ * it with work under way and no other caller to hand it to, and turns
+ * the loop until that work is done; it sleeps in between, waking for the
+ * next probe or timed close. A caller that arrives while it leads writes
+ * its commands at once and gets the role back at the driver's next turn
+ * (its poll is woken), so the hand-over overlaps the round trip. The
+ * thread starts the first time it has something to do. */
+
+/* The idle driver's body: leads while work is under way and no caller
+ * waits for the role (e->mu held), then hands the role on. */
+static void lead_idle(rl_engine_t *e) {
+    e->leader = e->idle_leading = 1;
+    while (!e->idle_stop && !e->waiters && rl_nodes_busy(&e->ns)) turn(e);
+    rl_nodes_flush(&e->ns, e->ns.cfg.clock());
+    e->leader = e->idle_leading = 0;
+    if (e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
+}
+
+/* Sleeps on idle_cv until signalled or, when until is not UINT64_MAX,
+ * until that instant of ns.cfg.clock (converted to a wait on the real
+ * monotonic clock, so that an injected clock still works). e->mu held. */
+static void idle_sleep(rl_engine_t *e, uint64_t until) {
+    e->idle_waiting = 1;
+    e->idle_until = until;
+    if (until == UINT64_MAX) {
+        pthread_cond_wait(&e->idle_cv, &e->mu);
+    } else {
+        uint64_t now = e->ns.cfg.clock(), wait_us = until > now ? until - now : 0;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t ns = (uint64_t)ts.tv_nsec + (wait_us % 1000000u) * 1000u;
+        ts.tv_sec += (time_t)(wait_us / 1000000u + ns / 1000000000u);
+        ts.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&e->idle_cv, &e->mu, &ts);
+    }
+    e->idle_waiting = 0;
+}
+
+/* The idle driver's thread. */
+static void *idle_main(void *arg) {
+    rl_engine_t *e = arg;
+    pthread_mutex_lock(&e->mu);
+    while (!e->idle_stop) {
+        uint64_t until = UINT64_MAX;
+        if (!e->leader) {
+            uint64_t now = e->ns.cfg.clock();
+            rl_nodes_expire(&e->ns, now); /* a probe or a close that fell due */
+            rl_nodes_flush(&e->ns, now);
+            if (rl_nodes_busy(&e->ns) && !e->waiters) {
+                lead_idle(e);
+                unlock_and_wake(e); /* (a handed role, a woken round: posted now) */
+                pthread_mutex_lock(&e->mu);
+                continue; /* (a caller got the role: the next turn finds it led, and sleeps) */
+            }
+            until = rl_nodes_next_us(&e->ns);
+        }
+        if (e->woken || e->wake_write) { /* posted before sleeping */
+            unlock_and_wake(e);
+            pthread_mutex_lock(&e->mu);
+            continue;
+        }
+        idle_sleep(e, until);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* A caller leaves the loop with no leader (e->mu held): if work is under
+ * way, or timed work comes before the idle driver would wake, start or
+ * wake it. Costs nothing when all is quiet. */
+static void kick_idle(rl_engine_t *e) {
+    if (e->leader || e->idle_stop) return;
+    uint64_t next = rl_nodes_busy(&e->ns) ? 0 : rl_nodes_next_us(&e->ns);
+    if (next == UINT64_MAX) return;
+    if (!e->idle_started) {
+        sigset_t all, old; /* the thread takes no signal: the program's handlers run on its threads */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        e->idle_started = pthread_create(&e->idle_th, NULL, idle_main, e) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return; /* (without a thread, the next call does the work, as it would have) */
+    }
+    if (e->idle_waiting && next < e->idle_until) pthread_cond_signal(&e->idle_cv);
+}
+
+/* Stops the idle driver (e->mu not held), then drives what is still
+ * under way to requests the nodes that are not suspect owe, for at most
+ * op_timeout_ms: a release's stragglers reach every node that answers
+ * though the program frees the handle right after its last call. */
+static void idle_end(rl_engine_t *e) {
+    pthread_mutex_lock(&e->mu);
+    e->idle_stop = 1;
+    pthread_cond_signal(&e->idle_cv);
+    if (e->leader) wake_leader(e);
+    int started = e->idle_started;
+    unlock_and_wake(e);
+    if (started) pthread_join(e->idle_th, NULL);
+    pthread_mutex_lock(&e->mu);
+    uint64_t until = e->ns.cfg.clock() + (uint64_t)e->ns.cfg.op_timeout_ms * 1000u;
+    e->leader = 1;
+    while (rl_nodes_owed(&e->ns) && e->ns.cfg.clock() < until) turn(e);
+    rl_nodes_flush(&e->ns, e->ns.cfg.clock());
+    e->leader = 0;
+    unlock_and_wake(e);
 }
 
 /* --------------------------------------------------------------- set-up */
@@ -246,6 +371,11 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_co
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
     pthread_mutex_init(&e->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->idle_cv, &ca);
+    pthread_condattr_destroy(&ca);
     int rc = rl_nodes_init(&e->ns, uris, n, cfg, e->wake_wr);
     e->ns.round_done = round_done;
     e->ns.done_arg = e;
@@ -253,16 +383,19 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_co
         rl_engine_free(e);
         return rc;
     }
+    e->ready = 1;
     *out = e;
     return REDLOCK_OK;
 }
 
 void rl_engine_free(rl_engine_t *e) {
     if (!e) return;
+    if (e->ready) idle_end(e);
     rl_nodes_destroy(&e->ns); /* before the wake pipe its lookups write closes */
     close(e->wake_rd);
     close(e->wake_wr);
     pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->idle_cv);
     rl_pollset_free(&e->ps);
     free(e);
 }

@@ -8,7 +8,14 @@
  * append their commands to the nodes' output buffers, wake the leader, and
  * sleep until their round is decided. The leader writes each node's
  * buffer in one send(), so concurrent commands to a node are pipelined; a
- * single caller pays no thread hand-off at all. */
+ * single caller pays no thread hand-off at all.
+ *
+ * Between calls, the engine's idle driver (a thread of its own, started
+ * the first time a caller leaves I/O under way) takes the leader role and
+ * finishes that I/O: late replies, EVAL fallbacks, unwaited clean-ups,
+ * connects, probes. A caller arriving meanwhile gets the role back at the
+ * driver's next turn. rl_engine_free stops it, then gives requests still
+ * owed by nodes that are not suspect up to op_timeout_ms. */
 #ifndef RL_ENGINE_H
 #define RL_ENGINE_H
 #include <stddef.h>
@@ -23,7 +30,8 @@ typedef struct rl_engine rl_engine_t;
  * (they are cleared). Connects lazily. Returns 0 or REDLOCK_ERR_NOMEM. */
 int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg);
 
-/* Closes every connection and frees e. NULL-safe. No call may be running. */
+/* Stops the idle driver, lets owed requests finish (at most op_timeout_ms),
+ * closes every connection and frees e. NULL-safe. No call may be running. */
 void rl_engine_free(rl_engine_t *e);
 
 /* Sends r's command to every node and returns when r is decided (its stop

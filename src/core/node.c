@@ -140,8 +140,8 @@ int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t no
     return clock_watched(cfg, c) && now >= c->time_due_us ? queue_time(cfg, c, now) : 0;
 }
 
-/* A probe of the suspect c was answered: it takes requests again. */
-static void rejoin(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+void rl_node_answered(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    c->close_at_us = 0; /* it answers: no close for a timeout is due */
     if (!c->suspect) return;
     c->suspect = 0;
     c->probe_backoff_ms = 0;
@@ -193,7 +193,6 @@ int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const voi
     rl_conn_pop(c);
     if (kind == RL_REQ_TIME) learn_time(cfg, c, rep, sent, now);
     if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(cfg, c, rep, now);
-    if (kind == RL_REQ_PROBE) rejoin(cfg, c, now); /* any answer will do: it is not silent */
     if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME || kind == RL_REQ_PROBE) return 0;
     if (kind == RL_REQ_LOAD) {
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);

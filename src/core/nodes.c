@@ -155,14 +155,29 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
     return rc;
 }
 
+/* A suspect c that a round must ask (s->ask_suspect: the others cannot
+ * make its quorum) and may: its probe is due now, so a closed c opens
+ * afresh with a PING ahead of the request. Returns 1 when the request is
+ * to be placed and waited for like any other; 0 when c is skipped still
+ * (a close for a timeout is pending on it: what it owes is not added to). */
+static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_t now) {
+    if (!s->ask_suspect || c->close_at_us) return 0;
+    if (c->state == RL_CONN_DOWN) {
+        c->probe_at_us = c->retry_at_us = now;
+        probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
+    }
+    return 1;
+}
+
 /* Queues s on connection c for node i, owned by round r (NULL: its reply
- * is read and dropped), or records in r why it cannot go: c is suspect,
- * down, or quarantined for a grant. A send_all request still goes out on
- * a suspect's open connection, unwaited. */
+ * is read and dropped), or records in r why it cannot go: c is suspect
+ * (and the round's quorum does not need it), down, or quarantined for a
+ * grant. A send_all request still goes out on a suspect's open
+ * connection, unwaited. */
 static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
     if (r) r->pn[i].conn = (uint16_t)c->k;
     if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) probe_due(ns, c, now);
-    if (c->suspect) { /* silent lately: not waited for until a probe answers */
+    if (c->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
         char why[RL_DETAIL_LEN + 64];
         rl_node_suspect_why(c, now, why, sizeof why);
         if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
@@ -257,9 +272,9 @@ static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, ui
 /* Queues round r's command on node i (a cluster node's: see route.c), or
  * the node's own (r->node_cmd). Once r is decided (a send_all round
  * still goes everywhere) the request is sent with no owner. */
-static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, uint64_t now) {
+static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uint64_t now) {
     rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
-                   .send_all = (uint8_t)r->send_all, .skip = (uint8_t)r->skip};
+                   .send_all = (uint8_t)r->send_all, .skip = (uint8_t)r->skip, .ask_suspect = (uint8_t)ask_suspect};
     if (r->node_cmd)
         submit_own(ns, r, i, &s, now);
     else
@@ -353,6 +368,7 @@ static int push_kind(const redisReply *rep) {
  * subscriber set a message frame answers no request. */
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
+    if (c->suspect || c->close_at_us) rl_node_answered(&ns->cfg, c, now); /* any answer: not silent */
     if (push && ns->pubsub)
         ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
     if (push == RL_PUSH_MESSAGE) {
@@ -460,6 +476,39 @@ static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     }
 }
 
+/* The instant before which a timeout may not close c: an attempt whose
+ * request c still owes may not have queued its clean-up yet (it does so
+ * once its round is decided, at the request's deadline at the latest). A
+ * close in between would leave its write on a node that is only paused,
+ * applied when it resumes with no clean-up behind it, a key nobody holds
+ * until its TTL. So the close waits one more op timeout past the newest
+ * such request's deadline. 0 when c owes no request of a round. */
+static uint64_t close_hold_us(const rl_nodes_t *ns, rl_conn_t *c) {
+    uint64_t last = 0;
+    for (uint32_t k = 0; k < c->qlen; k++) {
+        const rl_req_t *q = rl_conn_at(c, k);
+        if (q->kind == RL_REQ_USER && q->sent_us > last) last = q->sent_us;
+    }
+    return last ? last + (uint64_t)(2u * ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u : 0;
+}
+
+/* Closes c after a timeout (why), a suspect c with its next probe after a
+ * backoff; or, while close_hold_us says an attempt may still be queueing
+ * a clean-up on it, later (rl_nodes_expire closes it then, unless it
+ * answered meanwhile). Rounds get nothing new of c meanwhile. */
+static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_t now) {
+    uint64_t hold = close_hold_us(ns, c);
+    if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
+    if (now < hold) {
+        c->close_at_us = hold;
+        return;
+    }
+    int suspect = c->suspect;
+    node_down(ns, c, REDLOCK_ERR_TIMEOUT, c->last_detail, now);
+    c->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
+    if (suspect) rl_node_probe_later(&ns->cfg, c, now);
+}
+
 /* c owed a reply past its deadline (why; probe: it was a probe's). The
  * first time, c becomes suspect: the rounds waiting on it stop waiting,
  * it gets no new requests but releases, and a PING on its connection
@@ -470,9 +519,7 @@ static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, 
     if (ns->cfg.subscriber) return;
     if (c->suspect && !probe) return; /* its probe decides */
     if (c->suspect) {
-        node_down(ns, c, REDLOCK_ERR_TIMEOUT, why, now);
-        c->suspect = 1; /* (a close keeps it; the next probe opens anew) */
-        rl_node_probe_later(&ns->cfg, c, now);
+        timeout_close(ns, c, why, now);
         return;
     }
     rl_node_suspect(&ns->cfg, c, why, now);
@@ -557,22 +604,40 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             continue;
         }
         if (now >= c->due_us && scan_late(ns, c, now)) continue;
+        if (c->close_at_us) { /* a timeout's close waited for clean-ups */
+            if (now >= c->close_at_us) timeout_close(ns, c, c->last_detail, now);
+            continue;
+        }
         rl_req_t *h = rl_conn_head(c);
         uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
         if (h && now - quiet_since >= (uint64_t)ns->cfg.node_down_ms * 1000u) {
             char why[64];
             snprintf(why, sizeof why, "silent for %u ms with %u replies owed", ns->cfg.node_down_ms, c->qlen);
-            node_down(ns, c, REDLOCK_ERR_TIMEOUT, why, now);
-            if (c->suspect) rl_node_probe_later(&ns->cfg, c, now);
+            timeout_close(ns, c, why, now);
         }
     }
 }
 
 /* ----------------------------------------------------------------- the loop */
 
-int rl_nodes_probing(const rl_nodes_t *ns) {
-    for (size_t k = 0; k < ns->nall; k++)
-        if (ns->all[k]->suspect) return 1;
+int rl_nodes_busy(const rl_nodes_t *ns) {
+    for (size_t k = 0; k < ns->nall; k++) {
+        const rl_conn_t *c = ns->all[k];
+        if (c->qlen || c->lookup || c->state == RL_CONN_RESOLVING || c->state == RL_CONN_CONNECTING ||
+            rl_buf_pending(&c->out))
+            return 1;
+    }
+    return 0;
+}
+
+int rl_nodes_owed(const rl_nodes_t *ns) {
+    for (size_t k = 0; k < ns->nall; k++) {
+        rl_conn_t *c = ns->all[k];
+        if (c->suspect || c->state == RL_CONN_DOWN) continue;
+        if (c->state == RL_CONN_READY && rl_buf_pending(&c->out)) return 1;
+        for (uint32_t j = 0; j < c->qlen; j++)
+            if (rl_conn_at(c, j)->kind == RL_REQ_USER) return 1;
+    }
     return 0;
 }
 
@@ -588,7 +653,9 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
         if (c->state == RL_CONN_RESOLVING && c->connect_deadline_us < next) next = c->connect_deadline_us;
         if (c->state == RL_CONN_CONNECTING && c->addr_deadline_us < next) next = c->addr_deadline_us;
         if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
-        if (c->qlen) {
+        if (c->close_at_us) {
+            if (c->close_at_us < next) next = c->close_at_us;
+        } else if (c->qlen) {
             const rl_req_t *h = &c->q[c->qhead];
             uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
                              (uint64_t)ns->cfg.node_down_ms * 1000u;
@@ -644,9 +711,28 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     }
 }
 
+/* The connection round r's request to node i goes to first: a cluster
+ * node's shard for r's slot once its map is known, else the node's own. */
+static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
+    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], r->hslot) : NULL;
+    return sh ? sh->c : &ns->conns[i];
+}
+
+/* 1 when the nodes that are not suspect cannot make r's quorum (whatever
+ * the kind: a mutex's, a permit slot's, a reader's rounds all need
+ * r->quorum yes votes): skipping the suspect ones would fail the round
+ * for sure, so they are asked too, which costs nothing and finds them
+ * back the moment they answer (DESIGN.md 9.1's skip is for a minority). */
+static int must_ask_suspects(rl_nodes_t *ns, const rl_round_t *r) {
+    size_t trusted = 0;
+    for (size_t i = 0; i < ns->n; i++) trusted += !first_conn(ns, r, i)->suspect;
+    return trusted < r->quorum;
+}
+
 void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     r->t0_us = now;
-    for (size_t i = 0; i < ns->n && (!r->done || r->send_all); i++) submit(ns, r, i, now);
+    int ask = !r->done && must_ask_suspects(ns, r);
+    for (size_t i = 0; i < ns->n && (!r->done || r->send_all); i++) submit(ns, r, i, ask, now);
     if (rl_round_decided(r) && !r->done) finish_round(ns, r);
     if (r->grace_us && !r->done) grace_dues(ns, r); /* nodes sent to after the grace began */
 }

@@ -65,8 +65,14 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);
 /* Judges deadlines: late requests, connects and silent nodes. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now);
 
-/* 1 when some node is suspect (its probes need the loop turning). */
-int rl_nodes_probing(const rl_nodes_t *ns);
+/* 1 when some connection has I/O under way that only a turning loop
+ * completes: replies owed (a call's stragglers, an EVAL fallback, a
+ * probe, a slot map), output not written yet, a connect or a lookup. */
+int rl_nodes_busy(const rl_nodes_t *ns);
+
+/* 1 when a node that is not suspect still owes a reply to a request of
+ * a call (a release's straggler, say), or has output to write. */
+int rl_nodes_owed(const rl_nodes_t *ns);
 
 /* The next instant rl_nodes_expire has work; UINT64_MAX when none. */
 uint64_t rl_nodes_next_us(const rl_nodes_t *ns);

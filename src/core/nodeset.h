@@ -74,6 +74,8 @@ typedef struct rl_send {
     uint8_t redirects, asking;     /* hops so far; ASKING goes first (an ASK redirect) */
     uint8_t grants, send_all;      /* the round's (a detached request's: 0, 1) */
     uint8_t skip;                  /* replies to drop before the one that votes (rl_round.skip) */
+    uint8_t ask_suspect;           /* the nodes not suspect cannot make the round's quorum: a
+                                    * suspect node is asked too (and probed at once) */
 } rl_send_t;
 
 /* nodes.c's steps for route.c: vote records node i's vote in r (finishing

@@ -211,6 +211,7 @@ void rl_conn_close(rl_conn_t *c) {
     c->qhead = c->qlen = 0;
     shrink(c);
     c->due_us = UINT64_MAX;
+    c->close_at_us = 0;
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
         c->reader = NULL;

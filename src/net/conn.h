@@ -101,6 +101,8 @@ typedef struct rl_conn {
     uint64_t suspect_since_us; /* when it last became suspect */
     uint64_t probe_at_us;      /* while suspect and down: when the next probe goes */
     uint32_t probe_backoff_ms; /* the wait before the probe after next */
+    uint64_t close_at_us;      /* a timeout's close waits until then (0: none pending): an
+                                * attempt that wrote here may still be queueing its clean-up */
     int last_err;              /* REDLOCK_ERR_* of the last failure */
     char last_detail[RL_DETAIL_LEN]; /* its words (no secrets) */
     /* addresses and lookups (dial.c) */

@@ -1,0 +1,125 @@
+/* test_outage.c -- work a handle finishes with no further call, and a
+ * majority outage it recovers from at once, against real redis-server
+ * processes (5 nodes, quorum 3).
+ *
+ * - A release returns at its quorum; the nodes that answer later, and the
+ *   EVAL fallback a NOSCRIPT answer needs, complete without the caller
+ *   making another call (a blocking handle's idle driver; the async
+ *   handle's loop).
+ * - While a majority is paused (SIGSTOP: TCP stays up, nothing answers)
+ *   attempts fail; the nodes become suspect. Once they resume, a single
+ *   attempt succeeds: suspect nodes are skipped only while the others can
+ *   make a quorum, so this attempt asks them, and their answer ends the
+ *   suspicion.
+ * Built twice: blocking, and through the async API (RL_TEST_ASYNC). */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rltest.h"
+
+static tc_cluster_t C;
+
+static void setup(void) { rt_setup(&C); }
+
+/* Resumes every node (a failed assertion leaves none paused). */
+static void teardown(void) {
+    for (int i = 0; i < 5; i++) tc_node_resume(&C, i);
+}
+
+TestSuite(outage, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The defect's setting: one attempt per call, 50 ms per node, the
+ * library's probe backoff (50 ms doubling to 1 s). */
+static redlock_t *outage_rl(void) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 0;
+    o.op_timeout_ms = 50;
+    return rt_new(&C, 5, &o);
+}
+
+/* How many of the 5 nodes hold key (any value). */
+static int holders(const char *key) {
+    int n = 0;
+    for (int i = 0; i < 5; i++) {
+        char *v = tc_get(&C, i, key);
+        n += v != NULL;
+        free(v);
+    }
+    return n;
+}
+
+Test(outage, a_release_after_script_flush_leaves_no_key_and_needs_no_further_call) {
+    /* op timeout 500 ms: the paused nodes below are late, not timed out */
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 0;
+    o.op_timeout_ms = 500;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    for (int cycle = 0; cycle < 6; cycle++) {
+        redlock_lock_t *lk = NULL;
+        cr_assert_eq(redlock_try_acquire(rl, "outage:flush", 10000, &lk), REDLOCK_OK, "cycle %d", cycle);
+        cr_assert_eq(tc_await_count(&C, "outage:flush", redlock_lock_token(lk), 5), 5,
+                     "cycle %d: the lock is not on every node", cycle);
+        /* what a restart of the script cache, a failover or an operator does:
+         * every node answers the release's EVALSHA with NOSCRIPT, and the
+         * EVAL fallback is a second send to each */
+        for (int i = 0; i < 5; i++) cr_assert_eq(tc_redis_cmd(&C, i, "SCRIPT FLUSH"), 0);
+        /* every other cycle two nodes answer only after the release returned
+         * at its quorum (paused for its duration): their NOSCRIPT, and the
+         * EVAL it calls for, come once the caller has moved on */
+        int late = cycle % 2;
+        for (int i = 3; late && i < 5; i++) cr_assert_eq(tc_node_pause(&C, i), 0);
+        cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK, "cycle %d", cycle);
+        for (int i = 3; late && i < 5; i++) cr_assert_eq(tc_node_resume(&C, i), 0);
+        /* no further call of the library: the nodes still owed their EVAL
+         * get it all the same */
+        rt_sleep_ms(150);
+        int left = holders("outage:flush");
+        cr_assert_eq(left, 0, "cycle %d%s: %d node(s) still hold the key 150 ms after the release", cycle,
+                     late ? " (2 late nodes)" : "", left);
+    }
+    redlock_free(rl);
+}
+
+/* Pauses nodes 0, 1 and 2 for pause_ms while the handle keeps trying
+ * (every attempt must fail), resumes them, and makes one attempt 30 ms
+ * later, which must succeed. */
+static void majority_outage(unsigned pause_ms) {
+    redlock_t *rl = outage_rl();
+    redlock_lock_t *lk = NULL;
+    cr_assert_eq(redlock_try_acquire(rl, "outage:warm", 5000, &lk), REDLOCK_OK); /* connected */
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    for (int i = 0; i < 3; i++) cr_assert_eq(tc_node_pause(&C, i), 0, "pause node %d", i);
+    uint64_t t0 = rt_now_us();
+    unsigned attempts = 0;
+    redlock_report_t rep;
+    while (rt_now_us() - t0 < (uint64_t)pause_ms * 1000u) {
+        int rc = redlock_acquire_ex(rl, "outage:res", 5000, 0, &lk, &rep);
+        cr_assert_neq(rc, REDLOCK_OK, "granted with a majority paused");
+        attempts++;
+        rt_sleep_ms(10);
+    }
+    cr_assert_gt(attempts, 0);
+    for (int i = 0; i < 3; i++) cr_assert_eq(tc_node_resume(&C, i), 0, "resume node %d", i);
+    rt_sleep_ms(30);
+    int rc = redlock_acquire_ex(rl, "outage:res", 5000, 0, &lk, &rep);
+    cr_assert_eq(rc, REDLOCK_OK, "after %u ms paused (%u attempts), the first attempt 30 ms after SIGCONT: %s",
+                 pause_ms, attempts, rep.message);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(outage, a_majority_paused_for_300_ms_answers_the_first_attempt_after) {
+    majority_outage(300);
+}
+
+Test(outage, a_majority_paused_for_2_s_answers_the_first_attempt_after) {
+    majority_outage(2000);
+}
+
+Test(outage, a_majority_paused_for_5_s_answers_the_first_attempt_after) {
+    majority_outage(5000);
+}
