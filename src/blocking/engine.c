@@ -13,6 +13,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
@@ -44,12 +46,13 @@ struct rl_engine {
     rl_pollset_t ps;      /* the leader's poll array */
     /* the idle driver (see "between calls" below) */
     pthread_t idle_th;
-    pthread_cond_t idle_cv;    /* on CLOCK_MONOTONIC */
+    int idle_fd;               /* eventfd: a kick, or the order to stop */
     int idle_started;          /* the thread runs */
     int idle_stop;             /* it is to end */
-    int idle_waiting;          /* it sleeps on idle_cv ... */
-    uint64_t idle_until;       /* ... until then, on ns.cfg.clock (UINT64_MAX: until signalled) */
+    uint64_t idle_until;       /* it looks again by then at the latest (UINT64_MAX: when kicked) */
     int idle_leading;          /* it holds the leader role */
+    _Atomic uint64_t act_us;   /* when a caller last took or left the leader role (ns.cfg.clock):
+                                * read by the sleeping driver without the mutex */
     int ready;                 /* set up whole (rl_engine_new succeeded) */
 };
 
@@ -159,8 +162,11 @@ static void turn(rl_engine_t *e) {
  * leader role released. */
 static void lead(rl_engine_t *e, rl_round_t *r) {
     e->leader = 1;
+    atomic_store_explicit(&e->act_us, e->ns.cfg.clock(), memory_order_relaxed);
     while (!r->done) turn(e);
-    rl_nodes_flush(&e->ns, e->ns.cfg.clock()); /* e.g. an EVAL fallback queued by the last replies */
+    uint64_t now = e->ns.cfg.clock();
+    rl_nodes_flush(&e->ns, now); /* e.g. an EVAL fallback queued by the last replies */
+    atomic_store_explicit(&e->act_us, now, memory_order_relaxed);
     e->leader = 0;
 }
 
@@ -251,13 +257,17 @@ void rl_engine_wait(rl_engine_t *e, rl_round_t *r) {
  * their NOSCRIPT -> EVAL fallbacks), a clean-up sent unwaited, a probe of
  * a suspect node, a connect, a slot map. Nothing of that may wait for the
  * caller's next call, which may never come. So a thread of the engine's
- * own, the idle driver, takes the leader role whenever a caller leaves
- * it with work under way and no other caller to hand it to, and turns
- * the loop until that work is done; it sleeps in between, waking for the
- * next probe or timed close. A caller that arrives while it leads writes
- * its commands at once and gets the role back at the driver's next turn
- * (its poll is woken), so the hand-over overlaps the round trip. The
+ * own, the idle driver, takes the leader role once no caller has led for
+ * RL_IDLE_AFTER_US while such work is under way, and turns the loop until
+ * that work is done; it sleeps in between, waking for the next probe or
+ * timed close. The short wait keeps it out of the way of a program that
+ * calls again at once: the next call drives the same I/O itself, with no
+ * thread hand-off, and the sleeping driver sees that from e->act_us
+ * without taking the mutex. A caller that arrives while the driver leads
+ * writes its commands at once and gets the role back at the driver's next
+ * turn (its poll is woken), so the hand-over overlaps the round trip. The
  * thread starts the first time it has something to do. */
+#define RL_IDLE_AFTER_US 1000u
 
 /* The idle driver's body: leads while work is under way and no caller
  * waits for the role (e->mu held), then hands the role on. */
@@ -269,24 +279,37 @@ static void lead_idle(rl_engine_t *e) {
     if (e->waiters) queue_wake(e, e->waiters, RL_WAKE_LEAD);
 }
 
-/* Sleeps on idle_cv until signalled or, when until is not UINT64_MAX,
- * until that instant of ns.cfg.clock (converted to a wait on the real
- * monotonic clock, so that an injected clock still works). e->mu held. */
-static void idle_sleep(rl_engine_t *e, uint64_t until) {
-    e->idle_waiting = 1;
-    e->idle_until = until;
-    if (until == UINT64_MAX) {
-        pthread_cond_wait(&e->idle_cv, &e->mu);
-    } else {
-        uint64_t now = e->ns.cfg.clock(), wait_us = until > now ? until - now : 0;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t ns = (uint64_t)ts.tv_nsec + (wait_us % 1000000u) * 1000u;
-        ts.tv_sec += (time_t)(wait_us / 1000000u + ns / 1000000000u);
-        ts.tv_nsec = (long)(ns % 1000000000u);
-        pthread_cond_timedwait(&e->idle_cv, &e->mu, &ts);
+/* When the idle driver is next to look (e->mu held): an instant of
+ * ns.cfg.clock at or before now when it is to lead at once, UINT64_MAX
+ * when only a kick calls for it. */
+static uint64_t idle_due(rl_engine_t *e, uint64_t now) {
+    uint64_t act = atomic_load_explicit(&e->act_us, memory_order_relaxed);
+    if (e->leader) return now + RL_IDLE_AFTER_US;
+    if (rl_nodes_busy(&e->ns)) return act + RL_IDLE_AFTER_US;
+    return rl_nodes_next_us(&e->ns);
+}
+
+/* Sleeps, without the mutex, until a kick or until `until` (ns.cfg.clock);
+ * past it, sleeps on while a caller took or left the role less than
+ * RL_IDLE_AFTER_US ago (that caller drives the I/O, or just did). */
+static void idle_nap(rl_engine_t *e, uint64_t until) {
+    for (;;) {
+        uint64_t now = e->ns.cfg.clock();
+        if (now >= until) {
+            uint64_t act = atomic_load_explicit(&e->act_us, memory_order_relaxed);
+            if (now >= act + RL_IDLE_AFTER_US) return;
+            until = act + RL_IDLE_AFTER_US;
+        }
+        struct pollfd p = {.fd = e->idle_fd, .events = POLLIN, .revents = 0};
+        uint64_t wait_us = until == UINT64_MAX ? 0 : until - now;
+        struct timespec ts = {.tv_sec = (time_t)(wait_us / 1000000u), .tv_nsec = (long)(wait_us % 1000000u) * 1000};
+        if (ppoll(&p, 1, until == UINT64_MAX ? NULL : &ts, NULL) > 0) {
+            uint64_t v;
+            ssize_t n = read(e->idle_fd, &v, sizeof v);
+            (void)n;
+            return;
+        }
     }
-    e->idle_waiting = 0;
 }
 
 /* The idle driver's thread. */
@@ -294,38 +317,48 @@ static void *idle_main(void *arg) {
     rl_engine_t *e = arg;
     pthread_mutex_lock(&e->mu);
     while (!e->idle_stop) {
-        uint64_t until = UINT64_MAX;
+        uint64_t now = e->ns.cfg.clock();
         if (!e->leader) {
-            uint64_t now = e->ns.cfg.clock();
             rl_nodes_expire(&e->ns, now); /* a probe or a close that fell due */
             rl_nodes_flush(&e->ns, now);
-            if (rl_nodes_busy(&e->ns) && !e->waiters) {
-                lead_idle(e);
-                unlock_and_wake(e); /* (a handed role, a woken round: posted now) */
-                pthread_mutex_lock(&e->mu);
-                continue; /* (a caller got the role: the next turn finds it led, and sleeps) */
-            }
-            until = rl_nodes_next_us(&e->ns);
         }
-        if (e->woken || e->wake_write) { /* posted before sleeping */
-            unlock_and_wake(e);
+        uint64_t until = idle_due(e, now);
+        if (!e->leader && !e->waiters && until <= now) {
+            lead_idle(e);
+            atomic_store_explicit(&e->act_us, e->ns.cfg.clock(), memory_order_relaxed);
+            unlock_and_wake(e); /* (a handed role, a woken round: posted now) */
             pthread_mutex_lock(&e->mu);
             continue;
         }
-        idle_sleep(e, until);
+        e->idle_until = until;
+        unlock_and_wake(e);
+        idle_nap(e, until);
+        pthread_mutex_lock(&e->mu);
     }
     pthread_mutex_unlock(&e->mu);
     return NULL;
 }
 
-/* A caller leaves the loop with no leader (e->mu held): if work is under
- * way, or timed work comes before the idle driver would wake, start or
- * wake it. Costs nothing when all is quiet. */
+/* Writes the idle driver's eventfd: it looks again at once. */
+static void idle_poke(rl_engine_t *e) {
+    const uint64_t one = 1;
+    ssize_t n = write(e->idle_fd, &one, sizeof one);
+    (void)n;
+}
+
+/* A caller leaves the loop with no leader (e->mu held): when work is under
+ * way or timed work comes before the idle driver would look, start it, or
+ * wake a driver that would look too late. While a program calls steadily
+ * the driver already looks every RL_IDLE_AFTER_US, so this costs nothing
+ * but the first time after a quiet spell. */
 static void kick_idle(rl_engine_t *e) {
     if (e->leader || e->idle_stop) return;
-    uint64_t next = rl_nodes_busy(&e->ns) ? 0 : rl_nodes_next_us(&e->ns);
-    if (next == UINT64_MAX) return;
+    uint64_t now = e->ns.cfg.clock();
+    atomic_store_explicit(&e->act_us, now, memory_order_relaxed);
+    uint64_t due = idle_due(e, now);
+    if (due == UINT64_MAX) return;
     if (!e->idle_started) {
+        if (e->idle_fd < 0) return; /* (no eventfd: the next call does the work) */
         sigset_t all, old; /* the thread takes no signal: the program's handlers run on its threads */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -333,7 +366,10 @@ static void kick_idle(rl_engine_t *e) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return; /* (without a thread, the next call does the work, as it would have) */
     }
-    if (e->idle_waiting && next < e->idle_until) pthread_cond_signal(&e->idle_cv);
+    if (due < e->idle_until) {
+        e->idle_until = due; /* (one poke until it looked) */
+        idle_poke(e);
+    }
 }
 
 /* Stops the idle driver (e->mu not held), then drives what is still
@@ -343,7 +379,7 @@ static void kick_idle(rl_engine_t *e) {
 static void idle_end(rl_engine_t *e) {
     pthread_mutex_lock(&e->mu);
     e->idle_stop = 1;
-    pthread_cond_signal(&e->idle_cv);
+    idle_poke(e);
     if (e->leader) wake_leader(e);
     int started = e->idle_started;
     unlock_and_wake(e);
@@ -371,11 +407,8 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_co
     e->wake_rd = fds[0];
     e->wake_wr = fds[1];
     pthread_mutex_init(&e->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&e->idle_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    e->idle_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    e->idle_until = UINT64_MAX;
     int rc = rl_nodes_init(&e->ns, uris, n, cfg, e->wake_wr);
     e->ns.round_done = round_done;
     e->ns.done_arg = e;
@@ -395,7 +428,7 @@ void rl_engine_free(rl_engine_t *e) {
     close(e->wake_rd);
     close(e->wake_wr);
     pthread_mutex_destroy(&e->mu);
-    pthread_cond_destroy(&e->idle_cv);
+    if (e->idle_fd >= 0) close(e->idle_fd);
     rl_pollset_free(&e->ps);
     free(e);
 }
