@@ -327,9 +327,15 @@ Test(lock, resource_names_are_binary_safe) {
         cr_assert_eq(redlock_acquire(rl, names[k], 10000, &lk), REDLOCK_OK, "name %zu", k);
         cr_assert_eq(redlock_extend(rl, lk, 10000), REDLOCK_OK, "name %zu", k);
         redisContext *ctx = tc_connect(&C, 0);
-        redisReply *r = redisCommand(ctx, "GET %s", names[k]);
-        cr_assert(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, redlock_lock_token(lk)), "name %zu", k);
-        freeReplyObject(r);
+        redisReply *r = NULL;
+        int held = 0; /* the acquire is decided by a quorum: node 0's SET may still be on its way */
+        for (int tries = 0; tries < 100 && !held; tries++) {
+            if (tries) rt_sleep_ms(10);
+            r = redisCommand(ctx, "GET %s", names[k]);
+            held = r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, redlock_lock_token(lk));
+            freeReplyObject(r);
+        }
+        cr_assert(held, "name %zu: node 0 does not hold the lock", k);
         cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK, "name %zu", k);
         long long left = -1; /* the release is decided by a quorum: node 0's may still be on its way */
         for (int tries = 0; tries < 50 && left != 0; tries++) {
