@@ -47,14 +47,15 @@ extern "C" {
     X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote") \
     X(CANCELLED, -14, "cancelled before it completed")                         \
     X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end") \
-    X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers")
+    X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers") \
+    X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")
 
 enum {
     REDLOCK_OK = 0,
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -16
+    REDLOCK_ERR_LAST_ = -17
 };
 
 typedef struct redlock redlock_t;           /* opaque: config + connection pool */
@@ -108,6 +109,12 @@ typedef struct redlock_options {
     uint32_t grace_rtts;         /* once a round's outcome is known, the nodes still unheard are waited
                                     for this many round trips of the slowest that answered (at least
                                     0.5 ms, at most op_timeout_ms), default 4 */
+    /* Replicated nodes. With min_replicas N > 0, an acquire's or an extend's write on a node is
+       followed in the same write by WAIT N T (T: the node's time left), and the node's yes counts
+       only once N replicas acknowledged it (else its vote fails, REDLOCK_ERR_REPLICATION): a
+       failover that promotes one of them keeps the lock. A node's URI parameter replicas=N
+       overrides it for that node. Default 0: votes count on the primary's word. */
+    uint32_t min_replicas;       /* 0..1000, default 0 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 

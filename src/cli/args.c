@@ -314,6 +314,17 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
             return duration_field(c, durations[k].name, v, (uint32_t *)((char *)&c->opt + durations[k].off));
         }
     }
+    if ((r = cli_opt_value(c, argc, argv, i, "--min-replicas", &v)) != 0) {
+        if (r < 0) return -1;
+        char *end = NULL;
+        unsigned long n = v && isdigit((unsigned char)*v) ? strtoul(v, &end, 10) : 1001;
+        if (!end || *end || n > 1000) {
+            cli_usage_error(c, "invalid value for --min-replicas: '%s' is not a number of replicas (0 to 1000)", v);
+            return -1;
+        }
+        c->opt.min_replicas = (uint32_t)n;
+        return 1;
+    }
     if ((r = cli_opt_value(c, argc, argv, i, "--drift-factor", &v)) != 0) {
         char err[200];
         if (r < 0) return -1;

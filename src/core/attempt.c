@@ -55,6 +55,7 @@ static int send_attempt(rl_acquire_op_t *a) {
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
+    op->r->replicate = 1;
     if (a->keys.n > 1) {
         rl_run_script(rl, op->r, rl->s_acquire_multi, &a->keys, a->token, ttl);
         return RL_STEP_ROUND;

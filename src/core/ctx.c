@@ -118,6 +118,7 @@ void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {
         .probe_min_ms = rl->opt.probe_min_ms,
         .probe_max_ms = rl->opt.probe_max_ms,
         .grace_rtts = rl->opt.grace_rtts,
+        .min_replicas = rl->opt.min_replicas,
         .clock = rl->clock,
         .log = rl->log,
         .tls_ctx = rl->tls,

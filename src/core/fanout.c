@@ -22,6 +22,7 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->stop = stop;
     r->send_all = stop == RL_STOP_RESOLVE;
     r->grants = 0;
+    r->replicate = 0;
     r->skip = 0;
     r->n = n;
     r->quorum = redlock_quorum(n);

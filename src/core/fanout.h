@@ -64,6 +64,8 @@ typedef struct rl_round {
     int stop;
     int send_all;                   /* send to every node even once decided (release) */
     int grants;                     /* an acquire: a quarantined node's yes does not count */
+    int replicate;                  /* a write (acquire, extend, fencing): on a node with replicas
+                                     * to wait for, a WAIT follows it and decides its yes */
     int skip;                       /* cmd is skip + 1 commands (MULTI .. EXEC, at most 255): a
                                      * node's first skip replies to it are dropped, the last votes */
     size_t n, quorum;

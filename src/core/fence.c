@@ -217,6 +217,7 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
         return;
     }
     r->grants = 1;
+    r->replicate = 1;
     r->skip = 4;
     r->on_reply = take_max;
     r->reply_arg = a;
@@ -314,6 +315,7 @@ static void write_back(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     rl_round_t *w = op->aux;
     rl_round_init(w, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    w->replicate = 1; /* (a counter a promoted replica lacked would repeat tokens) */
     if (op->rl->cluster_nodes) { /* the slot of both keys on a cluster node (one hash tag) */
         char ck[REDLOCK_MAX_RESOURCE + 8];
         size_t ckl = rl_cluster_key(ck, sizeof ck, a->keys.k[0], a->keys.len[0]);
@@ -349,6 +351,7 @@ void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len) {
     fence_keys(key, len, fkey, sizeof fkey, k, klen, &both);
     snprintf(fence, sizeof fence, "%" PRIu64, a->fence_max + 1);
     rl_round_init(op->aux, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    op->aux->replicate = 1;
     rl_run_script(op->rl, op->aux, op->rl->s_fence_set, &both, a->token, fence);
 }
 

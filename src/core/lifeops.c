@@ -31,6 +31,7 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         char ttl[16];
         snprintf(ttl, sizeof ttl, "%u", e->ttl_ms);
         rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+        op->r->replicate = 1;
         op->phase = LIFE_SENT;
         const rl_script_t *script = e->shared ? rl->s_extend_shared : e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi;
         rl_run_script_as(rl, op->r, script, &e->keys, e->token, ttl, rl_classify_mine);

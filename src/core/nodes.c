@@ -155,6 +155,28 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
     return rc;
 }
 
+/* The replicas a replicated write on c waits for: its URI's replicas=N,
+ * else the handle's min_replicas (0: none, no WAIT). */
+static uint32_t want_replicas(const rl_nodes_t *ns, const rl_conn_t *c) {
+    return c->uri.replicas >= 0 ? (uint32_t)c->uri.replicas : ns->cfg.min_replicas;
+}
+
+/* Queues "WAIT want T" on c behind the write just queued there (which the
+ * caller marked then_wait), with no round yet: the write's yes hands it
+ * its round (handle_reply). T is three quarters of the time left to the
+ * write's deadline (at least 1 ms): the rest is for the write to travel
+ * and for WAIT's own answer, saying how many replicas acknowledged, to
+ * come back before the deadline. Returns 0, or -1 when out of memory. */
+static int queue_wait(rl_nodes_t *ns, rl_conn_t *c, uint64_t sent, uint64_t deadline, uint64_t now) {
+    uint64_t left_ms = deadline > now ? (deadline - now) / 1000u : 0, t = left_ms * 3 / 4;
+    char a[16], b[24], cmd[96];
+    int la = snprintf(a, sizeof a, "%u", want_replicas(ns, c));
+    int lb = snprintf(b, sizeof b, "%llu", (unsigned long long)(t ? t : 1));
+    int n = snprintf(cmd, sizeof cmd, "*3\r\n$4\r\nWAIT\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", la, a, lb, b);
+    if (rl_conn_send(c, cmd, (size_t)n) < 0) return -1;
+    return rl_conn_push(c, RL_REQ_WAIT, NULL, sent, deadline) ? 0 : -1;
+}
+
 /* A suspect c that a round must ask (s->ask_suspect: the others cannot
  * make its quorum) and may: its probe is due now, so a closed c opens
  * afresh with a PING ahead of the request. Returns 1 when the request is
@@ -235,6 +257,10 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, s->cmd, s->len);
     if (rc == 0) rc = keep_cmd(c, q, s);
+    if (rc == 0 && r && r->replicate && want_replicas(ns, c)) { /* its yes counts once replicated */
+        q->then_wait = 1; /* (q is not used after the push, which may move it) */
+        rc = queue_wait(ns, c, q->sent_us, q->deadline_us, now);
+    }
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
@@ -350,6 +376,12 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         return;
     }
     if (old.round) old.round->pn[c->idx].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
+    /* the WAIT queued behind the EVALSHA now comes before the EVAL: it is
+     * left without a round (its answer dropped) and another follows the EVAL */
+    if (old.then_wait) {
+        q->then_wait = 1;
+        if (queue_wait(ns, c, old.sent_us, old.deadline_us, now) < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    }
 }
 
 /* The RL_PUSH_* kind of a pub/sub frame (an array led by "message",
@@ -362,6 +394,44 @@ static int push_kind(const redisReply *rep) {
     for (int i = 0; i < 6; i++)
         if (k->len == strlen(names[i]) && !memcmp(k->str, names[i], k->len)) return RL_PUSH_MESSAGE + i % 3;
     return 0;
+}
+
+/* Records node c's vote v in r, a grant from a quarantined node counting
+ * as none (a node that may have lost its data: the clean-up releases it). */
+static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, int err, int64_t rtt, char *detail,
+                 uint64_t now) {
+    if (v == REDLOCK_VOTE_YES && r->grants && rl_node_quarantined(c, now, detail, RL_DETAIL_LEN)) {
+        v = REDLOCK_VOTE_DOWN;
+        err = REDLOCK_ERR_QUARANTINED;
+    }
+    vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
+}
+
+/* The answer to a WAIT behind a write that said yes (a WAIT with no round
+ * is dropped): the yes counts when enough replicas acknowledged it, else
+ * the vote fails, saying how many did within how long. */
+static void wait_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    rl_req_t *q = rl_conn_head(c);
+    rl_round_t *r = q->round;
+    uint64_t sent = q->sent_us;
+    rl_conn_pop(c);
+    if (!r) return;
+    uint32_t want = want_replicas(ns, c);
+    char detail[RL_DETAIL_LEN] = "";
+    int err = REDLOCK_OK;
+    redlock_vote_t v = REDLOCK_VOTE_YES;
+    if (rep->type == REDIS_REPLY_ERROR) {
+        v = REDLOCK_VOTE_ERROR;
+        err = rl_error_code(rep->str);
+        snprintf(detail, sizeof detail, "WAIT refused: %.200s", rep->str);
+    } else if (rep->type != REDIS_REPLY_INTEGER || rep->integer < (long long)want) {
+        v = REDLOCK_VOTE_ERROR;
+        err = REDLOCK_ERR_REPLICATION;
+        snprintf(detail, sizeof detail, "replicated to %lld of %u replicas within %llu ms: the write may be lost "
+                 "in a failover", rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0LL, want,
+                 (unsigned long long)((now - sent) / 1000u));
+    }
+    cast(ns, c, r, v, err, (int64_t)(now - sent), detail, now);
 }
 
 /* Matches one reply to the request at the head of c's queue. On a
@@ -393,6 +463,10 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx]) rl_route_note_redirect(ns, c, rep->str, now);
         return;
     }
+    if (q->kind == RL_REQ_WAIT) {
+        wait_reply(ns, c, rep, now);
+        return;
+    }
     if (q->kind != RL_REQ_USER) {
         char why[RL_DETAIL_LEN];
         int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
@@ -410,6 +484,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     }
     rl_round_t *r = q->round;
     int64_t rtt = (int64_t)(now - q->sent_us);
+    int then_wait = q->then_wait;
     rl_conn_pop(c);
     c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
     if (!r) return;
@@ -426,11 +501,16 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     if (redirected) /* a plain node's URI names a cluster member */
         snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
                  "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);
-    if (v == REDLOCK_VOTE_YES && r->grants && rl_node_quarantined(c, now, detail, sizeof detail)) {
-        v = REDLOCK_VOTE_DOWN; /* a grant from a node that may have lost its data: the clean-up releases it */
-        err = REDLOCK_ERR_QUARANTINED;
+    rl_req_t *w = then_wait ? rl_conn_head(c) : NULL;
+    if (v == REDLOCK_VOTE_YES && w && w->kind == RL_REQ_WAIT) { /* the vote waits for the replicas */
+        w->round = r;
+        r->pn[c->idx].u.slot = c->qhead;
+        return;
     }
-    vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
+    cast(ns, c, r, v, err, rtt, detail, now);
+    if (c->uri.sentinel && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "READONLY", 8))
+        node_down(ns, c, REDLOCK_ERR_SERVER, "READONLY: the master its sentinels named is a replica now; asking them "
+                  "again", now);
 }
 
 /* Reads from c and handles every complete reply; a read error or EOF is
@@ -547,7 +627,9 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     for (uint32_t k = 0; k < c->qlen; k++) {
         rl_req_t *q = rl_conn_at(c, k);
         rl_round_t *r = q->round;
-        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE) || (!r && ns->cfg.subscriber)) continue;
+        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE && q->kind != RL_REQ_WAIT) ||
+            (!r && ns->cfg.subscriber))
+            continue;
         if (r && r->grace_us && now >= r->grace_us) { /* the outcome is known: stop waiting */
             note_unheard(r, now);
             finish_round(ns, r);
@@ -706,7 +788,9 @@ void rl_nodes_events(rl_nodes_t *ns, size_t k, short rev, uint64_t now) {
 void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
+        uint64_t learnt = c->group_at_us;
         int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
+        if (c->group_at_us != learnt) rl_node_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }

@@ -34,6 +34,8 @@ typedef struct rl_nodes_config {
     struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
     uint32_t probe_min_ms, probe_max_ms; /* a suspect node's probe backoff (see node.h) */
     uint32_t grace_rtts;         /* a settled round waits this many of its slowest round trips */
+    uint32_t min_replicas;       /* a replicated round's write waits for this many replicas (WAIT),
+                                  * unless the node's URI says replicas=N */
     int subscriber;              /* pub/sub connections (subs.c): no script loads or probes on
                                   * connect; push frames go to the pubsub hook */
 } rl_nodes_config_t;

@@ -81,6 +81,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a) {
     a->fence_max = 0;
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
+    op->r->replicate = 1;
     op->r->on_reply = note_permit;
     op->r->reply_arg = a;
     rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 4, classify_permit);

@@ -13,6 +13,7 @@
 #include "reply.h"
 #include "redlock.h"
 #include "resolve.h"
+#include "sentinel.h"
 #include "tls.h"
 #include "uri.h"
 
@@ -33,7 +34,9 @@ _Static_assert(RL_ADDR_STRLEN == sizeof ((redlock_node_report_t *)0)->address, "
 enum {
     RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE,
     RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
-    RL_REQ_ASKING  /* ASKING ahead of a request an ASK redirect sent here */
+    RL_REQ_ASKING, /* ASKING ahead of a request an ASK redirect sent here */
+    RL_REQ_WAIT,   /* WAIT behind a replicated write: its round once the write said yes */
+    RL_REQ_ROLE    /* ROLE on a Sentinel group's master: is it still the master? */
 };
 
 typedef struct rl_req {
@@ -47,6 +50,7 @@ typedef struct rl_req {
                                       * MOVED or ASK redirect sends again elsewhere) */
     uint8_t redirects;               /* MOVED / ASK redirects followed so far */
     uint8_t skip;                    /* replies to read and drop before its own (see rl_round.skip) */
+    uint8_t then_wait;               /* a WAIT follows it: its yes counts once replicas acknowledge */
 } rl_req_t;
 
 typedef struct rl_conn {
@@ -114,13 +118,17 @@ typedef struct rl_conn {
     uint64_t lookup_started_us;
     uint64_t resolved_us;      /* when addrs were learnt (0: never) */
     int stale;                 /* the node failed since then: look the name up again */
-    char lookup_err[96];       /* why the last lookup failed, "" when it did not */
+    char lookup_err[200];      /* why the last lookup failed, "" when it did not */
     uint32_t lookups;          /* lookups started so far */
     uint32_t ai;               /* index of the address this connect is trying */
     uint64_t addr_deadline_us; /* that address's share of the connect deadline ends */
     char tried[RL_DETAIL_LEN]; /* this connect's failed addresses and why */
     int tried_timeout;         /* the last of them timed out */
     char addr[RL_ADDR_STRLEN]; /* the address tried or connected to, "" when none */
+    /* a Sentinel group's node (uri.sentinel): what its sentinels said at the last look-up */
+    rl_group_info_t group;
+    uint64_t group_at_us;      /* when that was (0: never) */
+    int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
 } rl_conn_t;
 
 /* A connection's request ring starts with this many slots. */

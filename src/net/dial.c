@@ -25,6 +25,8 @@
 
 /* A failed node's name is looked up again at most this often. */
 #define RL_LOOKUP_REFRESH_MS 2000
+/* A Sentinel group's sentinels are asked again at most this often. */
+#define RL_SENTINEL_REFRESH_MS 100
 /* A lookup unanswered this long is let go, so a fresh one may start
  * (getaddrinfo waits out the resolver's timeouts: 10 s and more). */
 #define RL_LOOKUP_ABANDON_MS 5000
@@ -38,9 +40,23 @@ void rl_dial_init(rl_conn_t *c) {
         c->addrs.len[0] = sizeof *sun;
         c->addrs.n = 1;
         c->literal = 1;
+    } else if (c->uri.sentinel) { /* where its master is: the sentinels say, every time it fails */
+        c->literal = 0;
+        c->addrs.n = 0;
     } else {
         c->literal = rl_addrs_literal(&c->addrs, c->uri.host, c->uri.port);
     }
+    c->role_replicas = -1;
+}
+
+/* What a lookup of c looks for, for the messages: "lookup of HOST" or
+ * "the sentinels of group NAME". */
+static const char *sought(const rl_conn_t *c, char *buf, size_t n) {
+    if (c->uri.sentinel)
+        snprintf(buf, n, "the sentinels of group %s", c->uri.master);
+    else
+        snprintf(buf, n, "lookup of %s", c->uri.host);
+    return buf;
 }
 
 void rl_dial_free(rl_conn_t *c) {
@@ -58,8 +74,14 @@ static void maybe_lookup(rl_conn_t *c, uint64_t now) {
         c->lookup = NULL;
     }
     if (c->addrs.n && !c->stale) return;
-    if (c->lookups && now - c->lookup_started_us < (uint64_t)RL_LOOKUP_REFRESH_MS * 1000u) return;
-    c->lookup = rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
+    if (c->uri.sentinel) /* a failed master may have been replaced: never dial it before they answer */
+        c->addrs.n = 0;
+    uint32_t refresh = c->uri.sentinel ? RL_SENTINEL_REFRESH_MS : RL_LOOKUP_REFRESH_MS;
+    if (c->lookups && now - c->lookup_started_us < (uint64_t)refresh * 1000u) return;
+    uint64_t budget_ms = c->connect_deadline_us > now ? (c->connect_deadline_us - now) / 1000u : 0;
+    c->lookup = c->uri.sentinel ? rl_sentinel_lookup_start(&c->uri, budget_ms > 20 ? (uint32_t)budget_ms : 20,
+                                                           c->notify_fd)
+                                : rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
     c->lookup_started_us = now;
     c->lookups++;
     if (!c->lookup) snprintf(c->lookup_err, sizeof c->lookup_err, "no thread for the lookup (out of resources)");
@@ -117,6 +139,9 @@ static int dial_from(rl_conn_t *c, uint64_t now) {
     }
     if (c->literal)
         snprintf(c->last_detail, sizeof c->last_detail, "%s", c->tried);
+    else if (c->uri.sentinel)
+        snprintf(c->last_detail, sizeof c->last_detail, "group %.60s's master (as its sentinels said): %.150s",
+                 c->uri.master, c->tried);
     else
         snprintf(c->last_detail, sizeof c->last_detail, "%.60s: %.190s", c->uri.host, c->tried);
     c->addr[0] = '\0';
@@ -136,12 +161,13 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
         c->state = RL_CONN_RESOLVING;
         return 0;
     }
+    char what[200];
     if (c->lookup) {
-        snprintf(c->last_detail, sizeof c->last_detail, "lookup of %s not answered after %llu ms", c->uri.host,
+        snprintf(c->last_detail, sizeof c->last_detail, "%.120s: not answered after %llu ms", sought(c, what, sizeof what),
                  (unsigned long long)(waited / 1000u));
         return c->last_err = REDLOCK_ERR_TIMEOUT;
     }
-    snprintf(c->last_detail, sizeof c->last_detail, "lookup of %s failed: %s", c->uri.host,
+    snprintf(c->last_detail, sizeof c->last_detail, "%.120s failed: %.120s", sought(c, what, sizeof what),
              c->lookup_err[0] ? c->lookup_err : "no address");
     return c->last_err = REDLOCK_ERR_IO;
 }
@@ -149,20 +175,23 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
 int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now) {
     if (!c->lookup || !rl_lookup_done(c->lookup)) return 0;
     rl_addrs_t a;
-    char why[sizeof c->lookup_err];
-    int ok = rl_lookup_take(c->lookup, &a, why, sizeof why) == 0;
+    char why[RL_DETAIL_LEN - 64], what[200];
+    rl_group_info_t g;
+    int ok = (c->uri.sentinel ? rl_sentinel_lookup_take(c->lookup, &a, &g, why, sizeof why)
+                              : rl_lookup_take(c->lookup, &a, why, sizeof why)) == 0;
     c->lookup = NULL;
     if (ok) {
         c->addrs = a;
         c->resolved_us = now;
         c->stale = 0;
         c->lookup_err[0] = '\0';
+        if (c->uri.sentinel) c->group = g, c->group_at_us = now;
     } else {
         snprintf(c->lookup_err, sizeof c->lookup_err, "%s", why); /* known addresses stay in use */
     }
     if (c->state != RL_CONN_RESOLVING) return 0;
     if (!ok) {
-        snprintf(c->last_detail, sizeof c->last_detail, "lookup of %s failed: %s", c->uri.host, why);
+        snprintf(c->last_detail, sizeof c->last_detail, "%.120s failed: %.120s", sought(c, what, sizeof what), why);
         return c->last_err = REDLOCK_ERR_IO;
     }
     c->ai = 0;

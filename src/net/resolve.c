@@ -26,6 +26,10 @@ struct rl_lookup {
     int sys_errno;      /* errno for EAI_SYSTEM */
     rl_addrs_t addrs;
     char host[256];
+    rl_lookup_job_fn job;   /* a lookup of another kind (rl_lookup_start_job), or NULL */
+    void *job_arg;          /* its argument, freed with job_free unless taken */
+    void (*job_free)(void *);
+    char job_why[160];      /* why the job failed */
 };
 
 int rl_addrs_literal(rl_addrs_t *a, const char *host, int port) {
@@ -78,8 +82,9 @@ static int unref(rl_lookup_t *l) {
     return --l->refs == 0;
 }
 
-/* Frees l's memory. */
+/* Frees l's memory (and its job's argument, unless taken). */
 static void destroy(rl_lookup_t *l) {
+    if (l->job_arg && l->job_free) l->job_free(l->job_arg);
     pthread_mutex_destroy(&l->mu);
     free(l);
 }
@@ -91,14 +96,17 @@ static void *lookup_main(void *arg) {
      * other addresses; an address family the host lacks fails at once */
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC};
     struct addrinfo *res = NULL;
+    rl_addrs_t found = {0};
     char port[8];
     snprintf(port, sizeof port, "%d", l->port);
-    int rc = getaddrinfo(l->host, port, &hints, &res);
+    int rc = l->job ? l->job(l->job_arg, &found, l->job_why, sizeof l->job_why)
+                    : getaddrinfo(l->host, port, &hints, &res);
     int e = errno;
     pthread_mutex_lock(&l->mu);
     l->rc = rc;
     l->sys_errno = e;
-    if (rc == 0) keep_addrs(&l->addrs, res);
+    if (l->job) l->addrs = found;
+    if (rc == 0 && !l->job) keep_addrs(&l->addrs, res);
     if (rc == 0 && l->addrs.n == 0) l->rc = EAI_NODATA;
     l->done = 1;
     if (!l->abandoned) {
@@ -112,15 +120,8 @@ static void *lookup_main(void *arg) {
     return NULL;
 }
 
-rl_lookup_t *rl_lookup_start(const char *host, int port, int notify_fd) {
-    if (strlen(host) >= sizeof ((rl_lookup_t *)0)->host) return NULL;
-    rl_lookup_t *l = calloc(1, sizeof *l);
-    if (!l) return NULL;
-    pthread_mutex_init(&l->mu, NULL);
-    l->refs = 2;
-    l->notify_fd = notify_fd;
-    l->port = port;
-    snprintf(l->host, sizeof l->host, "%s", host);
+/* Starts l's thread. Returns l, or NULL (l freed) when there is none. */
+static rl_lookup_t *start(rl_lookup_t *l) {
     /* the thread takes no signals: they stay with the application's threads */
     sigset_t all, old;
     sigfillset(&all);
@@ -134,6 +135,41 @@ rl_lookup_t *rl_lookup_start(const char *host, int port, int notify_fd) {
     return l;
 }
 
+/* A new lookup of two references with notify_fd, or NULL. */
+static rl_lookup_t *make(int notify_fd) {
+    rl_lookup_t *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    pthread_mutex_init(&l->mu, NULL);
+    l->refs = 2;
+    l->notify_fd = notify_fd;
+    return l;
+}
+
+rl_lookup_t *rl_lookup_start(const char *host, int port, int notify_fd) {
+    if (strlen(host) >= sizeof ((rl_lookup_t *)0)->host) return NULL;
+    rl_lookup_t *l = make(notify_fd);
+    if (!l) return NULL;
+    l->port = port;
+    snprintf(l->host, sizeof l->host, "%s", host);
+    return start(l);
+}
+
+rl_lookup_t *rl_lookup_start_job(rl_lookup_job_fn fn, void *arg, void (*arg_free)(void *), int notify_fd) {
+    rl_lookup_t *l = make(notify_fd);
+    if (!l) {
+        arg_free(arg);
+        return NULL;
+    }
+    l->job = fn;
+    l->job_arg = arg;
+    l->job_free = arg_free;
+    return start(l);
+}
+
+int rl_lookup_is_job(const rl_lookup_t *l) {
+    return l->job != NULL;
+}
+
 int rl_lookup_done(rl_lookup_t *l) {
     pthread_mutex_lock(&l->mu);
     int d = l->done;
@@ -143,7 +179,9 @@ int rl_lookup_done(rl_lookup_t *l) {
 
 /* Writes the resolver's reason for failed lookup l into why. */
 static void lookup_reason(const rl_lookup_t *l, char *why, size_t n) {
-    if (l->rc == EAI_NONAME || l->rc == EAI_NODATA || l->rc == EAI_ADDRFAMILY)
+    if (l->job)
+        snprintf(why, n, "%s", l->job_why[0] ? l->job_why : "no address");
+    else if (l->rc == EAI_NONAME || l->rc == EAI_NODATA || l->rc == EAI_ADDRFAMILY)
         snprintf(why, n, "unknown host");
     else if (l->rc == EAI_SYSTEM)
         snprintf(why, n, "%s", strerror(l->sys_errno));
@@ -151,7 +189,7 @@ static void lookup_reason(const rl_lookup_t *l, char *why, size_t n) {
         snprintf(why, n, "%s", gai_strerror(l->rc));
 }
 
-int rl_lookup_take(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n) {
+int rl_lookup_take_job(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n, void **arg) {
     pthread_mutex_lock(&l->mu);
     int last = unref(l);
     pthread_mutex_unlock(&l->mu);
@@ -161,8 +199,16 @@ int rl_lookup_take(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n) {
         *out = l->addrs;
     else
         lookup_reason(l, why, n);
+    if (arg) { /* the caller owns it now */
+        *arg = l->job_arg;
+        l->job_arg = NULL;
+    }
     if (last) destroy(l);
     return rc;
+}
+
+int rl_lookup_take(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n) {
+    return rl_lookup_take_job(l, out, why, n, NULL);
 }
 
 void rl_lookup_drop(rl_lookup_t *l) {

@@ -54,4 +54,16 @@ int rl_lookup_take(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n);
  * NULL-safe. */
 void rl_lookup_drop(rl_lookup_t *l);
 
+/* A lookup of another kind (a Sentinel group's master, sentinel.h): fn
+ * runs on the lookup's thread with arg, fills *out, or why, and returns 0
+ * or -1. arg belongs to the lookup (freed with arg_free, also when the
+ * start fails) until rl_lookup_take_job hands it, with what fn wrote in
+ * it, to the caller. */
+typedef int (*rl_lookup_job_fn)(void *arg, rl_addrs_t *out, char *why, size_t n);
+rl_lookup_t *rl_lookup_start_job(rl_lookup_job_fn fn, void *arg, void (*arg_free)(void *), int notify_fd);
+/* rl_lookup_take, and *arg (if not NULL) gets the job's argument to free. */
+int rl_lookup_take_job(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n, void **arg);
+/* 1 for a lookup started with rl_lookup_start_job. */
+int rl_lookup_is_job(const rl_lookup_t *l);
+
 #endif

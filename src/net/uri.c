@@ -108,29 +108,24 @@ static const char *parse_hostport(const char *p, rl_uri_t *u) {
     return NULL;
 }
 
-/* Parses "/path[?db=N]". Returns NULL or a static reason. */
+/* Parses "/path" (its query is parse_query's). Returns NULL or a static reason. */
 static const char *parse_unixpath(const char *p, rl_uri_t *u) {
     if (*p != '/') return "unix socket path must be absolute";
-    size_t n = strcspn(p, "?");
+    size_t n = strlen(p);
     if (n >= 108) return "unix socket path too long";
-    if (!(u->path = dupn(p, n))) return "out of memory";
-    if (p[n] == '?') {
-        if (strncmp(p + n, "?db=", 4) != 0) return "only ?db=N is understood after a socket path";
-        if (parse_int(p + n + 4, p + strlen(p), 0, 1000000, &u->db) < 0) return "database must be a number";
-    }
-    return NULL;
+    return (u->path = dupn(p, n)) ? NULL : "out of memory";
 }
 
-/* Parses one "seed=host[:port]" value [p, end) into the next seed.
- * Returns NULL or a static reason. */
-static const char *parse_seed(const char *p, const char *end, rl_uri_t *u) {
-    if (u->nseeds == RL_URI_MAX_SEEDS) return "more than 16 seeds";
-    if (end - p < 6 || strncmp(p, "seed=", 5) != 0) return "a cluster takes only seed=host:port after '?'";
-    char *one = dupn(p + 5, (size_t)(end - p - 5));
+/* Parses one host[:port] value [p, end) of a seed= or sentinel= parameter
+ * (what, for the messages) into the next of u's extra members. Returns
+ * NULL or a static reason. */
+static const char *parse_member(const char *p, const char *end, rl_uri_t *u, const char *what) {
+    if (u->nseeds == RL_URI_MAX_SEEDS) return u->sentinel ? "more than 16 sentinels" : "more than 16 seeds";
+    if (p == end) return u->sentinel ? "sentinel=host:port needs a host" : "seed=host:port needs a host";
+    char *one = dupn(p, (size_t)(end - p));
     rl_uri_t tmp = {0};
     const char *why = one ? parse_hostport(one, &tmp) : "out of memory";
-    if (!why && tmp.db) why = "a seed is host:port, with no database";
-    if (!why && strchr(one, '/')) why = "a seed is host:port, with no path";
+    if (!why && (tmp.db || strchr(one, '/'))) why = what;
     free(one);
     if (!why && !u->seeds && !(u->seeds = calloc(RL_URI_MAX_SEEDS, sizeof *u->seeds))) why = "out of memory";
     if (why) {
@@ -141,43 +136,119 @@ static const char *parse_seed(const char *p, const char *end, rl_uri_t *u) {
     return NULL;
 }
 
-/* Parses a cluster's "host[:port][?seed=host:port&...]". A cluster has
- * only database 0. Returns NULL or a static reason. */
-static const char *parse_cluster(const char *p, rl_uri_t *u) {
-    const char *q = strchr(p, '?');
-    char *head = dupn(p, q ? (size_t)(q - p) : strlen(p));
-    const char *why = head ? parse_hostport(head, u) : "out of memory";
-    if (!why && u->db) why = "a Redis Cluster has only database 0";
-    free(head);
-    for (const char *v = q ? q + 1 : NULL; !why && v; ) {
+/* The query parameters a node of u's kind takes, for the messages. */
+static const char *params_taken(const rl_uri_t *u) {
+    if (u->sentinel) return "a sentinel group takes sentinel=host:port, sentinel_password=, db=N and replicas=N";
+    if (u->cluster) return "a cluster takes seed=host:port and replicas=N";
+    if (u->kind == RL_URI_UNIX) return "a socket path takes db=N and replicas=N";
+    return "a node takes replicas=N";
+}
+
+/* Parses one "key=value" parameter [p, end) of u's query. Returns NULL or
+ * a static reason. */
+static const char *parse_param(const char *p, const char *end, rl_uri_t *u, char *scratch, size_t n) {
+    const char *eq = memchr(p, '=', (size_t)(end - p));
+    size_t klen = eq ? (size_t)(eq - p) : (size_t)(end - p);
+    const char *v = eq ? eq + 1 : end;
+#define RL_KEY(k) (klen == sizeof k - 1 && !strncmp(p, k, klen))
+    if (!eq) {
+        snprintf(scratch, n, "parameter '%.*s' has no value: %s", (int)(klen > 40 ? 40 : klen), p, params_taken(u));
+        return scratch;
+    }
+    if (RL_KEY("replicas"))
+        return parse_int(v, end, 0, 1000, &u->replicas) < 0 ? "replicas must be 0..1000" : NULL;
+    if (RL_KEY("seed") && u->cluster) return parse_member(v, end, u, "a seed is host:port, with no database or path");
+    if (RL_KEY("sentinel") && u->sentinel)
+        return parse_member(v, end, u, "a sentinel is host:port, with no database or path");
+    if (RL_KEY("sentinel_password") && u->sentinel) {
+        if (u->sentinel_pass) return "sentinel_password given twice";
+        return (u->sentinel_pass = dupn(v, (size_t)(end - v))) ? NULL : "out of memory";
+    }
+    if (RL_KEY("db") && (u->sentinel || u->kind == RL_URI_UNIX))
+        return parse_int(v, end, 0, 1000000, &u->db) < 0 ? "database must be a number" : NULL;
+#undef RL_KEY
+    snprintf(scratch, n, "unknown parameter '%.*s': %s", (int)(klen > 40 ? 40 : klen), p, params_taken(u));
+    return scratch;
+}
+
+/* Parses the query q ("k=v&k=v", NULL: none). Returns NULL or a reason. */
+static const char *parse_query(const char *q, rl_uri_t *u, char *scratch, size_t n) {
+    const char *why = NULL;
+    for (const char *v = q; !why && v;) {
         const char *amp = strchr(v, '&');
         const char *end = amp ? amp : v + strlen(v);
-        why = parse_seed(v, end, u);
+        why = parse_param(v, end, u, scratch, n);
         v = amp ? amp + 1 : NULL;
     }
     return why;
 }
 
-/* Builds u->display: the URI with the password replaced by "***". */
+/* Parses a sentinel group's "host[:port]/NAME" (host:port its first
+ * sentinel, NAME the master's name in the sentinels). Returns NULL or a
+ * static reason. */
+static const char *parse_group(const char *p, rl_uri_t *u) {
+    const char *from = *p == '[' && strchr(p, ']') ? strchr(p, ']') : p; /* (past an IPv6 host) */
+    const char *slash = strchr(from, '/');
+    if (!slash || !slash[1]) return "a sentinel group names its master: redis+sentinel://host:port/NAME";
+    for (const char *q = slash + 1; *q; q++)
+        if (!isalnum((unsigned char)*q) && !strchr("._-", *q)) return "bad character in the master's name";
+    if (strlen(slash + 1) > 128) return "master name longer than 128 bytes";
+    char *head = dupn(p, (size_t)(slash - p));
+    const char *why = head ? parse_hostport(head, u) : "out of memory";
+    free(head);
+    if (!why && !(u->master = strdup(slash + 1))) why = "out of memory";
+    return why;
+}
+
+/* Parses what follows the user part by u's kind: the authority (and db or
+ * master name), then the query. Returns NULL or a reason. */
+static const char *parse_rest(const char *p, rl_uri_t *u, char *scratch, size_t n) {
+    const char *q = strchr(p, '?');
+    char *body = dupn(p, q ? (size_t)(q - p) : strlen(p));
+    if (!body) return "out of memory";
+    const char *why = u->sentinel ? parse_group(body, u)
+                      : u->kind == RL_URI_TCP ? parse_hostport(body, u)
+                                              : parse_unixpath(body, u);
+    if (!why && u->cluster && u->db) why = "a Redis Cluster has only database 0";
+    free(body);
+    return why ? why : parse_query(q ? q + 1 : NULL, u, scratch, n);
+}
+
+/* Appends "<sep><text>" to buf (the first parameter after '?', the next after '&'). */
+static void add_param(char *buf, size_t size, int *nparams, const char *text) {
+    size_t at = strlen(buf);
+    snprintf(buf + at, size - at, "%s%s", (*nparams)++ ? "&" : "?", text);
+}
+
+/* Builds u->display: the URI with the passwords replaced by "***". */
 static int make_display(rl_uri_t *u) {
-    char buf[RL_URI_MAX + 64];
+    char buf[RL_URI_MAX + 64], one[300];
     const char *user = u->user ? u->user : "";
     const char *cred = u->pass ? ":***@" : (u->user ? "@" : "");
-    const char *scheme = u->cluster ? (u->tls ? "rediss+cluster" : "redis+cluster") : (u->tls ? "rediss" : "redis");
+    const char *kind = u->cluster ? "+cluster" : u->sentinel ? "+sentinel" : "";
+    int np = 0;
     if (u->kind == RL_URI_UNIX)
         snprintf(buf, sizeof buf, "unix://%s%s%s", user, cred, u->path);
-    else if (strchr(u->host, ':'))
-        snprintf(buf, sizeof buf, "%s://%s%s[%s]:%d", scheme, user, cred, u->host, u->port);
     else
-        snprintf(buf, sizeof buf, "%s://%s%s%s:%d", scheme, user, cred, u->host, u->port);
+        snprintf(buf, sizeof buf, strchr(u->host, ':') ? "%s%s://%s%s[%s]:%d%s%s" : "%s%s://%s%s%s:%d%s%s",
+                 u->tls ? "rediss" : "redis", kind, user, cred, u->host, u->port, u->master ? "/" : "",
+                 u->master ? u->master : "");
+    if (u->db && u->kind == RL_URI_TCP && !u->sentinel) snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/%d", u->db);
     for (size_t i = 0; i < u->nseeds; i++) {
-        size_t at = strlen(buf);
         const rl_seed_t *sd = &u->seeds[i];
-        snprintf(buf + at, sizeof buf - at, strchr(sd->host, ':') ? "%sseed=[%s]:%d" : "%sseed=%s:%d",
-                 i ? "&" : "?", sd->host, sd->port);
+        snprintf(one, sizeof one, strchr(sd->host, ':') ? "%s=[%s]:%d" : "%s=%s:%d", u->sentinel ? "sentinel" : "seed",
+                 sd->host, sd->port);
+        add_param(buf, sizeof buf, &np, one);
     }
-    if (u->db) /* in the form the parser reads back: a socket path takes ?db=N */
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), u->kind == RL_URI_UNIX ? "?db=%d" : "/%d", u->db);
+    if (u->sentinel_pass) add_param(buf, sizeof buf, &np, "sentinel_password=***");
+    if (u->db && (u->sentinel || u->kind == RL_URI_UNIX)) { /* in the form the parser reads back */
+        snprintf(one, sizeof one, "db=%d", u->db);
+        add_param(buf, sizeof buf, &np, one);
+    }
+    if (u->replicas >= 0) {
+        snprintf(one, sizeof one, "replicas=%d", u->replicas);
+        add_param(buf, sizeof buf, &np, one);
+    }
     u->display = strdup(buf);
     return u->display ? 0 : -1;
 }
@@ -188,11 +259,17 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
     if (!*s) return uri_fail(s, "empty", err, errlen);
     if (strlen(s) > RL_URI_MAX) return uri_fail(s, "longer than 4096 bytes", err, errlen);
     const char *p;
+    u->replicas = -1;
     if (strncasecmp(s, "redis+cluster://", 16) == 0 || strncasecmp(s, "rediss+cluster://", 17) == 0) {
         u->kind = RL_URI_TCP;
         u->cluster = 1;
         u->tls = tolower((unsigned char)s[5]) == 's';
         p = s + (u->tls ? 17 : 16);
+    } else if (strncasecmp(s, "redis+sentinel://", 17) == 0 || strncasecmp(s, "rediss+sentinel://", 18) == 0) {
+        u->kind = RL_URI_TCP;
+        u->sentinel = 1;
+        u->tls = tolower((unsigned char)s[5]) == 's';
+        p = s + (u->tls ? 18 : 17);
     } else if (strncasecmp(s, "redis://", 8) == 0) {
         u->kind = RL_URI_TCP;
         p = s + 8;
@@ -204,8 +281,8 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         u->tls = 1;
         p = s + 9;
     } else {
-        return uri_fail(s, "scheme must be redis://, rediss://, unix://, redis+cluster:// or rediss+cluster://",
-                        err, errlen);
+        return uri_fail(s, "scheme must be redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, "
+                        "redis+sentinel:// or rediss+sentinel://", err, errlen);
     }
     /* TCP: the last '@' ends the user part (a password may hold '@').
      * UNIX: the path is absolute and may itself hold '@' (systemd instance
@@ -219,7 +296,8 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         if (parse_userinfo(p, at, u) < 0) goto nomem;
         p = at + 1;
     }
-    const char *why = u->cluster ? parse_cluster(p, u) : u->kind == RL_URI_TCP ? parse_hostport(p, u) : parse_unixpath(p, u);
+    char scratch[200];
+    const char *why = parse_rest(p, u, scratch, sizeof scratch);
     if (why) {
         rl_uri_clear(u);
         if (strcmp(why, "out of memory") == 0) return REDLOCK_ERR_NOMEM;
@@ -244,6 +322,11 @@ void rl_uri_clear(rl_uri_t *u) {
     free(u->display);
     for (size_t i = 0; i < u->nseeds; i++) free(u->seeds[i].host);
     free(u->seeds);
+    free(u->master);
+    if (u->sentinel_pass) {
+        memset(u->sentinel_pass, 0, strlen(u->sentinel_pass));
+        free(u->sentinel_pass);
+    }
     memset(u, 0, sizeof *u);
 }
 
@@ -256,7 +339,8 @@ static int names_server(const rl_uri_t *a, const char *host, int port) {
 }
 
 int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b) {
-    if (a->kind != b->kind) return 0;
+    if (a->kind != b->kind || a->sentinel != b->sentinel) return 0;
+    if (a->sentinel && strcmp(a->master, b->master) != 0) return 0; /* (sentinels watch many groups) */
     if (a->kind == RL_URI_UNIX) return strcmp(a->path, b->path) == 0;
     if (names_server(a, b->host, b->port)) return 1;
     for (size_t i = 0; i < b->nseeds; i++)
@@ -265,7 +349,7 @@ int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b) {
 }
 
 int rl_uri_member(rl_uri_t *u, const rl_uri_t *base, const char *host, int port) {
-    *u = (rl_uri_t){.kind = RL_URI_TCP, .tls = base->tls, .port = port};
+    *u = (rl_uri_t){.kind = RL_URI_TCP, .tls = base->tls, .port = port, .replicas = base->replicas};
     u->host = strdup(host);
     int ok = u->host != NULL;
     if (ok && base->user) ok = (u->user = strdup(base->user)) != NULL;

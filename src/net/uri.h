@@ -6,7 +6,10 @@
  *   redis+cluster://[user[:password]@]host[:port][?seed=host:port&seed=...]
  *   rediss+cluster://...                          one Redis Cluster (DESIGN.md 10):
  *                                                 host and the seeds are members
- */
+ *   redis+sentinel://[user[:password]@]host[:port]/NAME[?sentinel=host:port&...
+ *       &sentinel_password=P&db=N]                 one Sentinel group (host and the
+ *   rediss+sentinel://...                          sentinel= ones are its sentinels)
+ * Every kind also takes replicas=N (votes counted after replication). */
 #ifndef RL_URI_H
 #define RL_URI_H
 #include <stddef.h>
@@ -32,8 +35,12 @@ typedef struct rl_uri {
     int db;        /* 0 when absent */
     char *display; /* the URI with the password masked, for reports and logs */
     int cluster;   /* 1 for redis+cluster:// (a whole Redis Cluster; host:port a seed) */
-    rl_seed_t *seeds; /* the seed= members after host:port, nseeds of them (malloc'd) */
+    int sentinel;  /* 1 for redis+sentinel:// (a Sentinel group; host:port its first sentinel) */
+    char *master;  /* sentinel: the master's name in the sentinels */
+    char *sentinel_pass; /* sentinel: the sentinels' own password (sentinel_password=), or NULL */
+    rl_seed_t *seeds; /* cluster: the seed= members; sentinel: the sentinel= ones (malloc'd) */
     size_t nseeds;
+    int replicas;  /* replicas=N: votes count after N replicas acknowledged; -1 when absent */
 } rl_uri_t;
 
 /* Parses s into u (which the caller later clears with rl_uri_clear).

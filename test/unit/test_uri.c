@@ -191,7 +191,7 @@ static const bad_case_t bad[] = {
     {"redis://h/-1", NULL, "database"},
     {"redis://h:6379/3/4", NULL, "database"},
     {"redis://h:6379/1000001", NULL, "database"},
-    {"redis://h:6379?x=1", NULL, "unexpected"},
+    {"redis://h:6379?x=1", NULL, "unknown parameter 'x'"},
     {"redis://h#frag", NULL, "unexpected"},
     {"redis://h h", NULL, "character"},
     {"redis://h;rm", NULL, "character"},
@@ -227,6 +227,22 @@ static const bad_case_t bad[] = {
     {"redis+cluster://h:7000?seed=a:1&x=2", NULL, "seed=host:port"},
     {"redis+cluster://u:pw@h:7000?seed=[zz]:1", "redis+cluster://u:***@h:7000?seed=[zz]:1", "IPv6"},
     {"redis+clusters://h", NULL, "scheme"},
+    /* Sentinel groups, and replicas= on every kind */
+    {"redis+sentinel://h:26379", NULL, "names its master"},
+    {"redis+sentinel://h:26379/", NULL, "names its master"},
+    {"redis+sentinel://u:pw@h:26379", "redis+sentinel://u:***@h:26379", "names its master"},
+    {"redis+sentinel://h:26379/my$master", NULL, "bad character in the master"},
+    {"redis+sentinel://h:26379/m?sentinel=a:0", NULL, "port"},
+    {"redis+sentinel://h:26379/m?sentinel=a:1/2", NULL, "no database"},
+    {"redis+sentinel://h:26379/m?seed=a:1", NULL, "unknown parameter 'seed'"},
+    {"redis+sentinel://h/m?sentinel_password=a&sentinel_password=b", NULL, "twice"},
+    {"redis+sentinel://h/m?db=x", NULL, "database must be a number"},
+    {"redis+sentinel:///m", NULL, "missing host"},
+    {"redis://h?replicas=x", NULL, "replicas must be 0..1000"},
+    {"redis://h?replicas=1001", NULL, "replicas must be 0..1000"},
+    {"redis://h?replicas", NULL, "has no value"},
+    {"redis+cluster://h?sentinel=a:1", NULL, "unknown parameter 'sentinel'"},
+    {"unix:///tmp/s?seed=a:1", NULL, "unknown parameter 'seed'"},
     {"unix+cluster:///tmp/s", NULL, "scheme"},
 };
 
@@ -551,5 +567,63 @@ Test(uri, parse_clear_loop_frees_everything) {
             rl_uri_t u;
             cr_assert_eq(rl_uri_parse(secrets[i].s, &u, NULL, 0), REDLOCK_ERR_CONFIG);
         }
+    }
+}
+
+Test(uri, sentinel_uris) {
+    rl_uri_t u, back;
+    char err[512] = "";
+    cr_assert_eq(rl_uri_parse("redis+sentinel://u:pw@10.0.0.1:26379/mymaster?sentinel=10.0.0.2:26380&sentinel=h3"
+                              "&sentinel_password=spw&db=2&replicas=1",
+                              &u, err, sizeof err),
+                 REDLOCK_OK, "%s", err);
+    cr_expect(u.sentinel && !u.cluster && !u.tls);
+    cr_expect_str_eq(u.host, "10.0.0.1");
+    cr_expect_eq(u.port, 26379);
+    cr_expect_str_eq(u.master, "mymaster");
+    cr_expect_eq(u.nseeds, 2);
+    cr_expect_str_eq(u.seeds[1].host, "h3");
+    cr_expect_eq(u.seeds[1].port, 6379, "a sentinel's port defaults to 6379");
+    cr_expect_str_eq(u.sentinel_pass, "spw");
+    cr_expect_eq(u.db, 2);
+    cr_expect_eq(u.replicas, 1);
+    cr_expect_str_eq(u.display, "redis+sentinel://u:***@10.0.0.1:26379/mymaster?sentinel=10.0.0.2:26380"
+                                "&sentinel=h3:6379&sentinel_password=***&db=2&replicas=1");
+    cr_expect_null(strstr(u.display, "spw"), "the sentinels' password is never shown");
+    /* the display (with the real passwords put back) parses to the same */
+    cr_assert_eq(rl_uri_parse("rediss+sentinel://[::1]:26379/m-1.a_b", &back, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_expect(back.sentinel && back.tls);
+    cr_expect_str_eq(back.host, "::1");
+    cr_expect_str_eq(back.master, "m-1.a_b");
+    cr_expect_eq(back.replicas, -1, "no replicas= given");
+    cr_expect_str_eq(back.display, "rediss+sentinel://[::1]:26379/m-1.a_b");
+    rl_uri_clear(&back);
+    rl_uri_t g2, other;
+    cr_assert_eq(rl_uri_parse("redis+sentinel://h3/mymaster", &g2, NULL, 0), REDLOCK_OK);
+    cr_assert_eq(rl_uri_parse("redis+sentinel://10.0.0.1:26379/other", &other, NULL, 0), REDLOCK_OK);
+    cr_expect(rl_uri_same_server(&u, &g2), "one group named through another of its sentinels");
+    cr_expect(!rl_uri_same_server(&u, &other), "sentinels watch many groups: another master is another node");
+    rl_uri_clear(&g2);
+    rl_uri_clear(&other);
+    rl_uri_clear(&u);
+}
+
+Test(uri, replicas_on_every_kind) {
+    const char *ok[] = {"redis://h:1?replicas=2", "redis://h:1/3?replicas=2", "unix:///tmp/s?db=1&replicas=2",
+                        "redis+cluster://h:1?seed=g:2&replicas=2", "redis+sentinel://h:1/m?replicas=2"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        rl_uri_t u, back;
+        char err[512] = "";
+        cr_assert_eq(rl_uri_parse(ok[i], &u, err, sizeof err), REDLOCK_OK, "%s: %s", ok[i], err);
+        cr_expect_eq(u.replicas, 2, "%s", ok[i]);
+        cr_expect_not_null(strstr(u.display, "replicas=2"), "%s: %s", ok[i], u.display);
+        cr_assert_eq(rl_uri_parse(u.display, &back, err, sizeof err), REDLOCK_OK, "%s: %s", u.display, err);
+        cr_expect_str_eq(back.display, u.display);
+        rl_uri_t m;
+        cr_assert_eq(rl_uri_member(&m, &u, "10.1.1.1", 7000), 0);
+        cr_expect_eq(m.replicas, 2, "a cluster's shard keeps its node's replicas=");
+        rl_uri_clear(&m);
+        rl_uri_clear(&back);
+        rl_uri_clear(&u);
     }
 }
