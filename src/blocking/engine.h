@@ -56,6 +56,11 @@ rl_nodes_t *rl_engine_nodes(rl_engine_t *e);
 struct rl_shard_view;
 size_t rl_engine_shards(rl_engine_t *e, size_t i, struct rl_shard_view *out, size_t cap);
 
+/* What the sentinels of node i (a Sentinel group's) said at the last
+ * look-up, into *out, with how long ago (µs) in *age_us. Returns 1, or 0
+ * for another kind of node or before any answer. */
+int rl_engine_group(rl_engine_t *e, size_t i, rl_group_info_t *out, uint64_t *age_us);
+
 /* Lookups of node i's host name started so far (0 for IP literals and
  * socket paths, which never go through the resolver). */
 uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i);

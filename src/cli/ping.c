@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "blocking.h"
+#include "engine.h"
 
 typedef struct node_ping {
     int info, config;        /* INFO / CONFIG GET answered */
@@ -15,12 +16,16 @@ typedef struct node_ping {
     long long uptime_s, rdb_last_save;
     int aof_enabled;         /* -1 unknown */
     char appendonly[16], appendfsync[16];
+    long long replicas;      /* connected_slaves, -1 unknown */
 } node_ping_t;
 
 typedef struct ping_ctx {
     node_ping_t nodes[REDLOCK_MAX_NODES];
     cli_shard_t shards[REDLOCK_MAX_NODES][CLI_MAX_SHARDS]; /* a cluster node's */
     size_t nshards[REDLOCK_MAX_NODES];
+    rl_group_info_t group[REDLOCK_MAX_NODES]; /* a Sentinel group's: what its sentinels said */
+    uint64_t group_age_us[REDLOCK_MAX_NODES];
+    int has_group[REDLOCK_MAX_NODES];
 } ping_ctx_t;
 
 /* Copies INFO field key of text (n bytes) into out; returns 1 if found. */
@@ -74,6 +79,18 @@ static void on_info(void *arg, size_t node, const void *reply) {
     if (info_field(r->str, r->len, "uptime_in_seconds", buf, sizeof buf)) np->uptime_s = to_ll(buf);
     if (info_field(r->str, r->len, "aof_enabled", buf, sizeof buf)) np->aof_enabled = buf[0] == '1';
     if (info_field(r->str, r->len, "rdb_last_save_time", buf, sizeof buf)) np->rdb_last_save = to_ll(buf);
+    if (info_field(r->str, r->len, "connected_slaves", buf, sizeof buf)) np->replicas = to_ll(buf);
+}
+
+/* A Sentinel group's line under its node: the master its sentinels named,
+ * how long ago its role was reported, the failover epoch, its replicas. */
+static void print_group(const ping_ctx_t *ctx, size_t i) {
+    if (!ctx->has_group[i]) return;
+    const rl_group_info_t *g = &ctx->group[i];
+    printf("        group master %s (%d of %d sentinels answered %llu ms ago): role reported %lld ms before, "
+           "failover epoch %llu, %d replica(s) known\n",
+           g->master, g->answered, g->asked, (unsigned long long)(ctx->group_age_us[i] / 1000),
+           (long long)g->role_age_ms, (unsigned long long)g->epoch, g->replicas);
 }
 
 static void on_config(void *arg, size_t node, const void *reply) {
@@ -110,8 +127,8 @@ static const char *or_unknown(int known, const char *s) {
 static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, const redlock_report_t *cfg,
                        size_t answered) {
     int w = cli_node_width(pong, 4);
-    printf("  %2s  %-*s  %9s  %-8s  %-7s  %-7s  %-10s  %-11s  %-3s  %s\n", "#", w, "NODE", "RTT(us)", "VERSION",
-           "ROLE", "UPTIME", "APPENDONLY", "APPENDFSYNC", "AOF", "RDB_LAST_SAVE");
+    printf("  %2s  %-*s  %9s  %-8s  %-7s  %-8s  %-7s  %-10s  %-11s  %-3s  %s\n", "#", w, "NODE", "RTT(us)",
+           "VERSION", "ROLE", "REPLICAS", "UPTIME", "APPENDONLY", "APPENDFSYNC", "AOF", "RDB_LAST_SAVE");
     for (size_t i = 0; i < pong->n_nodes; i++) {
         const node_ping_t *np = &ctx->nodes[i];
         const redlock_node_report_t *nr = &pong->nodes[i];
@@ -127,12 +144,15 @@ static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
             fmt_uptime(up, sizeof up, np->uptime_s);
             fmt_time(save, sizeof save, np->rdb_last_save);
         }
-        printf("%9lld  %-8s  %-7s  %-7s  %-10s  %-11s  %-3s  %s", (long long)nr->rtt_us,
-               or_unknown(np->info, np->version), or_unknown(np->info, np->role), up,
+        char reps[24] = "?";
+        if (np->info && np->replicas >= 0) snprintf(reps, sizeof reps, "%lld", np->replicas);
+        printf("%9lld  %-8s  %-7s  %-8s  %-7s  %-10s  %-11s  %-3s  %s", (long long)nr->rtt_us,
+               or_unknown(np->info, np->version), or_unknown(np->info, np->role), reps, up,
                or_unknown(np->config, np->appendonly), or_unknown(np->config, np->appendfsync),
                np->info && np->aof_enabled >= 0 ? (np->aof_enabled ? "on" : "off") : "?", save);
         if (!np->config && cfg->nodes[i].detail[0]) printf("  (CONFIG GET: %s)", cfg->nodes[i].detail);
         putchar('\n');
+        print_group(ctx, i);
         cli_shards_print(ctx->shards[i], ctx->nshards[i]);
     }
     printf("%zu of %zu nodes answered (quorum %zu)\n", answered, pong->n_nodes, pong->quorum);
@@ -176,6 +196,18 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
         printf(",\"error\":");
         if (!up) cli_json_str(stdout, nr->detail[0] ? nr->detail : redlock_vote_name(nr->vote));
         else printf("null");
+        printf(",\"replicas\":");
+        if (up && np->info && np->replicas >= 0) printf("%lld", np->replicas);
+        else printf("null");
+        if (ctx->has_group[i]) {
+            const rl_group_info_t *g = &ctx->group[i];
+            printf(",\"group\":{\"master\":");
+            cli_json_str(stdout, g->master);
+            printf(",\"sentinels_answered\":%d,\"sentinels_asked\":%d,\"asked_ms_ago\":%llu,\"role_reported_ms\":%lld,"
+                   "\"failover_epoch\":%llu,\"replicas\":%d}",
+                   g->answered, g->asked, (unsigned long long)(ctx->group_age_us[i] / 1000), (long long)g->role_age_ms,
+                   (unsigned long long)g->epoch, g->replicas);
+        }
         if (ctx->nshards[i]) cli_shards_json(ctx->shards[i], ctx->nshards[i]);
         putchar('}');
     }
@@ -192,7 +224,7 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv) {
 
     static ping_ctx_t ctx;
     static redlock_report_t pong, info, cfg;
-    for (size_t i = 0; i < REDLOCK_MAX_NODES; i++) ctx.nodes[i].aof_enabled = -1;
+    for (size_t i = 0; i < REDLOCK_MAX_NODES; i++) ctx.nodes[i].aof_enabled = -1, ctx.nodes[i].replicas = -1;
     const char *a_ping[] = {"PING"}, *a_info[] = {"INFO"}, *a_cfg[] = {"CONFIG", "GET", "append*"};
     size_t l_ping[] = {4}, l_info[] = {4}, l_cfg[] = {6, 3, 7};
     /* The first PING opens the connections; the second measures the round trip. */
@@ -200,7 +232,10 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv) {
     size_t answered = rl_query(rl, 1, a_ping, l_ping, NULL, NULL, &pong);
     rl_query(rl, 1, a_info, l_info, on_info, &ctx, &info);
     rl_query(rl, 3, a_cfg, l_cfg, on_config, &ctx, &cfg);
-    for (size_t i = 0; i < pong.n_nodes; i++) ctx.nshards[i] = cli_shards_collect(rl, i, ctx.shards[i], CLI_MAX_SHARDS);
+    for (size_t i = 0; i < pong.n_nodes; i++) {
+        ctx.nshards[i] = cli_shards_collect(rl, i, ctx.shards[i], CLI_MAX_SHARDS);
+        ctx.has_group[i] = rl_engine_group(rl->eng, i, &ctx.group[i], &ctx.group_age_us[i]);
+    }
 
     if (json) print_json(&ctx, &pong, &cfg, answered);
     else print_text(&ctx, &pong, &cfg, answered);
