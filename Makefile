@@ -114,7 +114,7 @@ BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 .PHONY: bench bench-quick bench-core bench-core-quick bench-hosts bench-hosts-quick bench-deps bench-build bench-compile \
         bench-stats bench-async bench-async-quick bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick \
         bench-degraded bench-degraded-quick bench-scale bench-scale-quick bench-cluster bench-cluster-quick \
-        bench-fence bench-fence-quick
+        bench-fence bench-fence-quick bench-replicated bench-replicated-quick
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -286,6 +286,20 @@ bench-fence: bench-compile
 bench-fence-quick: bench-compile
 	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_fence
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/fence.sh --quick
+
+# `make bench-replicated`: what counting votes after replication costs
+# (issue 32, item 6; bench/replicated.sh, a few minutes, 3 Sentinel groups of
+# its own): serial acquire p50 and 32-thread cycles/s with min_replicas 1
+# against 0, interleaved, and the time from a master's death to the first
+# grant on its promoted replica. Writes bench/RESULTS-replicated.md (targets
+# <= 1.6x serial, >= 0.6x throughput). `make bench-replicated-quick`: under a
+# minute, results in $(BENCH_BUILD)/bench.
+REPLICATED_NOTE ?=
+bench-replicated: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/replicated.sh --note "$(REPLICATED_NOTE)"
+
+bench-replicated-quick: bench-compile
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/replicated.sh --quick
 
 # `make bench-hosts`: acquire latency with one node's name unresolvable
 # (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).

@@ -68,6 +68,7 @@ SUITES=(
   "scale|scale.sh||RESULTS-scale.md|scale.png||Many locks and many waiters (issue 24)"
   "cluster|cluster.sh||RESULTS-cluster.md|||Redis Cluster nodes against plain nodes (issue 25)"
   "fence|fence.sh||RESULTS-fence.md|||Fencing tokens: plain and fenced acquire (issue 26)"
+  "replicated|replicated.sh||RESULTS-replicated.md|||Votes counted after replication on Sentinel groups (issue 32)"
   "hosts|hosts.sh||RESULTS-hosts.md|||One node's host name unresolvable (issue 12)"
 )
 

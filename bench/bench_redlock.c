@@ -4,7 +4,7 @@
  *   bench_redlock -u URI,URI,... -w WORKLOAD [-n CYCLES] [-d SECONDS] [-t THREADS]
  *                 [--warmup CYCLES] [--ttl MS] [--op-timeout MS] [--hold-us US]
  *                 [--retry-delay MS] [--retry-jitter MS] [--impl NAME]
- *                 [--fencing] [--max-ttl MS] [--clock-check MS] [--no-stats]
+ *                 [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N] [--no-stats]
  *   bench_redlock --version
  *
  * Workloads (every one prints one RESULT line, see common.h):
@@ -47,6 +47,7 @@ typedef struct config {
     size_t n_nodes;
     double max_cycles, secs, warmup, threads, ttl, op_timeout, hold_us, retry_delay, retry_jitter;
     double fencing, max_ttl, clock_check; /* the safety features whose cost the suite reports */
+    double min_replicas;                  /* votes counted after replication (bench/replicated.sh) */
     double no_stats;                      /* redlock_options_t.stats = 0: what the counters cost */
 } config_t;
 
@@ -80,6 +81,7 @@ static redlock_t *make_redlock(uint32_t retry_count) {
     opt.fencing = cfg.fencing != 0;
     opt.max_ttl_ms = (uint32_t)cfg.max_ttl; /* > 0: restart quarantine and clock-jump checks */
     opt.clock_check_ms = (uint32_t)cfg.clock_check;
+    opt.min_replicas = (uint32_t)cfg.min_replicas;
     opt.stats = cfg.no_stats == 0;
     char err[256];
     redlock_t *r = NULL;
@@ -420,7 +422,7 @@ static void usage(const char *prog) {
             "usage: %s -u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
             "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
             "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
-            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--no-stats]\n"
+            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N] [--no-stats]\n"
             "       %s --version\n",
             prog, prog);
     exit(2);
@@ -450,6 +452,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--no-stats")) cfg.no_stats = 1;
         else if (!strcmp(a, "--max-ttl")) cfg.max_ttl = bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--clock-check")) cfg.clock_check = bench_arg_num(a, v), i++;
+        else if (!strcmp(a, "--min-replicas")) cfg.min_replicas = bench_arg_num(a, v), i++;
         else usage(argv[0]);
     }
     if (!uri_list || !cfg.workload || !cfg.impl) usage(argv[0]);

@@ -2,7 +2,9 @@
 # cluster.sh - run local Redis servers for libredlock's tests, demos and
 # benchmarks: N independent redis-server masters (no replication, no Redis
 # Cluster), or, with --cluster-shards, N independent Redis Clusters (each one
-# Redlock node, DESIGN.md section 10).
+# Redlock node, DESIGN.md section 10), or, with --sentinels, N groups of a
+# master and its replicas watched by Redis Sentinels (each group one Redlock
+# node).
 #
 # Layout of a cluster directory DIR (plain nodes):
 #   DIR/.redlock-cluster   marker: this directory was made by cluster.sh
@@ -34,6 +36,27 @@
 # Members are addressed as C.M (cluster C, member M) by status, pause, resume,
 # kill, restart and failover; plain numbers address plain nodes only.
 #
+# Layout of a directory of Sentinel groups (start --sentinels S):
+#   DIR/.redlock-cluster   marker, as above
+#   DIR/n                  number of data nodes of all groups together
+#   DIR/groups             number of groups
+#   DIR/nodes              one URI per group gG, all sentinels named:
+#                          redis+sentinel://127.0.0.1:S0/gG?sentinel=127.0.0.1:S1&sentinel=...
+#   DIR/members            one line per data node: GROUP MEMBER PORT ROLE
+#                            GROUP    0-based group index (line of DIR/nodes)
+#                            MEMBER   0 the master at creation, 1..R its replicas
+#                            PORT     client port on 127.0.0.1
+#                            ROLE     master or replica, at creation
+#                          Line L (0-based) describes DIR/nodeL; the lines of a
+#                          group are consecutive, MEMBER ascending.
+#   DIR/sentinels          one line per sentinel: K PORT
+#   DIR/nodeL/             as for plain nodes (the sentinels rewrite redis.conf
+#                          when they reconfigure the node)
+#   DIR/sentinelK/         sentinel.conf (rewritten by the sentinel), port,
+#                          redis.pid, redis.log; the sentinel's working directory
+# Data nodes are addressed as G.M (group G, member M), sentinels as s.K, by
+# status, pause, resume, kill and restart; failover and master take a group G.
+#
 # stdout carries only the requested data (URIs, status lines, usage);
 # every diagnostic goes to stderr.  Run `cluster.sh help` for usage.
 set -euo pipefail
@@ -53,6 +76,8 @@ MAX_MEMBERS=128         # cluster mode: members of all clusters together
 CREATE_TIMEOUT_S=60     # cluster mode: limit of one `redis-cli --cluster create`
 START_SETTLE_MS=30000   # cluster mode: start's wait for ok clusters
 SETTLE_MS=15000         # cluster mode: other verbs' wait (failover, restart, settle)
+MAX_SENTINELS=16        # sentinel mode: sentinels shared by all groups
+SENT_BASE=1000          # sentinel mode: node index I >= SENT_BASE names sentinel I - SENT_BASE
 
 # Options (filled by parse_args).
 VERB=""
@@ -70,6 +95,8 @@ NODE_TIMEOUT_MS=1000    # --node-timeout MS
 FULL_COVERAGE=yes       # --full-coverage yes|no
 FO_MODE=takeover        # --mode (failover)
 WAIT_MS=""              # -t MS (cluster mode waits)
+SENTINELS=""            # --sentinels S (start: Sentinel groups)
+DOWN_AFTER_MS=1000      # --down-after MS
 
 # Per-node bookkeeping used while waiting for launches (indexed by node).
 declare -a LOGOFF=() DEADLINE=() TRIES=()
@@ -84,6 +111,11 @@ LABEL=""                # how messages name the addressed node or member
 declare -a M_CL=() M_MEM=() M_PORT=() M_ROLE=() M_OF=()
 declare -a C_FIRST=() C_SIZE=()   # per cluster: flat index of member 0, members
 CLUSTERS=0
+
+# Sentinel mode (the M_* and C_* arrays above hold the data nodes and groups).
+declare -a S_PORT=()    # per sentinel K: its port
+declare -a REPL_OF=()   # per data node at start: its master's port ("" for a master)
+NSENT=0
 
 usage() {
   cat <<EOF
@@ -111,9 +143,22 @@ Usage: $PROG VERB [options]
           redis+cluster://127.0.0.1:P1?seed=127.0.0.1:P2&seed=127.0.0.1:P3
         the cluster's primaries at creation as seeds. DIR/members lists the
         members: CLUSTER MEMBER PORT ROLE PRIMARY (see the script's header).
+  start --sentinels S [-n G] [--replicas R] [--down-after MS] [-d DIR]
+        [--persist] [-t MS]
+        Start G (default 3) groups gI of one redis-server master and R
+        (default 1) replicas, and S (1..$MAX_SENTINELS) Redis Sentinels that all
+        monitor every group (quorum S/2+1, down-after-milliseconds MS, default
+        1000; failover-timeout 3000; parallel-syncs 1). Waits (up to -t MS,
+        default $START_SETTLE_MS) until every replica's link is up and every
+        sentinel knows every group's R replicas and the S-1 other sentinels.
+        Prints one URI per group (DIR/nodes):
+          redis+sentinel://127.0.0.1:S0/gI?sentinel=127.0.0.1:S1&sentinel=...
+        DIR/members lists the data nodes: GROUP MEMBER PORT ROLE; DIR/sentinels
+        the sentinels: K PORT (see the script's header).
   stop [-d DIR]
-        Stop every node or member (SIGCONT, SIGTERM, SIGKILL after 2 s) and
-        remove DIR. Succeeds when nothing is running; safe to call twice.
+        Stop every node, member or sentinel (SIGCONT, SIGTERM, SIGKILL after
+        2 s) and remove DIR. Succeeds when nothing is running; safe to call
+        twice.
   status [C.M] [-d DIR]
         One line per node: INDEX URI PID STATE (STATE: up, paused or down).
         Redis Clusters: one line per member (only C.M's if given):
@@ -138,6 +183,24 @@ Usage: $PROG VERB [options]
         primary stops writes until the replica caught up; needs it up). Waits
         until C.M is primary and the running members agree and report
         cluster_state:ok (-t MS, default $SETTLE_MS).
+  status [G.M|s.K] [-d DIR]
+        Sentinel groups: one line per data node, G.M PORT ROLE STATE (ROLE
+        now: master, replica, or - when not up), then one per sentinel,
+        s.K PORT sentinel STATE (only the one addressed, if given).
+  pause G.M | resume G.M | kill G.M | restart G.M [--flush] [-d DIR]
+  pause s.K | resume s.K | kill s.K | restart s.K [-d DIR]
+        The same for member M of Sentinel group G (0-based, as in DIR/members)
+        or sentinel K. A restarted node comes back with its config file as it
+        stands (the sentinels rewrite it when they reconfigure the node); the
+        sentinels then reconfigure it as they see fit (restart does not wait).
+  failover G [-t MS] [-d DIR]
+        Sentinel groups: SENTINEL FAILOVER gG on the first running sentinel
+        that accepts it (retried until the deadline), then waits until every
+        running sentinel names the same new master, other than the one before
+        the call (-t MS, default $SETTLE_MS). Prints the new master's port.
+  master G [-d DIR]
+        Sentinel groups: print the port of gG's master as the first running
+        sentinel that answers names it.
   settle [C] [-t MS] [-d DIR]
         Wait until cluster C (default: every cluster) has settled: its running
         members report cluster_state:ok and agree on the nodes, their roles,
@@ -146,7 +209,7 @@ Usage: $PROG VERB [options]
   uris [--unix] [-d DIR]
         Print DIR/nodes (or DIR/nodes.unix).
   members [-d DIR]
-        Print DIR/members (Redis Clusters only).
+        Print DIR/members (Redis Clusters and Sentinel groups only).
   help  Print this text.
 
 Every verb but start needs -d DIR or \$REDLOCK_CLUSTER_DIR.
@@ -180,6 +243,11 @@ parse_args() {
       --full-coverage) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; FULL_COVERAGE=$2; shift 2 ;;
       --mode) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; FO_MODE=$2; shift 2 ;;
       -t) [[ $# -ge 2 ]] || usage_error "-t needs a value"; WAIT_MS=$2; shift 2 ;;
+      --sentinels) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; SENTINELS=$2; shift 2 ;;
+      --down-after) [[ $# -ge 2 ]] || usage_error "$1 needs a value"; DOWN_AFTER_MS=$2; shift 2 ;;
+      s.[0-9]*)
+        [[ $1 =~ ^s\.([0-9]+)$ && -z $INDEX && -z $ADDR ]] || usage_error "bad argument '$1'"
+        ADDR=s.$((10#${BASH_REMATCH[1]})); shift ;;
       -h|--help) VERB=help; shift ;;
       [0-9]*)
         if [[ $1 =~ ^([0-9]+)\.([0-9]+)$ && -z $INDEX && -z $ADDR ]]; then
@@ -204,6 +272,7 @@ in_range() { [[ $1 =~ ^[0-9]{1,9}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3)); }
 # number of clusters (3) when start --cluster-shards has no -n.
 check_cluster_args() {
   if [[ $VERB == start && $SHARDS != 0 ]]; then
+    [[ -z $SENTINELS ]] || usage_error "--cluster-shards and --sentinels exclude each other"
     in_range "$SHARDS" 3 64 ||
       usage_error "--cluster-shards must be 3..64 (redis-cli --cluster create needs 3 primaries)"
     SHARDS=$((10#$SHARDS))
@@ -211,9 +280,15 @@ check_cluster_args() {
     REPLICAS=$((10#${REPLICAS:-0}))
     ((N_SET)) || N=3
     ((UNIX == 0)) || usage_error "--unix is for plain nodes only"
+  elif [[ $VERB == start && -n $SENTINELS ]]; then
+    check_sentinel_args
   elif [[ -n $REPLICAS ]]; then
-    usage_error "--replicas needs start --cluster-shards K"
+    usage_error "--replicas needs start --cluster-shards K or --sentinels S"
+  elif [[ -n $SENTINELS ]]; then
+    usage_error "--sentinels is an option of start"
   fi
+  in_range "$DOWN_AFTER_MS" 100 600000 || usage_error "--down-after must be 100..600000 (ms)"
+  DOWN_AFTER_MS=$((10#$DOWN_AFTER_MS))
   in_range "$NODE_TIMEOUT_MS" 100 600000 || usage_error "--node-timeout must be 100..600000 (ms)"
   NODE_TIMEOUT_MS=$((10#$NODE_TIMEOUT_MS))
   [[ $FULL_COVERAGE == yes || $FULL_COVERAGE == no ]] || usage_error "--full-coverage must be yes or no"
@@ -222,6 +297,17 @@ check_cluster_args() {
     in_range "$WAIT_MS" 1 86400000 || usage_error "-t must be 1..86400000 (ms)"
     WAIT_MS=$((10#$WAIT_MS))
   fi
+}
+
+# check_sentinel_args: validates start --sentinels S; picks the default
+# number of groups (3) and of replicas per group (1).
+check_sentinel_args() {
+  in_range "$SENTINELS" 1 "$MAX_SENTINELS" || usage_error "--sentinels must be 1..$MAX_SENTINELS"
+  SENTINELS=$((10#$SENTINELS))
+  in_range "${REPLICAS:-1}" 0 8 || usage_error "--replicas must be 0..8"
+  REPLICAS=$((10#${REPLICAS:-1}))
+  ((N_SET)) || N=3
+  ((UNIX == 0)) || usage_error "--unix is for plain nodes only"
 }
 
 # resolve_dir: makes DIR absolute from -d or $REDLOCK_CLUSTER_DIR (or fails).
@@ -253,8 +339,19 @@ need_index() {
   ((INDEX < NODES)) || die "node $INDEX does not exist (cluster has $NODES nodes)"
 }
 
+# node_dir I: sets ND to node I's directory: DIR/nodeI, or DIR/sentinelK for
+# I = SENT_BASE + K (a sentinel; in messages "sentinel K").
+node_dir() {
+  if (($1 < SENT_BASE)); then ND=$DIR/node$1; else ND=$DIR/sentinel$(($1 - SENT_BASE)); fi
+}
+
+# node_name I: sets NAME to how messages name node I when no LABEL applies.
+node_name() {
+  if (($1 < SENT_BASE)); then NAME="node $1"; else NAME="sentinel $(($1 - SENT_BASE))"; fi
+}
+
 # node_port I: sets PORT to node I's port.
-node_port() { PORT=""; read -r PORT <"$DIR/node$1/port" || true; }
+node_port() { PORT=""; node_dir "$1"; read -r PORT <"$ND/port" || true; }
 
 # ---------------------------------------------------------------- processes
 
@@ -274,20 +371,23 @@ is_alive() {
 }
 
 # is_ours PID: true when PID is a live redis-server whose working directory
-# (redis chdirs to its `dir`) is one of DIR's node data directories.
+# (redis chdirs to its `dir`) is one of DIR's node data directories or
+# sentinel directories.
 is_ours() {
   local comm="" cwd=""
   { read -r comm <"/proc/$1/comm"; } 2>/dev/null || return 1
   [[ $comm == redis-server ]] || return 1
   cwd=$(readlink "/proc/$1/cwd" 2>/dev/null) || return 1
-  [[ $cwd =~ ^(.*)/node[0-9]+/data$ && ${BASH_REMATCH[1]} == "$DIR" ]]
+  [[ $cwd =~ ^(.*)/(node[0-9]+/data|sentinel[0-9]+)$ && ${BASH_REMATCH[1]} == "$DIR" ]]
 }
 
 # node_pid I: sets PID to node I's running (possibly paused) redis-server;
 # returns 1 (PID empty) when the node is down or the pid file is stale.
 node_pid() {
   PID=""
-  local f=$DIR/node$1/redis.pid p=""
+  local f p=""
+  node_dir "$1"
+  f=$ND/redis.pid
   [[ -s $f ]] || return 1
   read -r p <"$f" || true
   [[ $p =~ ^[0-9]+$ ]] && is_alive "$p" && is_ours "$p" || return 1
@@ -338,7 +438,7 @@ cluster_pids() {
   local -A seen=()
   local f p d
   PIDS=()
-  for f in "$DIR"/node*/redis.pid; do
+  for f in "$DIR"/node*/redis.pid "$DIR"/sentinel*/redis.pid; do
     [[ -s $f ]] || continue
     read -r p <"$f" || true
     if [[ $p =~ ^[0-9]+$ ]] && is_alive "$p" && is_ours "$p"; then seen[$p]=1; fi
@@ -355,7 +455,7 @@ cluster_pids() {
 stop_nodes() {
   local p
   cluster_pids
-  rm -f "$DIR"/node*/redis.pid
+  rm -f "$DIR"/node*/redis.pid "$DIR"/sentinel*/redis.pid
   ((${#PIDS[@]})) || return 0
   log "stopping ${#PIDS[@]} redis-server process(es) in $DIR"
   for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
@@ -374,12 +474,14 @@ stop_nodes() {
 # kill_node I: SIGCONT + SIGKILL node I if it runs, waits for its death and
 # removes its pid file; 1 if it survives.
 kill_node() {
+  node_name "$1"
   if node_pid "$1"; then
     kill -CONT "$PID" 2>/dev/null || true
     kill -KILL "$PID" 2>/dev/null || true
-    wait_dead 2000 "$PID" || { log "error: ${LABEL:-node $1} (pid $PID) survived SIGKILL"; return 1; }
+    wait_dead 2000 "$PID" || { log "error: ${LABEL:-$NAME} (pid $PID) survived SIGKILL"; return 1; }
   fi
-  rm -f "$DIR/node$1/redis.pid"
+  node_dir "$1"
+  rm -f "$ND/redis.pid"
 }
 
 # ---------------------------------------------------------------- ports
@@ -421,6 +523,8 @@ pick_port() {
 
 # write_conf I PORT [BUSPORT]: writes node I's redis.conf and port file; with
 # BUSPORT, a Redis Cluster member's (cluster bus on BUSPORT, busport file).
+# Starting Sentinel groups (SENTINELS set), a data node's, a replica of
+# REPL_OF[I] when that is set.
 write_conf() {
   local i=$1 port=$2 bus=${3:-} nd=$DIR/node$1
   {
@@ -446,15 +550,46 @@ write_conf() {
       # A replica's full sync starts at once instead of after 5 s.
       printf 'repl-diskless-sync-delay 0\n'
     fi
+    if [[ -n $SENTINELS ]]; then
+      printf 'repl-diskless-sync-delay 0\n'
+      if [[ -n ${REPL_OF[i]:-} ]]; then printf 'replicaof 127.0.0.1 %d\n' "${REPL_OF[i]}"; fi
+    fi
   } >"$nd/redis.conf"
   printf '%d\n' "$port" >"$nd/port"
   if [[ -n $bus ]]; then printf '%d\n' "$bus" >"$nd/busport"; fi
 }
 
-# launch_node I: starts node I from its redis.conf (redis daemonizes itself);
-# remembers where its new log starts and when it must answer.
+# write_sentinel_conf K PORT: writes sentinel K's sentinel.conf and port
+# file; it monitors every group gG at its master's port M_PORT[C_FIRST[G]].
+write_sentinel_conf() {
+  local k=$1 port=$2 sd=$DIR/sentinel$1 g q=$((SENTINELS / 2 + 1))
+  {
+    printf '# generated by cluster.sh: sentinel %d of %s\n' "$k" "$DIR"
+    printf 'bind 127.0.0.1\nport %d\nprotected-mode no\n' "$port"
+    printf 'daemonize yes\nsupervised no\nalways-show-logo no\n'
+    printf 'pidfile "%s/redis.pid"\nlogfile "%s/redis.log"\ndir "%s"\n' "$sd" "$sd" "$sd"
+    for ((g = 0; g < CLUSTERS; g++)); do
+      printf 'sentinel monitor g%d 127.0.0.1 %d %d\n' "$g" "${M_PORT[C_FIRST[g]]}" "$q"
+      printf 'sentinel down-after-milliseconds g%d %d\n' "$g" "$DOWN_AFTER_MS"
+      printf 'sentinel failover-timeout g%d 3000\nsentinel parallel-syncs g%d 1\n' "$g" "$g"
+    done
+  } >"$sd/sentinel.conf"
+  printf '%d\n' "$port" >"$sd/port"
+}
+
+# launch_node I: starts node I from its redis.conf, or sentinel I - SENT_BASE
+# from its sentinel.conf (redis daemonizes itself); remembers where its new
+# log starts and when it must answer.
 launch_node() {
-  local i=$1 nd=$DIR/node$1
+  local i=$1 nd wd
+  local -a conf
+  node_dir "$i"
+  nd=$ND
+  if ((i < SENT_BASE)); then
+    wd=$nd/data conf=("$nd/redis.conf")
+  else
+    wd=$nd conf=("$nd/sentinel.conf" --sentinel)
+  fi
   rm -f "$nd/redis.pid"
   LOGOFF[i]=$(stat -c %s "$nd/redis.log" 2>/dev/null || echo 0)
   now_ms
@@ -466,15 +601,16 @@ launch_node() {
       fd=${fd##*/}
       if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
     done
-    cd "$nd/data" && exec "$REDIS_SERVER" "$nd/redis.conf"
+    cd "$wd" && exec "$REDIS_SERVER" "${conf[@]}"
   ) </dev/null >>"$nd/redis.log" 2>&1
 }
 
 # check_node I: 0 ready (our process answers), 1 not yet, 2 port taken,
 # 3 redis-server died.
 check_node() {
-  local i=$1 nd=$DIR/node$1 pid="" out="" newlog=""
+  local i=$1 nd pid="" out="" newlog=""
   node_port "$i"
+  nd=$ND
   if [[ -s $nd/redis.pid ]]; then read -r pid <"$nd/redis.pid" || true; fi
   if [[ -n $pid ]] && is_alive "$pid"; then
     out=$(timeout 1 "$REDIS_CLI" -h 127.0.0.1 -p "$PORT" info server </dev/null 2>/dev/null) || true
@@ -492,8 +628,9 @@ check_node() {
 
 # show_log I: copies the tail of node I's log to stderr.
 show_log() {
-  log "last lines of $DIR/node$1/redis.log:"
-  tail -n 15 "$DIR/node$1/redis.log" 2>/dev/null | sed 's/^/    /' >&2 || true
+  node_dir "$1"
+  log "last lines of $ND/redis.log:"
+  tail -n 15 "$ND/redis.log" 2>/dev/null | sed 's/^/    /' >&2 || true
 }
 
 # wait_ready MODE I...: waits until every listed node answers. A node whose
@@ -507,13 +644,14 @@ wait_ready() {
     next=()
     for i in "${pending[@]}"; do
       rc=0
+      node_name "$i"
       check_node "$i" || rc=$?
       case $rc in
         0) ;;
         1)
           now_ms
           if ((NOW > DEADLINE[i])); then
-            log "error: node $i (port $PORT) did not answer within ${READY_TIMEOUT_MS} ms"
+            log "error: $NAME (port $PORT) did not answer within ${READY_TIMEOUT_MS} ms"
             show_log "$i"
             return 1
           fi
@@ -521,11 +659,15 @@ wait_ready() {
         2)
           TRIES[i]=$((${TRIES[i]:-0} + 1))
           if ((TRIES[i] >= BIND_TRIES)); then
-            log "error: node $i: port $PORT taken, gave up after $BIND_TRIES tries"
+            log "error: $NAME: port $PORT taken, gave up after $BIND_TRIES tries"
             show_log "$i"
             return 1
           fi
-          if [[ $mode == newport && -s $DIR/node$i/busport ]]; then
+          if [[ $mode == newport ]] && ((i >= SENT_BASE)); then
+            pick_port
+            log "$NAME: port $PORT taken, retrying on $PICKED"
+            write_sentinel_conf $((i - SENT_BASE)) "$PICKED"
+          elif [[ $mode == newport && -s $DIR/node$i/busport ]]; then
             pick_port
             port=$PICKED
             pick_port
@@ -534,16 +676,16 @@ wait_ready() {
             write_conf "$i" "$port" "$PICKED"
           elif [[ $mode == newport ]]; then
             pick_port
-            log "node $i: port $PORT taken, retrying on $PICKED"
+            log "$NAME: port $PORT taken, retrying on $PICKED"
             write_conf "$i" "$PICKED"
           else
-            log "node $i: port $PORT taken, retrying"
+            log "$NAME: port $PORT taken, retrying"
             sleep 0.3
           fi
-          launch_node "$i" || { log "error: node $i: redis-server failed"; show_log "$i"; return 1; }
+          launch_node "$i" || { log "error: $NAME: redis-server failed"; show_log "$i"; return 1; }
           next+=("$i") ;;
         *)
-          log "error: node $i: redis-server exited"
+          log "error: $NAME: redis-server exited"
           show_log "$i"
           return 1 ;;
       esac
@@ -555,8 +697,12 @@ wait_ready() {
 
 # ---------------------------------------------------------------- Redis Clusters
 
-# is_cmode: true when DIR holds Redis Clusters (it has a members file).
-is_cmode() { [[ -f $DIR/members ]]; }
+# is_cmode: true when DIR holds Redis Clusters (it has a members file but no
+# sentinels file).
+is_cmode() { [[ -f $DIR/members && ! -f $DIR/sentinels ]]; }
+
+# is_smode: true when DIR holds Sentinel groups (it has a sentinels file).
+is_smode() { [[ -f $DIR/sentinels ]]; }
 
 # rcli PORT ARG...: prints redis-cli's answer from 127.0.0.1:PORT (2 s limit)
 # without the CRs of CLUSTER INFO and INFO; fails if it did not answer.
@@ -589,6 +735,8 @@ load_members() {
 # of Redis Clusters, a plain index otherwise.
 resolve_target() {
   local c m
+  if [[ $ADDR == s.* ]] && ! is_smode; then die "$DIR has no sentinels (no $ADDR)"; fi
+  if is_smode; then resolve_starget; return; fi
   if ! is_cmode; then
     [[ -z $ADDR ]] || die "$DIR holds plain nodes: address a node by its index, not $ADDR"
     need_index
@@ -799,6 +947,178 @@ record_layout() {
   mv -f "$DIR/nodes.tmp" "$DIR/nodes"
 }
 
+# ---------------------------------------------------------------- Sentinel groups
+
+# load_sentinels: fills S_PORT and NSENT from DIR/sentinels.
+load_sentinels() {
+  local k p
+  S_PORT=() NSENT=0
+  [[ -f $DIR/sentinels ]] || die "no $DIR/sentinels"
+  while read -r k p; do
+    [[ -n $k ]] || continue
+    [[ $k =~ ^[0-9]+$ && $p =~ ^[0-9]+$ ]] || die "bad line in $DIR/sentinels: $k $p"
+    S_PORT[k]=$p NSENT=$((k + 1))
+  done <"$DIR/sentinels"
+  ((NSENT)) || die "$DIR/sentinels lists no sentinel"
+}
+
+# resolve_starget: resolve_target for Sentinel groups: G.M names data node
+# M of group G, s.K sentinel K (INDEX SENT_BASE + K).
+resolve_starget() {
+  local c m k
+  [[ -z $INDEX ]] ||
+    die "$DIR holds Sentinel groups: address a data node as G.M (group G, member M) or a sentinel as s.K, not $INDEX"
+  [[ -n $ADDR ]] || usage_error "$VERB needs a data node G.M or a sentinel s.K"
+  load_members
+  load_sentinels
+  if [[ $ADDR == s.* ]]; then
+    k=${ADDR#s.}
+    ((k < NSENT)) || die "sentinel $k does not exist (there are $NSENT)"
+    INDEX=$((SENT_BASE + k))
+    LABEL="sentinel $k"
+    return 0
+  fi
+  c=${ADDR%.*} m=${ADDR#*.}
+  ((c < CLUSTERS)) || die "group $c does not exist (there are $CLUSTERS)"
+  ((m < C_SIZE[c])) || die "member $ADDR does not exist (group $c has ${C_SIZE[c]} members)"
+  INDEX=$((C_FIRST[c] + m))
+  LABEL="member $ADDR"
+}
+
+# need_group: for the verbs that take a group G (failover, master): loads
+# the members and sentinels and fails unless INDEX names a group.
+need_group() {
+  [[ -z $ADDR ]] || usage_error "$VERB takes a group index G, not $ADDR"
+  [[ -n $INDEX ]] || usage_error "$VERB needs a group index G"
+  load_members
+  load_sentinels
+  ((INDEX < CLUSTERS)) || die "group $INDEX does not exist (there are $CLUSTERS)"
+}
+
+# sentinel_master K G: sets MPORT to the port sentinel K names as group G's
+# master; 1 (MPORT empty) if it does not answer or knows no such master.
+sentinel_master() {
+  local out
+  MPORT=""
+  out=$(rcli "${S_PORT[$1]}" sentinel get-master-addr-by-name "g$2") || return 1
+  [[ $out == *$'\n'* && ${out##*$'\n'} =~ ^[0-9]+$ ]] || return 1
+  MPORT=${out##*$'\n'}
+}
+
+# first_master G: sets MPORT to group G's master as the first running
+# sentinel that answers names it; 1 if none does.
+first_master() {
+  local k
+  for ((k = 0; k < NSENT; k++)); do
+    member_running $((SENT_BASE + k)) || continue
+    sentinel_master "$k" "$1" && return 0
+  done
+  return 1
+}
+
+# wait_until LIMIT CHECK ARG...: runs CHECK ARG... until it succeeds; 1 (after
+# logging the last check's WHY) once the clock (ms, as now_ms) passes LIMIT.
+wait_until() {
+  local limit=$1
+  shift
+  while ! "$@"; do
+    now_ms
+    if ((NOW >= limit)); then log "error: $WHY"; return 1; fi
+    sleep 0.1
+  done
+}
+
+# replicas_linked: true when every replica at creation reports
+# master_link_status:up; else sets WHY.
+replicas_linked() {
+  local i info
+  WHY=""
+  for ((i = 0; i < ${#M_PORT[@]}; i++)); do
+    [[ ${M_ROLE[i]} == replica ]] || continue
+    if ! info=$(rcli "${M_PORT[i]}" info replication); then
+      WHY="replica ${M_CL[i]}.${M_MEM[i]} does not answer"
+      return 1
+    fi
+    if [[ $info != *master_link_status:up* ]]; then
+      WHY="replica ${M_CL[i]}.${M_MEM[i]} has no link to its master yet"
+      return 1
+    fi
+  done
+}
+
+# sentinels_know: true when every sentinel reports, for every group, R
+# replicas (num-slaves) and the S-1 other sentinels; else sets WHY.
+sentinels_know() {
+  local k g out ns no
+  WHY=""
+  for ((k = 0; k < NSENT; k++)); do
+    for ((g = 0; g < CLUSTERS; g++)); do
+      out=$(rcli "${S_PORT[k]}" sentinel master "g$g") || { WHY="sentinel $k does not answer"; return 1; }
+      read -r ns no < <(awk 'NR % 2 == 1 { k = $0; next }
+          k == "num-slaves" { s = $0 } k == "num-other-sentinels" { o = $0 }
+          END { print (s == "" ? "-" : s), (o == "" ? "-" : o) }' <<<"$out")
+      if [[ $ns != "$((C_SIZE[g] - 1))" ]]; then
+        WHY="sentinel $k knows $ns replica(s) of g$g, not $((C_SIZE[g] - 1))"
+        return 1
+      fi
+      if [[ $no != "$((NSENT - 1))" ]]; then
+        WHY="sentinel $k knows $no other sentinel(s) of g$g, not $((NSENT - 1))"
+        return 1
+      fi
+    done
+  done
+}
+
+# sgroup_switched G OLD: true when every running sentinel names the same
+# master of group G, on a port other than OLD (then in MPORT); else sets WHY.
+sgroup_switched() {
+  local g=$1 old=$2 k port=""
+  WHY=""
+  for ((k = 0; k < NSENT; k++)); do
+    member_running $((SENT_BASE + k)) || continue
+    sentinel_master "$k" "$g" || { WHY="sentinel $k does not name g$g's master"; return 1; }
+    if [[ $MPORT == "$old" ]]; then WHY="sentinel $k still names port $old as g$g's master"; return 1; fi
+    if [[ -z $port ]]; then
+      port=$MPORT
+    elif [[ $MPORT != "$port" ]]; then
+      WHY="sentinels name ports $port and $MPORT as g$g's master"
+      return 1
+    fi
+  done
+  [[ -n $port ]] || { WHY="no sentinel runs"; return 1; }
+  MPORT=$port
+}
+
+# start_data_nodes I...: writes the configs of data nodes I... on new ports,
+# launches them, waits until they answer and sets their M_PORT.
+start_data_nodes() {
+  local i
+  for i; do pick_port; write_conf "$i" "$PICKED"; done
+  for i; do launch_node "$i" || { show_log "$i"; die "node $i: redis-server failed to start"; }; done
+  wait_ready newport "$@" || return 1
+  for i; do node_port "$i"; M_PORT[i]=$PORT; done
+}
+
+# record_sgroups: writes DIR/members, DIR/sentinels, DIR/groups, DIR/n and
+# DIR/nodes from M_*, C_* and S_PORT.
+record_sgroups() {
+  local g i k uri sep
+  for ((i = 0; i < ${#M_PORT[@]}; i++)); do
+    printf '%d %d %d %s\n' "${M_CL[i]}" "${M_MEM[i]}" "${M_PORT[i]}" "${M_ROLE[i]}"
+  done >"$DIR/members.tmp"
+  for ((k = 0; k < NSENT; k++)); do printf '%d %d\n' "$k" "${S_PORT[k]}"; done >"$DIR/sentinels.tmp"
+  for ((g = 0; g < CLUSTERS; g++)); do
+    uri="redis+sentinel://127.0.0.1:${S_PORT[0]}/g$g" sep="?"
+    for ((k = 1; k < NSENT; k++)); do uri+="${sep}sentinel=127.0.0.1:${S_PORT[k]}" sep="&"; done
+    printf '%s\n' "$uri"
+  done >"$DIR/nodes.tmp"
+  printf '%d\n' "$CLUSTERS" >"$DIR/groups"
+  printf '%d\n' "${#M_PORT[@]}" >"$DIR/n"
+  mv -f "$DIR/members.tmp" "$DIR/members"
+  mv -f "$DIR/sentinels.tmp" "$DIR/sentinels"
+  mv -f "$DIR/nodes.tmp" "$DIR/nodes"
+}
+
 # ---------------------------------------------------------------- verbs
 
 # prepare_start_dir: makes DIR (or a fresh temp dir) ready and empty of nodes.
@@ -813,7 +1133,8 @@ prepare_start_dir() {
     if is_cluster_dir; then
       stop_nodes || die "could not stop the cluster already running in $DIR"
       rm -rf "$DIR"/node[0-9]* "$DIR/nodes" "$DIR/nodes.unix" "$DIR/n" \
-        "$DIR/members" "$DIR/slots" "$DIR"/create.[0-9]*.log
+        "$DIR/members" "$DIR/slots" "$DIR"/create.[0-9]*.log \
+        "$DIR"/sentinel[0-9]* "$DIR/sentinels" "$DIR/groups"
     elif [[ -n $(ls -A "$DIR") ]]; then
       die "$DIR is not empty and not a cluster directory; refusing to use it"
     fi
@@ -833,6 +1154,7 @@ start_abort() {
 cmd_start() {
   local i sock
   if ((SHARDS)); then cmd_start_clusters; return; fi
+  if [[ -n $SENTINELS ]]; then cmd_start_sgroups; return; fi
   REAP=()
   prepare_start_dir
   trap 'start_abort $?' EXIT
@@ -903,6 +1225,57 @@ cmd_start_clusters() {
   cat "$DIR/nodes"
 }
 
+# cmd_start_sgroups: start --sentinels S (see usage).
+cmd_start_sgroups() {
+  local g m i k size total limit
+  local -a masters=() replicas=() sents=()
+  size=$((REPLICAS + 1))
+  total=$((N * size))
+  ((total <= MAX_MEMBERS)) || usage_error "$N groups of $size data nodes exceed $MAX_MEMBERS data nodes"
+  REAP=()
+  prepare_start_dir
+  trap 'start_abort $?' EXIT
+  trap 'exit 130' INT TERM
+  scan_ports
+  now_ms
+  limit=$((NOW + ${WAIT_MS:-$START_SETTLE_MS}))
+  CLUSTERS=$N NSENT=$SENTINELS
+  for ((g = 0; g < N; g++)); do
+    C_FIRST[g]=$((g * size)) C_SIZE[g]=$size
+    for ((m = 0; m < size; m++)); do
+      i=$((g * size + m))
+      M_CL[i]=$g M_MEM[i]=$m
+      mkdir -p "$DIR/node$i/data"
+      if ((m == 0)); then M_ROLE[i]=master masters+=("$i"); else M_ROLE[i]=replica replicas+=("$i"); fi
+    done
+  done
+  # Masters first: a replica's config names its master's final port.
+  start_data_nodes "${masters[@]}" || die "masters did not come up"
+  if ((${#replicas[@]})); then
+    for i in "${replicas[@]}"; do REPL_OF[i]=${M_PORT[C_FIRST[M_CL[i]]]}; done
+    start_data_nodes "${replicas[@]}" || die "replicas did not come up"
+    wait_until "$limit" replicas_linked || die "replicas did not link to their masters"
+  fi
+  # Then the sentinels, which find the replicas in their masters' INFO.
+  for ((k = 0; k < NSENT; k++)); do
+    mkdir -p "$DIR/sentinel$k"
+    pick_port
+    write_sentinel_conf "$k" "$PICKED"
+    sents+=($((SENT_BASE + k)))
+  done
+  for i in "${sents[@]}"; do
+    launch_node "$i" || { show_log "$i"; die "sentinel $((i - SENT_BASE)): redis-server failed to start"; }
+  done
+  wait_ready newport "${sents[@]}" || die "sentinels did not come up"
+  for ((k = 0; k < NSENT; k++)); do node_port $((SENT_BASE + k)); S_PORT[k]=$PORT; done
+  log "waiting for $NSENT sentinel(s) to discover $N group(s) and each other"
+  wait_until "$limit" sentinels_know || die "sentinels did not settle"
+  record_sgroups
+  trap - EXIT INT TERM
+  log "$N Sentinel group(s) of 1 master and $REPLICAS replica(s), $NSENT sentinel(s), up in $DIR"
+  cat "$DIR/nodes"
+}
+
 cmd_stop() {
   REAP=()
   resolve_dir
@@ -918,6 +1291,7 @@ cmd_status() {
   local i state
   resolve_dir
   need_cluster
+  if is_smode; then status_sgroups; return; fi
   if is_cmode; then status_members; return; fi
   node_count
   for ((i = 0; i < NODES; i++)); do
@@ -956,6 +1330,47 @@ status_members() {
     printf '%d.%d redis://127.0.0.1:%s %s %s %s\n' "${M_CL[i]}" "${M_MEM[i]}" "${M_PORT[i]}" \
       "${PID:--}" "$state" "$role"
   done
+}
+
+# status_sgroups: status of a directory of Sentinel groups (every data node
+# and sentinel, or the one addressed).
+status_sgroups() {
+  local i k
+  local -a which=()
+  load_members
+  load_sentinels
+  if [[ -n $ADDR || -n $INDEX ]]; then
+    resolve_target
+    which=("$INDEX")
+  else
+    for ((i = 0; i < ${#M_PORT[@]}; i++)); do which+=("$i"); done
+    for ((k = 0; k < NSENT; k++)); do which+=($((SENT_BASE + k))); done
+  fi
+  for i in "${which[@]}"; do status_sline "$i"; done
+}
+
+# status_sline I: prints data node I's status line (G.M PORT ROLE STATE) or,
+# for I >= SENT_BASE, the sentinel's (s.K PORT sentinel STATE).
+status_sline() {
+  local i=$1 state=down role=-
+  node_port "$i"
+  if node_pid "$i"; then
+    proc_state "$PID"
+    if [[ $PSTATE == [Tt] ]]; then
+      state=paused
+    else
+      state=up
+      if ((i < SENT_BASE)); then
+        member_role "$i"
+        case $ROLE_NOW in primary) role=master ;; replica) role=replica ;; esac
+      fi
+    fi
+  fi
+  if ((i < SENT_BASE)); then
+    printf '%d.%d %s %s %s\n' "${M_CL[i]}" "${M_MEM[i]}" "$PORT" "$role" "$state"
+  else
+    printf 's.%d %s sentinel %s\n' $((i - SENT_BASE)) "$PORT" "$state"
+  fi
 }
 
 # wait_state I WANT: waits (up to 1 s) until node I's stopped-ness is WANT
@@ -997,7 +1412,9 @@ cmd_kill() {
 cmd_restart() {
   local nd
   resolve_dir; need_cluster; resolve_target
-  nd=$DIR/node$INDEX
+  node_dir "$INDEX"
+  nd=$ND
+  ((FLUSH == 0 || INDEX < SENT_BASE)) || usage_error "--flush is for data nodes, not sentinels"
   kill_node "$INDEX" || exit 1
   if ((FLUSH)); then
     rm -rf "$nd/data"
@@ -1032,7 +1449,9 @@ need_cmode() {
 cmd_failover() {
   local c limit out
   local -a how=()
-  resolve_dir; need_cluster; need_cmode; resolve_target
+  resolve_dir; need_cluster
+  if is_smode; then failover_sgroup; return; fi
+  need_cmode; resolve_target
   c=${M_CL[INDEX]}
   member_running "$INDEX" || die "$LABEL is down or paused"
   member_role "$INDEX"
@@ -1057,6 +1476,41 @@ cmd_failover() {
   log "$LABEL is primary"
 }
 
+# failover_sgroup: failover G of Sentinel groups (see usage).
+failover_sgroup() {
+  local g k old limit out last="" by=-1
+  need_group
+  g=$INDEX
+  first_master "$g" || die "no running sentinel names g$g's master"
+  old=$MPORT
+  now_ms
+  limit=$((NOW + ${WAIT_MS:-$SETTLE_MS}))
+  while :; do
+    for ((k = 0; k < NSENT; k++)); do
+      member_running $((SENT_BASE + k)) || continue
+      out=$(rcli "${S_PORT[k]}" sentinel failover "g$g") || { last="sentinel $k does not answer"; continue; }
+      if [[ $out == OK ]]; then by=$k; break; fi
+      last="sentinel $k: $out"
+    done
+    ((by < 0)) || break
+    now_ms
+    ((NOW < limit)) || die "no sentinel accepted SENTINEL FAILOVER g$g (last: ${last:-no sentinel runs})"
+    sleep 0.2
+  done
+  log "sentinel $by fails g$g over (master was port $old)"
+  wait_until "$limit" sgroup_switched "$g" "$old" || die "g$g did not fail over"
+  log "g$g's master is now port $MPORT"
+  printf '%s\n' "$MPORT"
+}
+
+cmd_master() {
+  resolve_dir; need_cluster
+  is_smode || die "$DIR holds no Sentinel groups (start some with: $PROG start --sentinels S)"
+  need_group
+  first_master "$INDEX" || die "no running sentinel names g$INDEX's master"
+  printf '%s\n' "$MPORT"
+}
+
 cmd_settle() {
   local -a which=()
   resolve_dir; need_cluster; need_cmode
@@ -1072,7 +1526,8 @@ cmd_settle() {
 }
 
 cmd_members() {
-  resolve_dir; need_cluster; need_cmode
+  resolve_dir; need_cluster
+  is_smode || need_cmode
   cat "$DIR/members"
 }
 
@@ -1098,6 +1553,7 @@ main() {
     failover) cmd_failover ;;
     settle) cmd_settle ;;
     members) cmd_members ;;
+    master) cmd_master ;;
     help) usage ;;
     *) usage_error "unknown verb '$VERB'" ;;
   esac

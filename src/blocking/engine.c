@@ -44,6 +44,7 @@ struct rl_engine {
     rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
     rl_waiter_t *woken;   /* unlinked from waiters, to post once e->mu is released */
     rl_pollset_t ps;      /* the leader's poll array */
+    rl_pollset_t idle_ps; /* the idle driver's: closed connections and its eventfd */
     /* the idle driver (see "between calls" below) */
     pthread_t idle_th;
     int idle_fd;               /* eventfd: a kick, or the order to stop */
@@ -289,27 +290,39 @@ static uint64_t idle_due(rl_engine_t *e, uint64_t now) {
     return rl_nodes_next_us(&e->ns);
 }
 
-/* Sleeps, without the mutex, until a kick or until `until` (ns.cfg.clock);
- * past it, sleeps on while a caller took or left the role less than
- * RL_IDLE_AFTER_US ago (that caller drives the I/O, or just did). */
-static void idle_nap(rl_engine_t *e, uint64_t until) {
+/* Sleeps, without the mutex, until a kick, until a node closes one of the
+ * np - 1 connections of e->idle_ps (np: its entries, the eventfd last), or
+ * until `until` (ns.cfg.clock); past it, sleeps on while a caller took or
+ * left the role less than RL_IDLE_AFTER_US ago (that caller drives the
+ * I/O, or just did). Returns 1 when a connection was closed by its node. */
+static int idle_nap(rl_engine_t *e, struct pollfd *pfd, size_t np, uint64_t until) {
     for (;;) {
         uint64_t now = e->ns.cfg.clock();
         if (now >= until) {
             uint64_t act = atomic_load_explicit(&e->act_us, memory_order_relaxed);
-            if (now >= act + RL_IDLE_AFTER_US) return;
+            if (now >= act + RL_IDLE_AFTER_US) return 0;
             until = act + RL_IDLE_AFTER_US;
         }
-        struct pollfd p = {.fd = e->idle_fd, .events = POLLIN, .revents = 0};
         uint64_t wait_us = until == UINT64_MAX ? 0 : until - now;
         struct timespec ts = {.tv_sec = (time_t)(wait_us / 1000000u), .tv_nsec = (long)(wait_us % 1000000u) * 1000};
-        if (ppoll(&p, 1, until == UINT64_MAX ? NULL : &ts, NULL) > 0) {
+        if (ppoll(pfd, np, until == UINT64_MAX ? NULL : &ts, NULL) <= 0) continue;
+        if (pfd[np - 1].revents) {
             uint64_t v;
             ssize_t n = read(e->idle_fd, &v, sizeof v);
             (void)n;
-            return;
         }
+        return np > 1;
     }
+}
+
+/* A node closed a connection the idle driver watched (e->mu held, no
+ * leader): read what is left and its end, so the connection is closed now
+ * (a Sentinel group's asks its sentinels again) rather than failing the
+ * next call's request. */
+static void idle_hangups(rl_engine_t *e, size_t np) {
+    for (size_t j = 0; j + 1 < np; j++)
+        if (e->idle_ps.pfd[j].revents) e->idle_ps.pfd[j].revents |= POLLIN;
+    rl_pollset_events(&e->idle_ps, np, &e->ns, e->ns.cfg.clock());
 }
 
 /* The idle driver's thread. */
@@ -331,9 +344,15 @@ static void *idle_main(void *arg) {
             continue;
         }
         e->idle_until = until;
+        /* while a caller leads, its poll sees a closed connection: only the eventfd then */
+        struct pollfd one = {.fd = e->idle_fd, .events = POLLIN, .revents = 0}, *pfd = &one;
+        size_t np = e->leader ? 0 : rl_pollset_build_hup(&e->idle_ps, &e->ns, e->idle_fd);
+        if (np) pfd = e->idle_ps.pfd;
+        else np = 1;
         unlock_and_wake(e);
-        idle_nap(e, until);
+        int hup = idle_nap(e, pfd, np, until);
         pthread_mutex_lock(&e->mu);
+        if (hup && !e->leader) idle_hangups(e, np);
     }
     pthread_mutex_unlock(&e->mu);
     return NULL;
@@ -430,6 +449,7 @@ void rl_engine_free(rl_engine_t *e) {
     pthread_mutex_destroy(&e->mu);
     if (e->idle_fd >= 0) close(e->idle_fd);
     rl_pollset_free(&e->ps);
+    rl_pollset_free(&e->idle_ps);
     free(e);
 }
 

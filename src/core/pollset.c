@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* POLLRDHUP */
 /* pollset.c -- a blocking driver's poll array (see pollset.h). */
 #include "pollset.h"
 
@@ -26,6 +27,20 @@ size_t rl_pollset_build(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd) {
         ps->pfd[np] = (struct pollfd){.fd = ns->all[k]->fd, .events = ev, .revents = 0};
         ps->k[np] = (unsigned)k;
         ps->gen[np++] = ns->all[k]->gen;
+    }
+    ps->pfd[np++] = (struct pollfd){.fd = extra_fd, .events = POLLIN, .revents = 0};
+    return np;
+}
+
+size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd) {
+    if (reserve(ps, ns->nall + 1) < 0) return 0;
+    size_t np = 0;
+    for (size_t k = 0; k < ns->nall; k++) {
+        const rl_conn_t *c = ns->all[k];
+        if (c->fd < 0 || c->state != RL_CONN_READY) continue;
+        ps->pfd[np] = (struct pollfd){.fd = c->fd, .events = POLLRDHUP, .revents = 0};
+        ps->k[np] = (unsigned)k;
+        ps->gen[np++] = c->gen;
     }
     ps->pfd[np++] = (struct pollfd){.fd = extra_fd, .events = POLLIN, .revents = 0};
     return np;

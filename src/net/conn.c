@@ -250,6 +250,7 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     r->whole = 0;
     r->redirects = 0;
     r->skip = 0;
+    r->then_wait = 0;
     r->sent_us = now_us;
     r->deadline_us = deadline_us;
     if (deadline_us < c->due_us) c->due_us = deadline_us;

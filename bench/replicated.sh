@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# replicated.sh [--quick] [--note TEXT] -- what counting votes after
+# replication costs (issue 32, item 6), on Sentinel groups of its own:
+# deploy/cluster.sh start -n 3 --sentinels 3 --replicas 1 (3 groups of a
+# master and a replica, 3 sentinels; always stopped at the end).
+#
+#   serial       bench_redlock -w serial: one caller's acquire p50 and
+#                cycles/s, min_replicas 1 against 0, interleaved in REPS rounds
+#   32 threads   bench_redlock -w concurrent -t 32, the same way
+#   failover     the time from a group's master's death (SIGKILL) to the first
+#                grant on that group alone (the redlock tool, one node,
+#                --wait), which its sentinels' promotion of the replica decides
+#
+# Targets: min_replicas 1 serial p50 <= 1.6 x min_replicas 0, 32-thread
+# cycles/s >= 0.6 x. Full mode writes bench/RESULTS-replicated.md; --quick
+# (fewer, shorter rounds) writes $BENCH_BUILD/bench/RESULTS-replicated-quick.md.
+# Under bench/all.sh (`make bench`) the targets are rows of the summary.
+#
+# Environment: BENCH_BUILD (default build-bench), the CMake build directory
+# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-replicated` does it).
+set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+export LC_ALL=C
+
+LIB=$BUILD/bench/bench_redlock
+TOOL=$BUILD/src/cli/redlock
+bench_args replicated.sh "quick note" -- "$@"
+if ((QUICK)); then
+  REPS=3 D=0.5 OUT_MD=$BUILD/bench/RESULTS-replicated-quick.md MODE=quick
+else
+  REPS=7 D=2 OUT_MD=$ROOT/bench/RESULTS-replicated.md MODE=full
+fi
+[[ -x $LIB ]] || fail "$LIB is not built (run: make bench-replicated)"
+[[ -x $TOOL ]] || fail "$TOOL is not built (run: make bench-replicated)"
+
+SCRATCH=$(mktemp -d /tmp/redlock-bench-replicated.XXXXXX)
+LOG=$SCRATCH/stderr.log
+GROUPS_DIR=""
+finish() {
+  local rc=$?
+  [[ -z $GROUPS_DIR ]] || "$CLUSTER_SH" stop -d "$GROUPS_DIR" >/dev/null 2>&1 || true
+  if ((rc != 0)) && [[ -s $LOG ]]; then
+    echo "--- the run's last diagnostics:" >&2
+    tail -n 20 "$LOG" >&2 || true
+  fi
+  rm -rf "$SCRATCH"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+GROUPS_DIR=$SCRATCH/groups
+"$CLUSTER_SH" start -n 3 --sentinels 3 --replicas 1 -d "$GROUPS_DIR" >/dev/null 2>>"$LOG" ||
+  fail "deploy/cluster.sh could not start 3 Sentinel groups"
+NODES=$(paste -sd, "$GROUPS_DIR/nodes")
+note "$MODE mode: $REPS rounds of ${D} s per variant on 3 Sentinel groups (1 replica each, 3 sentinels)"
+
+# run WORKLOAD MIN_REPLICAS [ARGS...]: one bench_redlock run's RESULT line.
+run() {
+  local w=$1 m=$2
+  shift 2
+  timeout --foreground -k 5 300 "$LIB" -u "$NODES" -w "$w" -d "$D" --ttl 10000 --impl libredlock \
+    --min-replicas "$m" --op-timeout 200 "$@" 2>>"$LOG" | grep '^RESULT' | tail -n 1
+}
+field() { grep -oE "$1=[0-9.]+" <<<"$2" | cut -d= -f2; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+
+: >"$SCRATCH/rows"
+for ((r = 1; r <= REPS; r++)); do
+  for m in 0 1; do
+    s=$(run serial "$m")
+    c=$(run concurrent "$m" -t 32)
+    printf '%s %s %s %s %s\n' "$m" "$(field acq_p50_us "$s")" "$(field cps "$s")" "$(field cps "$c")" \
+      "$(field errors "$c")" >>"$SCRATCH/rows"
+    note "round $r/$REPS, min_replicas $m: serial p50 $(field acq_p50_us "$s") us, 32 threads $(field cps "$c") cycles/s"
+  done
+done
+col() { awk -v m="$1" -v c="$2" '$1 == m { print $c }' "$SCRATCH/rows" | median; }
+P0=$(col 0 2) P1=$(col 1 2) S0=$(col 0 3) S1=$(col 1 3) T0=$(col 0 4) T1=$(col 1 4)
+RP=$(awk -v a="$P1" -v b="$P0" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+RT=$(awk -v a="$T1" -v b="$T0" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
+
+# The failover: group 0's master killed; the time until a handle on that
+# group alone (quorum 1) is granted a lock again, on the promoted replica.
+G0=$(sed -n 1p "$GROUPS_DIR/nodes")
+OLD=$("$CLUSTER_SH" master -d "$GROUPS_DIR" 0 2>>"$LOG")
+MEMBER=$(awk -v p="$OLD" '$3 == p { print $1 "." $2 }' "$GROUPS_DIR/members")
+T_KILL=$(date +%s%N)
+"$CLUSTER_SH" kill -d "$GROUPS_DIR" "$MEMBER" >/dev/null 2>>"$LOG" || fail "could not kill $MEMBER"
+"$TOOL" --nodes "$G0" --op-timeout 200ms --retry-delay 20ms acquire --ttl 5s --wait 60s bench:failover >/dev/null \
+  2>>"$LOG" || fail "no grant on group 0 within 60 s of its master's death"
+T_GRANT=$(date +%s%N)
+FO_MS=$(((T_GRANT - T_KILL) / 1000000))
+NEW=$("$CLUSTER_SH" master -d "$GROUPS_DIR" 0 2>>"$LOG" || echo "?")
+note "failover: master $OLD killed, first grant on the promoted $NEW after $FO_MS ms"
+"$CLUSTER_SH" stop -d "$GROUPS_DIR" >/dev/null 2>>"$LOG" || true
+GROUPS_DIR=""
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+printf '%s\t%s\tle\t1.6\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  "min_replicas 1: serial acquire p50 ≤ 1.6 × min_replicas 0" "$RP" "${RP}× ($P1 vs $P0 µs)" \
+  "min_replicas 1, serial acquire p50 ÷ min_replicas 0" "${RP}×" - "min_replicas 0: 1.00×" "≤ 1.6×" >"$SCRATCH/targets"
+printf '%s\t%s\tge\t0.6\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+  "min_replicas 1: 32-thread cycles/s ≥ 0.6 × min_replicas 0" "$RT" "${RT}× ($T1 vs $T0)" \
+  "min_replicas 1, 32 threads cycles/s ÷ min_replicas 0" "${RT}×" - "min_replicas 0: 1.00×" "≥ 0.6×" >>"$SCRATCH/targets"
+TARGETS=$(judge_targets "target (issue 32)" "$SCRATCH/targets")
+
+machine_info
+mkdir -p "$(dirname "$OUT_MD")"
+{
+  echo "# libredlock: votes counted after replication (issue 32)"
+  echo
+  echo "\`bench/replicated.sh$([[ $MODE == quick ]] && echo ' --quick')\` $(bench_stamp), $((SECONDS - START)) s;"
+  echo "redis-server $REDIS_V. Machine: $(nproc) cores ($CPU), shared by the client, the 6 data nodes and the"
+  echo "3 sentinels; load average $LOAD_BEFORE before, $LOAD_AFTER after."
+  echo
+  echo "Three Sentinel groups (\`redis+sentinel://\` nodes, quorum 2 of 3), each a master and one replica on"
+  echo "loopback, watched by three sentinels. Each round runs bench_redlock once per variant: serial (one caller,"
+  echo "acquire + release of distinct keys, ${D} s) and 32 threads (${D} s); medians over $REPS rounds,"
+  echo "op timeout 200 ms. With \`min_replicas 1\` every acquire's write is followed by \`WAIT 1 T\`: a vote"
+  echo "counts once the group's replica has the lock."
+  [[ -z $NOTE ]] || { echo; echo "$NOTE"; }
+  echo
+  echo "| min_replicas | serial acquire p50 (µs) | serial cycles/s | 32 threads cycles/s |"
+  echo "|---:|---:|---:|---:|"
+  echo "| 0 | $P0 | $S0 | $T0 |"
+  echo "| 1 | $P1 | $S1 | $T1 |"
+  echo "| ratio 1 ÷ 0 | ${RP}× | | ${RT}× |"
+  echo
+  echo "Failover: group 0's master (port $OLD) killed with SIGKILL; the first grant on that group alone (the"
+  echo "redlock tool, one node, \`--wait\`, retries every 20 ms) came **$FO_MS ms** later, on the promoted"
+  echo "replica (port $NEW). Sentinels: down-after 1000 ms, failover-timeout 3000 ms."
+  echo
+  echo "$TARGETS"
+} >"$OUT_MD"
+cat "$OUT_MD"

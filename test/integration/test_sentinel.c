@@ -1,0 +1,283 @@
+/* test_sentinel.c -- Sentinel groups as Redlock nodes, against real
+ * processes: three groups of a master and one replica, watched by three
+ * sentinels (deploy/cluster.sh start -n 3 --sentinels 3 --replicas 1, the
+ * CTest fixture sentinel3). One group is one vote (quorum 2 of 3).
+ *
+ * - The handle finds each group's master through its sentinels, and
+ *   follows a failover.
+ * - min_replicas = 1: a vote counts once the group's replica has the
+ *   write, so with two groups' replicas paused nothing is granted, and a
+ *   lock outlives its masters' deaths: the promoted replicas refuse a new
+ *   handle; old and new handles lock again once replicas are back.
+ * - A master promoted less than max_ttl_ms ago gets no vote from a fresh
+ *   handle (the sentinels tell it), unless its votes wait for every replica.
+ * Built twice: blocking, and through the async API (RL_TEST_ASYNC). */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rltest.h"
+
+#define GROUPS 3
+
+static struct {
+    char dir[512], sh[512];
+    char uri[GROUPS][512];
+    int port[GROUPS][2];  /* each group's members at creation: [0] master, [1] replica */
+    int sentinel_port[8];
+    int nsentinels;
+} S;
+
+/* Reads the fixture's layout (nodes, members, sentinels). */
+static void load(void) {
+    const char *dir = getenv("REDLOCK_CLUSTER_DIR"), *sh = getenv("REDLOCK_CLUSTER_SH");
+    cr_assert(dir && sh, "REDLOCK_CLUSTER_DIR and REDLOCK_CLUSTER_SH must be set (the sentinel3 fixture)");
+    snprintf(S.dir, sizeof S.dir, "%s", dir);
+    snprintf(S.sh, sizeof S.sh, "%s", sh);
+    char path[600], line[600];
+    snprintf(path, sizeof path, "%s/nodes", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no %s", path);
+    for (int g = 0; g < GROUPS; g++) {
+        cr_assert_not_null(fgets(line, sizeof line, f), "%s: fewer than %d groups", path, GROUPS);
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(S.uri[g], sizeof S.uri[g], "%.500s", line);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/members", dir);
+    cr_assert_not_null(f = fopen(path, "r"), "no %s", path);
+    int g, m, port;
+    char role[32];
+    while (fscanf(f, "%d %d %d %31s", &g, &m, &port, role) == 4)
+        if (g >= 0 && g < GROUPS && m >= 0 && m < 2) S.port[g][m] = port;
+    fclose(f);
+    snprintf(path, sizeof path, "%s/sentinels", dir);
+    cr_assert_not_null(f = fopen(path, "r"), "no %s", path);
+    int k;
+    S.nsentinels = 0;
+    while (S.nsentinels < 8 && fscanf(f, "%d %d", &k, &port) == 2) S.sentinel_port[S.nsentinels++] = port;
+    fclose(f);
+}
+
+/* Runs `cluster.sh VERB -d DIR ARG`; returns its exit status. */
+static int sh(const char *verb, const char *arg) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "%s %s -d %s %s >/dev/null", S.sh, verb, S.dir, arg);
+    return system(cmd);
+}
+
+/* One command on 127.0.0.1:port (hiredis printf format); the reply or NULL. */
+static redisReply *cmd(int port, const char *fmt, const char *arg) {
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (!c || c->err) {
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    redisReply *r = arg ? redisCommand(c, fmt, arg) : redisCommand(c, fmt);
+    redisFree(c);
+    return r;
+}
+
+/* The port the sentinels name as group g's master now (-1: none answers). */
+static int master_port(int g) {
+    char name[16];
+    snprintf(name, sizeof name, "g%d", g);
+    for (int k = 0; k < S.nsentinels; k++) {
+        redisReply *r = cmd(S.sentinel_port[k], "SENTINEL GET-MASTER-ADDR-BY-NAME %s", name);
+        int port = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? atoi(r->element[1]->str) : -1;
+        if (r) freeReplyObject(r);
+        if (port > 0) return port;
+    }
+    return -1;
+}
+
+/* The member of group g that is not on port p. */
+static int other(int g, int p) {
+    return S.port[g][0] == p ? S.port[g][1] : S.port[g][0];
+}
+
+/* 1 when the server on port holds key with value. */
+static int holds(int port, const char *key, const char *value) {
+    redisReply *r = cmd(port, "GET %s", key);
+    int ok = r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, value);
+    if (r) freeReplyObject(r);
+    return ok;
+}
+
+/* Waits, up to ms, until group g's master (as its sentinels say) lists
+ * `want` connected replicas in ROLE. Returns 1 then. */
+static int await_replicas(int g, int want, unsigned ms) {
+    for (unsigned t = 0; t < ms; t += 50, rt_sleep_ms(50)) {
+        int p = master_port(g);
+        redisReply *r = p > 0 ? cmd(p, "ROLE", NULL) : NULL;
+        int n = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
+                    ? (int)r->element[2]->elements
+                    : -1;
+        if (r) freeReplyObject(r);
+        if (n >= want) return 1;
+    }
+    return 0;
+}
+
+/* Waits, up to ms, until group g's master is not on port old. */
+static int await_new_master(int g, int old, unsigned ms) {
+    for (unsigned t = 0; t < ms; t += 50, rt_sleep_ms(50)) {
+        int p = master_port(g);
+        if (p > 0 && p != old) return p;
+    }
+    return -1;
+}
+
+/* Every member up and replicated, every key gone. */
+static void setup(void) {
+    load();
+    for (int g = 0; g < GROUPS; g++)
+        for (int m = 0; m < 2; m++) {
+            char a[16];
+            snprintf(a, sizeof a, "%d.%d", g, m);
+            sh("resume", a);
+        }
+    for (int g = 0; g < GROUPS; g++) {
+        cr_assert(await_replicas(g, 1, 20000), "group %d has no replica in sync", g);
+        redisReply *r = cmd(master_port(g), "FLUSHALL", NULL);
+        if (r) freeReplyObject(r);
+    }
+}
+
+static void teardown(void) {
+    for (int g = 0; g < GROUPS; g++)
+        for (int m = 0; m < 2; m++) {
+            char a[16];
+            snprintf(a, sizeof a, "%d.%d", g, m);
+            sh("resume", a);
+        }
+}
+
+TestSuite(sentinel, .init = setup, .fini = teardown, .timeout = 180);
+
+/* A handle over the three groups. */
+static redlock_t *groups_rl(uint32_t min_replicas, uint32_t max_ttl_ms) {
+    const char *nodes[GROUPS];
+    for (int g = 0; g < GROUPS; g++) nodes[g] = S.uri[g];
+    redlock_options_t o;
+    rt_options(&o);
+    o.nodes = nodes;
+    o.n_nodes = GROUPS;
+    o.op_timeout_ms = 300;
+    o.connect_timeout_ms = 300;
+    o.min_replicas = min_replicas;
+    o.max_ttl_ms = max_ttl_ms;
+    redlock_t *rl = NULL;
+    char err[256] = "";
+    cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    return rl;
+}
+
+Test(sentinel, a_group_is_one_node_found_through_its_sentinels) {
+    redlock_t *rl = groups_rl(1, 0);
+    redlock_lock_t *lk = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "sentinel:found", 10000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    /* the groups that voted yes hold it on their master and, counted after
+     * replication, on their replica already */
+    int yes = 0;
+    for (int g = 0; g < GROUPS; g++) {
+        if (rep.nodes[g].vote != REDLOCK_VOTE_YES) continue;
+        yes++;
+        int m = master_port(g);
+        cr_assert(holds(m, "sentinel:found", redlock_lock_token(lk)), "group %d's master", g);
+        cr_assert(holds(other(g, m), "sentinel:found", redlock_lock_token(lk)), "group %d's replica", g);
+    }
+    cr_assert_geq(yes, 2);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(sentinel, with_min_replicas_1_and_two_groups_replicas_paused_nothing_is_granted) {
+    for (int g = 0; g < 2; g++) {
+        char a[16];
+        snprintf(a, sizeof a, "%d.%d", g, S.port[g][0] == master_port(g) ? 1 : 0);
+        cr_assert_eq(sh("pause", a), 0, "pause %s", a);
+    }
+    redlock_t *rl = groups_rl(1, 0);
+    redlock_lock_t *lk = NULL;
+    redlock_report_t rep;
+    int rc = redlock_acquire_ex(rl, "sentinel:paused", 10000, 0, &lk, &rep);
+    cr_assert_neq(rc, REDLOCK_OK, "granted with two groups' replicas paused");
+    for (int g = 0; g < 2; g++) {
+        cr_assert_neq(rep.nodes[g].vote, REDLOCK_VOTE_YES, "group %d", g);
+        cr_assert(rep.nodes[g].err == REDLOCK_ERR_REPLICATION || rep.nodes[g].err == REDLOCK_ERR_TIMEOUT,
+                  "group %d: %s", g, redlock_strerror(rep.nodes[g].err));
+    }
+    redlock_free(rl);
+    /* the same with votes on the masters' word: granted */
+    rl = groups_rl(0, 0);
+    cr_assert_eq(redlock_acquire_ex(rl, "sentinel:paused", 10000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(sentinel, a_fresh_handle_gives_a_just_promoted_master_no_vote) {
+    rt_sleep_ms(2100); /* the servers run longer than max_ttl_ms: no restart quarantine */
+    int old = master_port(0);
+    cr_assert_eq(sh("failover", "0"), 0);
+    cr_assert_gt(await_new_master(0, old, 15000), 0, "group 0 did not fail over");
+    redlock_t *rl = groups_rl(0, 2000);
+    redlock_lock_t *lk = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "sentinel:promoted", 1000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(rep.nodes[0].err, REDLOCK_ERR_QUARANTINED, "group 0: %s", redlock_strerror(rep.nodes[0].err));
+#ifndef RL_TEST_ASYNC
+    cr_assert(strstr(rep.nodes[0].detail, "promoted"), "'%s'", rep.nodes[0].detail);
+#endif
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+    /* votes that wait for every replica the group has need no quarantine */
+    cr_assert(await_replicas(0, 1, 15000), "the old master did not rejoin as a replica");
+    rl = groups_rl(1, 2000);
+    cr_assert_eq(redlock_acquire_ex(rl, "sentinel:promoted2", 1000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_neq(rep.nodes[0].err, REDLOCK_ERR_QUARANTINED, "group 0 quarantined though its votes wait for its replica");
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    redlock_free(rl);
+}
+
+Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
+    redlock_t *a = groups_rl(1, 0);
+    redlock_lock_t *lk = NULL, *lb = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(a, "sentinel:kept", 30000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
+    int old[2];
+    for (int g = 0; g < 2; g++) {
+        old[g] = master_port(g);
+        char addr[16];
+        snprintf(addr, sizeof addr, "%d.%d", g, S.port[g][0] == old[g] ? 0 : 1);
+        cr_assert_eq(sh("kill", addr), 0, "kill %s", addr);
+    }
+    for (int g = 0; g < 2; g++) cr_assert_gt(await_new_master(g, old[g], 20000), 0, "group %d did not fail over", g);
+    /* a handle made after the promotions: the promoted replicas have the lock */
+    redlock_t *b = groups_rl(0, 0);
+    int rc = redlock_acquire_ex(b, "sentinel:kept", 30000, 0, &lb, &rep);
+    cr_assert_eq(rc, REDLOCK_ERR_TAKEN, "a fresh handle after the failovers: %s", rep.message);
+    /* the killed masters come back as replicas; both handles lock again within seconds */
+    for (int g = 0; g < 2; g++) {
+        char addr[16];
+        snprintf(addr, sizeof addr, "%d.%d", g, S.port[g][0] == old[g] ? 0 : 1);
+        cr_assert_eq(sh("restart", addr), 0, "restart %s", addr);
+    }
+    for (int g = 0; g < 2; g++) cr_assert(await_replicas(g, 1, 20000), "group %d got no replica back", g);
+    cr_assert_eq(redlock_release(a, lk), REDLOCK_OK, "the holder releases after the failovers");
+    redlock_t *h[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        char res[32];
+        snprintf(res, sizeof res, "sentinel:again:%d", k);
+        rc = redlock_acquire_ex(h[k], res, 10000, 10000, &lk, &rep);
+        cr_assert_eq(rc, REDLOCK_OK, "handle %d after the failovers: %s", k, rep.message);
+        cr_assert_eq(redlock_release(h[k], lk), REDLOCK_OK);
+    }
+    redlock_free(a);
+    redlock_free(b);
+}
