@@ -15,6 +15,7 @@ struct rl_script;
 struct rl_engine;
 
 #define RL_NO_SLOT UINT32_MAX
+#define RL_SLOT_WAITING (UINT32_MAX - 1) /* pn[].u.slot: its yes waits for a WAIT's answer (nodes.c) */
 #define RL_SLOT_NONE (-1)
 #define RL_SLOT_MIXED (-2)
 

@@ -44,6 +44,9 @@ void rl_conn_destroy(rl_conn_t *c) {
     rl_buf_free(&c->fb);
     free(c->q);
     c->q = NULL;
+    free(c->waiting);
+    c->waiting = NULL;
+    c->capwaiting = 0;
     rl_uri_clear(&c->uri);
 }
 
@@ -212,6 +215,8 @@ void rl_conn_close(rl_conn_t *c) {
     shrink(c);
     c->due_us = UINT64_MAX;
     c->close_at_us = 0;
+    c->wait_owed = 0;
+    c->nwaiting = 0; /* (the core failed their rounds' votes before closing) */
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
         c->reader = NULL;

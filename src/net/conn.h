@@ -21,6 +21,14 @@ struct redisReader;
 struct rl_round;
 struct rl_script;
 
+/* A round's node whose write said yes and waits for the next WAIT's
+ * answer on the connection (see rl_conn.waiting). */
+typedef struct rl_waiting {
+    struct rl_round *round;
+    int idx;
+    uint64_t sent_us;
+} rl_waiting_t;
+
 /* DOWN: no socket. RESOLVING: waiting for a lookup of the node's name
  * (no socket yet; requests queue). CONNECTING: TCP connect or TLS
  * handshake to one of its addresses. READY: requests flow. */
@@ -35,7 +43,7 @@ enum {
     RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE,
     RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
     RL_REQ_ASKING, /* ASKING ahead of a request an ASK redirect sent here */
-    RL_REQ_WAIT,   /* WAIT behind a replicated write: its round once the write said yes */
+    RL_REQ_WAIT,   /* WAIT behind replicated writes: it decides every yes since the last one */
     RL_REQ_ROLE    /* ROLE on a Sentinel group's master: is it still the master? */
 };
 
@@ -129,6 +137,14 @@ typedef struct rl_conn {
     rl_group_info_t group;
     uint64_t group_at_us;      /* when that was (0: never) */
     int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
+    /* votes counted after replication (core/nodes.c): the writes queued since the last WAIT
+     * are covered by one WAIT appended when the output is next written (so writes that
+     * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */
+    int wait_owed;             /* a replicated write was queued since the last WAIT */
+    uint64_t wait_first_us;    /* the earliest deadline of those writes: the WAIT's timeout */
+    uint64_t wait_last_us;     /* the latest: the WAIT's own deadline */
+    rl_waiting_t *waiting;     /* yes votes waiting for the next WAIT's answer */
+    uint32_t nwaiting, capwaiting;
 } rl_conn_t;
 
 /* A connection's request ring starts with this many slots. */
