@@ -19,10 +19,16 @@
 #     `redis-cli --cluster create` over three members' 127.0.0.1 ports with
 #     --cluster-yes and no replicas, and depend on those three services being
 #     healthy; every member belongs to exactly one of them.
+# deploy/docker-compose.sentinel.yml (second argument `sentinels`):
+#   - three masters and three replicas (image redis:7, host network, bound to
+#     127.0.0.1, appendonly yes + appendfsync always, a named volume on
+#     /data), each replica the replica of a master and each master with one;
+#   - three sentinels (redis-server --sentinel) that each watch every master
+#     with quorum 2 and wait for every data node.
 # The normalized `docker-compose config` output is checked with python3 and
 # PyYAML, both dependencies of Debian's docker-compose.
 set -eu
-file=${1:?usage: check_compose.sh COMPOSE_FILE [clusters]}
+file=${1:?usage: check_compose.sh COMPOSE_FILE [clusters|sentinels]}
 mode=${2:-masters}
 
 if ! command -v docker-compose >/dev/null 2>&1; then
@@ -138,6 +144,69 @@ if errors:
     sys.exit(1)
 print("ok: %d Redis Clusters of 3 primaries (redis:7, host network, appendonly yes + appendfsync always), "
       "ports %s" % (len(inits), ", ".join(sorted(port_of.values()))))
+'
+  exit
+fi
+if [ "$mode" = sentinels ]; then
+  docker-compose -f "$file" config | python3 -c '
+import re, shlex, sys, yaml
+
+cfg = yaml.safe_load(sys.stdin)
+services = cfg.get("services") or {}
+volumes = cfg.get("volumes") or {}
+errors = []
+
+def args_of(svc):
+    cmd = svc.get("command") or []
+    return shlex.split(cmd) if isinstance(cmd, str) else [str(a) for a in cmd]
+
+def opt(args, name):
+    return args[args.index(name) + 1] if name in args[:-1] else None
+
+data, sentinels = {}, {}
+for name, svc in sorted(services.items()):
+    args = args_of(svc)
+    if svc.get("image") != "redis:7":
+        errors.append("%s: image %r, want redis:7" % (name, svc.get("image")))
+    if svc.get("network_mode") != "host":
+        errors.append("%s: not on the host network" % name)
+    vols = [str(v).split(":")[0] for v in svc.get("volumes") or [] if ":/data" in str(v)]
+    if len(vols) != 1 or vols[0] not in volumes:
+        errors.append("%s: want one named volume on /data, found %s" % (name, vols))
+    if args[:1] == ["redis-server"]:
+        data[name] = args
+        if opt(args, "--appendonly") != "yes" or opt(args, "--appendfsync") != "always":
+            errors.append("%s: not appendonly yes + appendfsync always" % name)
+        if opt(args, "--bind") != "127.0.0.1":
+            errors.append("%s: not bound to 127.0.0.1" % name)
+    elif "--sentinel" in " ".join(args):
+        sentinels[name] = " ".join(args)
+    else:
+        errors.append("%s: neither a data node nor a sentinel" % name)
+masters = {opt(a, "--port"): n for n, a in data.items() if "--replicaof" not in a}
+replicas = {n: a for n, a in data.items() if "--replicaof" in a}
+if len(masters) != 3 or len(replicas) != 3:
+    errors.append("want 3 masters and 3 replicas, found %d and %d" % (len(masters), len(replicas)))
+for n, a in replicas.items():
+    i = a.index("--replicaof")
+    if a[i + 1:i + 3][:1] != ["127.0.0.1"] or a[i + 2] not in masters:
+        errors.append("%s: replicaof %s is not one of the masters" % (n, " ".join(a[i + 1:i + 3])))
+if sorted(a[a.index("--replicaof") + 2] for a in replicas.values()) != sorted(masters):
+    errors.append("each master must have exactly one replica")
+if len(sentinels) != 3:
+    errors.append("want 3 sentinels, found %d" % len(sentinels))
+for n, text in sentinels.items():
+    mon = re.findall(r"sentinel monitor (\S+) 127\.0\.0\.1 (\d+) (\d+)", text)
+    if sorted(p for _, p, _ in mon) != sorted(masters) or any(q != "2" for _, _, q in mon):
+        errors.append("%s: does not watch every master with quorum 2: %s" % (n, mon))
+    deps = services[n].get("depends_on") or {}
+    if sorted(deps) != sorted(data):
+        errors.append("%s: does not wait for every data node" % n)
+for e in errors:
+    print("FAIL: " + e)
+if errors:
+    sys.exit(1)
+print("ok: 3 Sentinel groups (master + replica, appendonly yes + appendfsync always) and 3 sentinels, quorum 2")
 '
   exit
 fi
