@@ -14,6 +14,7 @@
 #include "cluster.h"
 #include "dial.h"
 #include "node.h"
+#include "replicate.h"
 #include "route.h"
 #include "resp.h"
 #include "scripts.h"
@@ -35,8 +36,7 @@ static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
         if (r->pn[i].vote != REDLOCK_VOTE_NONE || r->pn[i].u.slot == RL_NO_SLOT) continue;
         rl_conn_t *c = req_conn(ns, r, i);
         if (r->pn[i].u.slot == RL_SLOT_WAITING) { /* off the list of yes votes waiting for a WAIT */
-            for (uint32_t k = 0; k < c->nwaiting; k++)
-                if (c->waiting[k].round == r) c->waiting[k--] = c->waiting[--c->nwaiting];
+            rl_repl_forget(c, r);
             continue;
         }
         rl_req_t *q = &c->q[r->pn[i].u.slot];
@@ -102,8 +102,6 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
     tally(ns, r, i, v, err, rtt, detail, now);
 }
 
-static void fail_waiting(rl_nodes_t *ns, rl_conn_t *c, redlock_vote_t v, int err, const char *detail, uint64_t now);
-
 /* Fails every waiting request of c with err/detail and closes c until
  * its reconnect backoff passes. */
 static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail, uint64_t now) {
@@ -116,7 +114,7 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
         q->round = NULL;
         if (r) vote(ns, r, (size_t)c->idx, v, err, -1, c->last_detail, now);
     }
-    fail_waiting(ns, c, v, err, c->last_detail, now);
+    rl_repl_fail(ns, c, v, err, c->last_detail, now);
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
     if (ns->cl && ns->cl[c->idx]) rl_route_down(ns, c, now);
 }
@@ -161,53 +159,6 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
     if (rc == 0) rc = rl_buf_append(&c->fb, s->cmd + args, s->len - args);
     if (rc == 0) q->fb_len = (uint32_t)(head + s->len - args);
     return rc;
-}
-
-/* The replicas a replicated write on c waits for: its URI's replicas=N,
- * else the handle's min_replicas (0: none, no WAIT). */
-static uint32_t want_replicas(const rl_nodes_t *ns, const rl_conn_t *c) {
-    return c->uri.replicas >= 0 ? (uint32_t)c->uri.replicas : ns->cfg.min_replicas;
-}
-
-/* Appends "WAIT want T" on c, covering every replicated write queued
- * there since the last one (their yes votes wait for its answer): T is
- * three quarters of the time left to the earliest of their deadlines (at
- * least 1 ms), the rest being for the writes to travel and WAIT's own
- * answer to come back; the WAIT's deadline is the latest of theirs.
- * Returns 0, or -1 when out of memory. */
-static int queue_wait(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    uint64_t first = c->wait_first_us, left_ms = first > now ? (first - now) / 1000u : 0, t = left_ms * 3 / 4;
-    char a[16], b[24], cmd[96];
-    int la = snprintf(a, sizeof a, "%u", want_replicas(ns, c));
-    int lb = snprintf(b, sizeof b, "%llu", (unsigned long long)(t ? t : 1));
-    int n = snprintf(cmd, sizeof cmd, "*3\r\n$4\r\nWAIT\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", la, a, lb, b);
-    c->wait_owed = 0;
-    if (rl_conn_send(c, cmd, (size_t)n) < 0) return -1;
-    return rl_conn_push(c, RL_REQ_WAIT, NULL, now, c->wait_last_us) ? 0 : -1;
-}
-
-/* Marks the write just queued on c (q) as counted after replication: the
- * next flush appends the WAIT that covers it. */
-static void owe_wait(rl_conn_t *c, rl_req_t *q) {
-    q->then_wait = 1;
-    if (!c->wait_owed || q->deadline_us < c->wait_first_us) c->wait_first_us = q->deadline_us;
-    if (!c->wait_owed || q->deadline_us > c->wait_last_us) c->wait_last_us = q->deadline_us;
-    c->wait_owed = 1;
-}
-
-/* Records that node c->idx's yes in r waits for c's next WAIT answer.
- * Returns 0, or -1 when out of memory. */
-static int wait_for_replicas(rl_conn_t *c, rl_round_t *r, uint64_t sent) {
-    if (c->nwaiting == c->capwaiting) {
-        uint32_t cap = c->capwaiting ? c->capwaiting * 2 : 16;
-        rl_waiting_t *w = realloc(c->waiting, cap * sizeof *w);
-        if (!w) return -1;
-        c->waiting = w;
-        c->capwaiting = cap;
-    }
-    c->waiting[c->nwaiting++] = (rl_waiting_t){.round = r, .idx = c->idx, .sent_us = sent};
-    r->pn[c->idx].u.slot = RL_SLOT_WAITING;
-    return 0;
 }
 
 /* A suspect c that a round must ask (s->ask_suspect: the others cannot
@@ -290,7 +241,7 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
     int rc = rl_conn_send(c, s->cmd, s->len);
     if (rc == 0) rc = keep_cmd(c, q, s);
-    if (rc == 0 && r && r->replicate && want_replicas(ns, c)) owe_wait(c, q); /* its yes counts once replicated */
+    if (rc == 0 && r && r->replicate && rl_repl_want(ns, c)) rl_repl_owe(c, q); /* its yes counts once replicated */
     if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
@@ -406,7 +357,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         return;
     }
     if (old.round) old.round->pn[c->idx].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
-    if (old.then_wait) owe_wait(c, q); /* (a WAIT after the EVAL covers it) */
+    if (old.then_wait) rl_repl_owe(c, q); /* (a WAIT after the EVAL covers it) */
 }
 
 /* The RL_PUSH_* kind of a pub/sub frame (an array led by "message",
@@ -430,47 +381,6 @@ static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, 
         err = REDLOCK_ERR_QUARANTINED;
     }
     vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
-}
-
-/* The answer to a WAIT: every yes waiting on c since the last one counts
- * when enough replicas acknowledged (WAIT covers every earlier write of
- * the connection), else its vote fails, saying how many did within how
- * long. */
-static void wait_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
-    uint64_t sent = rl_conn_head(c)->sent_us;
-    rl_conn_pop(c);
-    uint32_t want = want_replicas(ns, c);
-    char detail[RL_DETAIL_LEN] = "";
-    int err = REDLOCK_OK;
-    redlock_vote_t v = REDLOCK_VOTE_YES;
-    if (rep->type == REDIS_REPLY_ERROR) {
-        v = REDLOCK_VOTE_ERROR;
-        err = rl_error_code(rep->str);
-        snprintf(detail, sizeof detail, "WAIT refused: %.200s", rep->str);
-    } else if (rep->type != REDIS_REPLY_INTEGER || rep->integer < (long long)want) {
-        v = REDLOCK_VOTE_ERROR;
-        err = REDLOCK_ERR_REPLICATION;
-        snprintf(detail, sizeof detail, "replicated to %lld of %u replicas within %llu ms: the write may be lost "
-                 "in a failover", rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0LL, want,
-                 (unsigned long long)((now - sent) / 1000u));
-    }
-    while (c->nwaiting) { /* (a vote may finish a round, which takes it off the list) */
-        rl_waiting_t w = c->waiting[--c->nwaiting];
-        char d[RL_DETAIL_LEN];
-        memcpy(d, detail, sizeof d);
-        w.round->pn[w.idx].u.slot = RL_NO_SLOT;
-        cast(ns, c, w.round, v, err, (int64_t)(now - w.sent_us), d, now);
-    }
-}
-
-/* Fails the yes votes waiting on c for a WAIT that will not come (c is
- * closing or silent), as v / err / detail. */
-static void fail_waiting(rl_nodes_t *ns, rl_conn_t *c, redlock_vote_t v, int err, const char *detail, uint64_t now) {
-    while (c->nwaiting) {
-        rl_waiting_t w = c->waiting[--c->nwaiting];
-        w.round->pn[w.idx].u.slot = RL_NO_SLOT;
-        vote(ns, w.round, (size_t)w.idx, v, err, -1, detail, now);
-    }
 }
 
 /* Matches one reply to the request at the head of c's queue. On a
@@ -503,7 +413,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         return;
     }
     if (q->kind == RL_REQ_WAIT) {
-        wait_reply(ns, c, rep, now);
+        rl_repl_answer(ns, c, rep, now);
         return;
     }
     if (q->kind != RL_REQ_USER) {
@@ -541,7 +451,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
                  "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);
     if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
-        if (wait_for_replicas(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
+        if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
         v = REDLOCK_VOTE_ERROR;
         err = REDLOCK_ERR_NOMEM;
         snprintf(detail, sizeof detail, "out of memory");
@@ -593,7 +503,7 @@ static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         q->round = NULL;
         if (r) vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
     }
-    fail_waiting(ns, c, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, why, now);
+    rl_repl_fail(ns, c, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, why, now);
 }
 
 /* The instant before which a timeout may not close c: an attempt whose
@@ -790,7 +700,7 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (c->wait_owed && c->state != RL_CONN_DOWN && queue_wait(ns, c, now) < 0) {
+        if (c->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
             node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
             continue;
         }
@@ -939,7 +849,7 @@ static void finish_late(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     finish_round(ns, r);
 }
 
-static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_late, rl_nodes_add};
+static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_late, rl_nodes_add, cast};
 
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg, .ops = &ns_ops};

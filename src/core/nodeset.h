@@ -86,7 +86,10 @@ typedef struct rl_send {
  * queues s on c for node i, owned by r (NULL: unwaited), or votes why it
  * cannot go; finish ends a round whose grace passed; add makes a
  * connection of node i (a shard primary) to uri, taking its strings, or
- * returns NULL when out of memory. */
+ * returns NULL when out of memory; cast records node c's vote in r as
+ * vote does, a grant from a quarantined node counting as none (detail,
+ * RL_DETAIL_LEN bytes, may be rewritten). replicate.c votes through them
+ * too. */
 typedef struct rl_ns_ops {
     void (*vote)(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
                  const char *detail, uint64_t now);
@@ -95,6 +98,8 @@ typedef struct rl_ns_ops {
     void (*place)(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now);
     void (*finish)(rl_nodes_t *ns, rl_round_t *r, uint64_t now);
     rl_conn_t *(*add)(rl_nodes_t *ns, size_t i, rl_uri_t *uri);
+    void (*cast)(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, int err, int64_t rtt, char *detail,
+                 uint64_t now);
 } rl_ns_ops_t;
 
 #endif
