@@ -34,27 +34,9 @@ fi
 [[ -x $LIB ]] || fail "$LIB is not built (run: make bench-replicated)"
 [[ -x $TOOL ]] || fail "$TOOL is not built (run: make bench-replicated)"
 
-SCRATCH=$(mktemp -d /tmp/redlock-bench-replicated.XXXXXX)
-LOG=$SCRATCH/stderr.log
-GROUPS_DIR=""
-finish() {
-  local rc=$?
-  [[ -z $GROUPS_DIR ]] || "$CLUSTER_SH" stop -d "$GROUPS_DIR" >/dev/null 2>&1 || true
-  if ((rc != 0)) && [[ -s $LOG ]]; then
-    echo "--- the run's last diagnostics:" >&2
-    tail -n 20 "$LOG" >&2 || true
-  fi
-  rm -rf "$SCRATCH"
-}
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-GROUPS_DIR=$SCRATCH/groups
-"$CLUSTER_SH" start -n 3 --sentinels 3 --replicas 1 -d "$GROUPS_DIR" >/dev/null 2>>"$LOG" ||
-  fail "deploy/cluster.sh could not start 3 Sentinel groups"
-NODES=$(paste -sd, "$GROUPS_DIR/nodes")
+bench_scratch replicated
+cluster_start 3 groups --sentinels 3 --replicas 1
+GROUPS_DIR=$CLUSTER
 note "$MODE mode: $REPS rounds of ${D} s per variant on 3 Sentinel groups (1 replica each, 3 sentinels)"
 
 # run WORKLOAD MIN_REPLICAS [ARGS...]: one bench_redlock run's RESULT line.
@@ -95,9 +77,7 @@ T_GRANT=$(date +%s%N)
 FO_MS=$(((T_GRANT - T_KILL) / 1000000))
 NEW=$("$CLUSTER_SH" master -d "$GROUPS_DIR" 0 2>>"$LOG" || echo "?")
 note "failover: master $OLD killed, first grant on the promoted $NEW after $FO_MS ms"
-"$CLUSTER_SH" stop -d "$GROUPS_DIR" >/dev/null 2>>"$LOG" || true
-GROUPS_DIR=""
-LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+cluster_down
 
 printf '%s\t%s\tle\t1.6\t%s\t%s\t%s\t%s\t%s\t%s\n' \
   "min_replicas 1: serial acquire p50 ≤ 1.6 × min_replicas 0" "$RP" "${RP}× ($P1 vs $P0 µs)" \

@@ -65,8 +65,7 @@ void rl_addr_format(const rl_addrs_t *a, size_t i, char *buf, size_t n) {
     }
 }
 
-/* Copies up to RL_MAX_ADDRS TCP addresses of res into a, in order. */
-static void keep_addrs(rl_addrs_t *a, const struct addrinfo *res) {
+void rl_addrs_keep(rl_addrs_t *a, const struct addrinfo *res) {
     a->n = 0;
     for (; res && a->n < RL_MAX_ADDRS; res = res->ai_next) {
         if (res->ai_addrlen > sizeof a->ss[0]) continue;
@@ -106,7 +105,7 @@ static void *lookup_main(void *arg) {
     l->rc = rc;
     l->sys_errno = e;
     if (l->job) l->addrs = found;
-    if (rc == 0 && !l->job) keep_addrs(&l->addrs, res);
+    if (rc == 0 && !l->job) rl_addrs_keep(&l->addrs, res);
     if (rc == 0 && l->addrs.n == 0) l->rc = EAI_NODATA;
     l->done = 1;
     if (!l->abandoned) {

@@ -33,6 +33,11 @@ typedef struct rl_lookup rl_lookup_t;
  * resolver involved). Returns 1 then, 0 when host is a name. */
 int rl_addrs_literal(rl_addrs_t *a, const char *host, int port);
 
+/* Copies up to RL_MAX_ADDRS TCP addresses of getaddrinfo's list res into
+ * a, in order. */
+struct addrinfo;
+void rl_addrs_keep(rl_addrs_t *a, const struct addrinfo *res);
+
 /* Writes address i of a as "1.2.3.4:6379", "[::1]:6379" or a socket path. */
 void rl_addr_format(const rl_addrs_t *a, size_t i, char *buf, size_t n);
 

@@ -230,12 +230,7 @@ static int resolve_master(const char *master, rl_addrs_t *out, char *why, size_t
         snprintf(why, n, "the master %s the sentinels named: %s", master, gai_strerror(rc));
         return -1;
     }
-    out->n = 0;
-    for (struct addrinfo *a = res; a && out->n < RL_MAX_ADDRS; a = a->ai_next) {
-        if (a->ai_addrlen > sizeof out->ss[0]) continue;
-        memcpy(&out->ss[out->n], a->ai_addr, a->ai_addrlen);
-        out->len[out->n++] = a->ai_addrlen;
-    }
+    rl_addrs_keep(out, res);
     freeaddrinfo(res);
     return out->n ? 0 : -1;
 }
