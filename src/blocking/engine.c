@@ -290,11 +290,15 @@ static uint64_t idle_due(rl_engine_t *e, uint64_t now) {
     return rl_nodes_next_us(&e->ns);
 }
 
+/* What woke a sleeping idle driver (idle_nap). */
+enum { RL_NAP_HUP = 1, RL_NAP_WAKE = 2 };
+
 /* Sleeps, without the mutex, until a kick, until a node closes one of the
- * np - 1 connections of e->idle_ps (np: its entries, the eventfd last), or
- * until `until` (ns.cfg.clock); past it, sleeps on while a caller took or
- * left the role less than RL_IDLE_AFTER_US ago (that caller drives the
- * I/O, or just did). Returns 1 when a connection was closed by its node. */
+ * connections of e->idle_ps or the wake pipe has news (np entries: the
+ * connections, then the wake pipe and the eventfd; np == 1: the eventfd
+ * alone), or until `until` (ns.cfg.clock); past it, sleeps on while a
+ * caller took or left the role less than RL_IDLE_AFTER_US ago (that
+ * caller drives the I/O, or just did). Returns RL_NAP_* flags. */
 static int idle_nap(rl_engine_t *e, struct pollfd *pfd, size_t np, uint64_t until) {
     for (;;) {
         uint64_t now = e->ns.cfg.clock();
@@ -311,18 +315,33 @@ static int idle_nap(rl_engine_t *e, struct pollfd *pfd, size_t np, uint64_t unti
             ssize_t n = read(e->idle_fd, &v, sizeof v);
             (void)n;
         }
-        return np > 1;
+        if (np == 1) return 0;
+        int why = pfd[np - 2].revents ? RL_NAP_WAKE : 0;
+        for (size_t j = 0; j + 2 < np; j++)
+            if (pfd[j].revents) why |= RL_NAP_HUP;
+        return why;
     }
 }
 
 /* A node closed a connection the idle driver watched (e->mu held, no
  * leader): read what is left and its end, so the connection is closed now
  * (a Sentinel group's asks its sentinels again) rather than failing the
- * next call's request. */
+ * next call's request. np: the entries of e->idle_ps (see idle_nap). */
 static void idle_hangups(rl_engine_t *e, size_t np) {
-    for (size_t j = 0; j + 1 < np; j++)
+    for (size_t j = 0; j + 2 < np; j++)
         if (e->idle_ps.pfd[j].revents) e->idle_ps.pfd[j].revents |= POLLIN;
-    rl_pollset_events(&e->idle_ps, np, &e->ns, e->ns.cfg.clock());
+    rl_pollset_events(&e->idle_ps, np - 1, &e->ns, e->ns.cfg.clock());
+}
+
+/* The wake pipe has news for the idle driver (e->mu held, no leader): a
+ * lookup ended or a Sentinel group's master changed; acted on now, not at
+ * the next call. */
+static void idle_news(rl_engine_t *e) {
+    char drain[64];
+    while (read(e->wake_rd, drain, sizeof drain) > 0) {
+    }
+    e->wake_pending = 0;
+    rl_nodes_lookups_ended(&e->ns, e->ns.cfg.clock());
 }
 
 /* The idle driver's thread. */
@@ -346,13 +365,14 @@ static void *idle_main(void *arg) {
         e->idle_until = until;
         /* while a caller leads, its poll sees a closed connection: only the eventfd then */
         struct pollfd one = {.fd = e->idle_fd, .events = POLLIN, .revents = 0}, *pfd = &one;
-        size_t np = e->leader ? 0 : rl_pollset_build_hup(&e->idle_ps, &e->ns, e->idle_fd);
+        size_t np = e->leader ? 0 : rl_pollset_build_hup(&e->idle_ps, &e->ns, e->wake_rd, e->idle_fd);
         if (np) pfd = e->idle_ps.pfd;
         else np = 1;
         unlock_and_wake(e);
-        int hup = idle_nap(e, pfd, np, until);
+        int why = idle_nap(e, pfd, np, until);
         pthread_mutex_lock(&e->mu);
-        if (hup && !e->leader) idle_hangups(e, np);
+        if ((why & RL_NAP_WAKE) && !e->leader) idle_news(e);
+        if ((why & RL_NAP_HUP) && !e->leader) idle_hangups(e, np);
     }
     pthread_mutex_unlock(&e->mu);
     return NULL;

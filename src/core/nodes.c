@@ -743,6 +743,8 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
         uint64_t learnt = c->group_at_us;
+        char why[RL_DETAIL_LEN];
+        if (rl_dial_switched(c, why, sizeof why)) node_down(ns, c, REDLOCK_ERR_IO, why, now);
         int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
         if (c->group_at_us != learnt) rl_node_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
         if (rc) node_down(ns, c, rc, c->last_detail, now);
@@ -859,6 +861,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
         if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
         ns->n++;
         rl_dial_init(c);
+        c->follow = !cfg->subscriber; /* a Sentinel group's node: one watch per group and handle */
         if (track(ns, c) < 0) break;
     }
     int ok = ns->n == n && ns->nall == n;

@@ -32,8 +32,8 @@ size_t rl_pollset_build(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd) {
     return np;
 }
 
-size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd) {
-    if (reserve(ps, ns->nall + 1) < 0) return 0;
+size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int wake_fd, int kick_fd) {
+    if (reserve(ps, ns->nall + 2) < 0) return 0;
     size_t np = 0;
     for (size_t k = 0; k < ns->nall; k++) {
         const rl_conn_t *c = ns->all[k];
@@ -42,7 +42,8 @@ size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd
         ps->k[np] = (unsigned)k;
         ps->gen[np++] = c->gen;
     }
-    ps->pfd[np++] = (struct pollfd){.fd = extra_fd, .events = POLLIN, .revents = 0};
+    ps->pfd[np++] = (struct pollfd){.fd = wake_fd, .events = POLLIN, .revents = 0};
+    ps->pfd[np++] = (struct pollfd){.fd = kick_fd, .events = POLLIN, .revents = 0};
     return np;
 }
 

@@ -20,10 +20,12 @@ typedef struct rl_pollset {
 size_t rl_pollset_build(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd);
 
 /* Fills ps with every open and ready connection of ns for POLLRDHUP only
- * (the node closed it: a server that died, a failover) and, last,
- * extra_fd for POLLIN: what an idle driver watches between calls, never
- * woken by replies. Returns the entries, or 0 when out of memory. */
-size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd);
+ * (the node closed it: a server that died, a failover) and, last, the two
+ * fds wake_fd (the driver's wake pipe, which lookups and sentinel watches
+ * write) and kick_fd for POLLIN: what an idle driver watches between
+ * calls, never woken by replies. Returns the entries, or 0 when out of
+ * memory. */
+size_t rl_pollset_build_hup(rl_pollset_t *ps, const rl_nodes_t *ns, int wake_fd, int kick_fd);
 
 /* Hands the events poll(2) set in the first np - 1 entries to ns,
  * skipping connections closed (or reopened) since the array was filled. */

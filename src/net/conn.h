@@ -137,6 +137,9 @@ typedef struct rl_conn {
     rl_group_info_t group;
     uint64_t group_at_us;      /* when that was (0: never) */
     int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
+    int follow;                /* watch the sentinels' +switch-master (set by the node set) */
+    struct rl_sentinel_watch *watch; /* that watch, started with the first connect (sentwatch.h) */
+    uint32_t switches_seen;    /* the watch's switches already acted on */
     /* votes counted after replication (core/nodes.c): the writes queued since the last WAIT
      * are covered by one WAIT appended when the output is next written (so writes that
      * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */

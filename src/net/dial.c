@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "dial.h"
+#include "sentwatch.h"
 #include "redlock.h"
 
 /* A failed node's name is looked up again at most this often. */
@@ -60,6 +61,8 @@ static const char *sought(const rl_conn_t *c, char *buf, size_t n) {
 }
 
 void rl_dial_free(rl_conn_t *c) {
+    rl_sentinel_watch_stop(c->watch);
+    c->watch = NULL;
     rl_lookup_drop(c->lookup);
     c->lookup = NULL;
 }
@@ -154,6 +157,7 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
     c->tried[0] = '\0';
     c->tried_timeout = 0;
     c->ai = 0;
+    if (c->uri.sentinel && c->follow && !c->watch) c->watch = rl_sentinel_watch_start(&c->uri, c->notify_fd);
     if (!c->literal) maybe_lookup(c, now);
     if (c->addrs.n) return dial_from(c, now);
     uint64_t waited = now - c->lookup_started_us, budget = c->connect_deadline_us - now;
@@ -196,6 +200,20 @@ int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now) {
     }
     c->ai = 0;
     return dial_from(c, now);
+}
+
+int rl_dial_switched(rl_conn_t *c, char *detail, size_t n) {
+    char to[RL_ADDR_STRLEN];
+    uint32_t s = c->watch ? rl_sentinel_watch_switches(c->watch, to, sizeof to) : c->switches_seen;
+    if (s == c->switches_seen) return 0;
+    c->switches_seen = s;
+    c->addrs.n = 0; /* never dial the old master again before the sentinels are asked */
+    c->stale = 1;
+    c->lookup_started_us = 0; /* asked at once: a look-up under way may predate the switch */
+    if (c->fd < 0 || !strcmp(c->addr, to)) return 0; /* down, or already with the new master */
+    snprintf(detail, n, "the sentinels of group %.60s announced a failover to %s: leaving %s", c->uri.master, to,
+             c->addr);
+    return 1;
 }
 
 int rl_dial_next(rl_conn_t *c, uint64_t now, const char *why, int timed_out) {

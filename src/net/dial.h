@@ -30,6 +30,12 @@ int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now_us);
  * out"...): records it and moves on to the next. Returns 0 while an
  * attempt goes on, or an error code (REDLOCK_ERR_TIMEOUT when the last
  * failure was a timeout) with c->last_detail listing every address. */
+/* For a Sentinel group's node that follows its sentinels: 1 when they
+ * announced a new master since the last call and c is connected (or
+ * connecting) elsewhere, with why in detail; c's addresses are then
+ * dropped, so its next connect asks the sentinels first. Else 0. */
+int rl_dial_switched(rl_conn_t *c, char *detail, size_t n);
+
 int rl_dial_next(rl_conn_t *c, uint64_t now_us, const char *why, int timed_out);
 
 #endif

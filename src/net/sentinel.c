@@ -5,6 +5,8 @@
 #define _GNU_SOURCE /* getaddrinfo's flags, strcasestr */
 #include "sentinel.h"
 
+#include "blockio.h"
+
 #include <errno.h>
 #include <hiredis/hiredis.h>
 #include <netdb.h>
@@ -16,12 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One sentinel to ask. */
-typedef struct rl_sentinel_addr {
-    char host[256];
-    int port;
-} rl_sentinel_addr_t;
-
 /* A lookup's job: what to ask (in) and what the sentinels said (out). */
 typedef struct rl_sentinel_job {
     char name[136];
@@ -31,106 +27,6 @@ typedef struct rl_sentinel_job {
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
     rl_group_info_t info;
 } rl_sentinel_job_t;
-
-/* Microseconds on the monotonic clock. */
-static uint64_t now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-/* Waits until fd is ready for ev or the deadline passes. Returns 1 when
- * ready, 0 at the deadline. */
-static int wait_fd(int fd, short ev, uint64_t deadline) {
-    for (;;) {
-        uint64_t now = now_us();
-        if (now >= deadline) return 0;
-        struct pollfd p = {.fd = fd, .events = ev, .revents = 0};
-        int rc = poll(&p, 1, (int)((deadline - now + 999u) / 1000u));
-        if (rc > 0) return 1;
-        if (rc < 0 && errno != EINTR) return 0;
-    }
-}
-
-/* Connects to host:port before the deadline. Returns the socket, or -1
- * with why. */
-static int dial(const char *host, int port, uint64_t deadline, char *why, size_t n) {
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC}, *res = NULL;
-    char ps[8];
-    snprintf(ps, sizeof ps, "%d", port);
-    int rc = getaddrinfo(host, ps, &hints, &res);
-    if (rc) {
-        snprintf(why, n, "%s", rc == EAI_NONAME ? "unknown host" : gai_strerror(rc));
-        return -1;
-    }
-    int fd = -1;
-    snprintf(why, n, "no address");
-    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0) continue;
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (connect(fd, a->ai_addr, a->ai_addrlen) < 0 && errno != EINPROGRESS) err = errno;
-        if (!err && !wait_fd(fd, POLLOUT, deadline)) err = ETIMEDOUT;
-        if (!err && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
-        if (err) {
-            snprintf(why, n, "%s", err == ETIMEDOUT ? "connect timed out" : strerror(err));
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
-/* Writes len bytes of p to fd before the deadline. Returns 0 or -1. */
-static int send_all(int fd, const char *p, size_t len, uint64_t deadline) {
-    while (len) {
-        ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
-        if (w > 0) {
-            p += w;
-            len -= (size_t)w;
-        } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            return -1;
-        } else if (!wait_fd(fd, POLLOUT, deadline)) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Reads one reply from fd into *out before the deadline. Returns 0 or -1. */
-static int read_reply(int fd, redisReader *rd, redisReply **out, uint64_t deadline) {
-    for (;;) {
-        void *r = NULL;
-        if (redisReaderGetReply(rd, &r) != REDIS_OK) return -1;
-        if (r) {
-            *out = r;
-            return 0;
-        }
-        char buf[4096];
-        ssize_t got = recv(fd, buf, sizeof buf, 0);
-        if (got > 0) {
-            if (redisReaderFeed(rd, buf, (size_t)got) != REDIS_OK) return -1;
-        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-            return -1;
-        } else if (!wait_fd(fd, POLLIN, deadline)) {
-            return -1;
-        }
-    }
-}
-
-/* Sends the encoded commands cmd (nreq of them) to fd and reads their
- * replies into rep[] before the deadline. Returns 0 or -1 with why. */
-static int exchange(int fd, const char *cmd, size_t len, redisReply **rep, int nreq, uint64_t deadline, char *why,
-                    size_t n) {
-    redisReader *rd = redisReaderCreate();
-    int rc = rd && send_all(fd, cmd, len, deadline) == 0 ? 0 : -1;
-    for (int i = 0; rc == 0 && i < nreq; i++) rc = read_reply(fd, rd, &rep[i], deadline);
-    if (rc) snprintf(why, n, "no answer in time");
-    redisReaderFree(rd);
-    return rc;
-}
 
 /* The value of field in a SENTINEL MASTER reply (a flat list of names and
  * values), or NULL. */
@@ -175,8 +71,8 @@ static int fold(rl_sentinel_job_t *j, const redisReply *addr, const redisReply *
 
 /* Asks sentinel s. Returns 0 when it named the master, else -1 with why. */
 static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, size_t n) {
-    uint64_t deadline = now_us() + (uint64_t)j->timeout_ms * 1000u;
-    int fd = dial(s->host, s->port, deadline, why, n);
+    uint64_t deadline = rl_bio_now_us() + (uint64_t)j->timeout_ms * 1000u;
+    int fd = rl_bio_dial(s->host, s->port, deadline, why, n);
     if (fd < 0) return -1;
     char *auth = NULL, *get = NULL, *info = NULL;
     int la = j->pass ? redisFormatCommand(&auth, "AUTH %s", j->pass) : 0;
@@ -191,7 +87,7 @@ static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, siz
         if (la > 0) memcpy(cmd, auth, (size_t)la), at = (size_t)la;
         memcpy(cmd + at, get, (size_t)lg);
         memcpy(cmd + at + (size_t)lg, info, (size_t)li);
-        rc = exchange(fd, cmd, len, rep, nreq, deadline, why, n);
+        rc = rl_bio_exchange(fd, cmd, len, rep, nreq, deadline, why, n);
     } else {
         snprintf(why, n, "out of memory");
     }
@@ -263,6 +159,16 @@ static void job_free(void *arg) {
     free(j);
 }
 
+size_t rl_sentinel_addrs(const rl_uri_t *u, rl_sentinel_addr_t *s, size_t max) {
+    size_t n = 0;
+    for (size_t i = 0; i <= u->nseeds && n < max; i++, n++) {
+        const char *host = i ? u->seeds[i - 1].host : u->host;
+        snprintf(s[n].host, sizeof s[n].host, "%s", host);
+        s[n].port = i ? u->seeds[i - 1].port : u->port;
+    }
+    return n;
+}
+
 rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, uint32_t timeout_ms, int notify_fd) {
     rl_sentinel_job_t *j = calloc(1, sizeof *j);
     if (!j) return NULL;
@@ -273,13 +179,7 @@ rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, uint32_t timeout_ms, in
         job_free(j);
         return NULL;
     }
-    snprintf(j->s[0].host, sizeof j->s[0].host, "%s", u->host);
-    j->s[0].port = u->port;
-    j->n = 1;
-    for (size_t i = 0; i < u->nseeds && j->n < sizeof j->s / sizeof j->s[0]; i++, j->n++) {
-        snprintf(j->s[j->n].host, sizeof j->s[j->n].host, "%s", u->seeds[i].host);
-        j->s[j->n].port = u->seeds[i].port;
-    }
+    j->n = rl_sentinel_addrs(u, j->s, sizeof j->s / sizeof j->s[0]);
     return rl_lookup_start_job(sentinel_job, j, job_free, notify_fd);
 }
 

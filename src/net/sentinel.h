@@ -11,6 +11,16 @@
 #include "resolve.h"
 #include "uri.h"
 
+/* One sentinel to ask. */
+typedef struct rl_sentinel_addr {
+    char host[256];
+    int port;
+} rl_sentinel_addr_t;
+
+/* Fills s (room for max) with u's sentinels, the URI's host first, then
+ * its sentinel= parameters in order. Returns how many. */
+size_t rl_sentinel_addrs(const rl_uri_t *u, rl_sentinel_addr_t *s, size_t max);
+
 /* What the sentinels said of a group's master. */
 typedef struct rl_group_info {
     char master[RL_ADDR_STRLEN]; /* "ip:port" of the master they named */
