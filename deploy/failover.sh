@@ -5,7 +5,7 @@
 #
 #   deploy/failover.sh [--compose] [--cli PATH] [EXPERIMENT...]
 #
-# EXPERIMENTs, run in the order given (default: all four, in this order):
+# EXPERIMENTs, run in the order given (default: all five, in this order):
 #   minority  2 of 5 nodes killed: the lock is still granted (quorum 3).
 #   majority  3 of 5 nodes killed: NO_QUORUM (exit 69), and the report says
 #             why, node by node.
@@ -20,6 +20,18 @@
 #             lock while the first still runs -- two holders at once, the
 #             known Redlock weakness (see the README); the first holder's
 #             watchdog only notices at its next extension (79).
+#   lagging   Sentinel groups whose replicas lag are failed over: three
+#             groups of a master and a replica, the replication links of two
+#             of them cut (iptables, in a network namespace of the
+#             experiment's own), a holder A takes a lock, the two masters are
+#             killed and their lagging replicas promoted; then a fresh client
+#             B asks for the same lock. Run three times: with votes on the
+#             masters' word (min_replicas 0: B gets the lock while A holds
+#             it, two holders), with --min-replicas 1 (A is refused: no vote
+#             counts before a replica has it, so there is no lock to lose),
+#             and with --max-ttl 3s (B is refused: the promoted masters are
+#             quarantined for the longest TTL). Always local, even with
+#             --compose; needs root (unshare, iptables).
 #
 # Local mode (default): starts its own 5-node cluster with deploy/cluster.sh
 # (--persist: appendonly yes + appendfsync always) in a temporary directory
@@ -49,7 +61,8 @@ COMPOSE_FILE=$HERE/docker-compose.yml
 MODE=local
 CLI=${REDLOCK_CLI:-}
 EXPERIMENTS=()
-ALL_EXPERIMENTS=(minority majority pause restart)
+ALL_EXPERIMENTS=(minority majority pause restart lagging)
+INNER=0           # --lagging-inner: this process is the lagging experiment in its namespace
 
 DIR=""            # local cluster directory
 NODES=""          # comma-separated URIs
@@ -72,7 +85,8 @@ while [[ $# -gt 0 ]]; do
     --compose) MODE=compose; shift ;;
     --cli) [[ $# -ge 2 ]] || { log "--cli needs a path"; exit 2; }; CLI=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    minority|majority|pause|restart) EXPERIMENTS+=("$1"); shift ;;
+    minority|majority|pause|restart|lagging) EXPERIMENTS+=("$1"); shift ;;
+    --lagging-inner) INNER=1; shift ;;
     *) log "unknown argument '$1' (try --help)"; exit 2 ;;
   esac
 done
@@ -342,9 +356,128 @@ exp_restart() {
   fi
 }
 
+# ------------------------------------------------- lagging (Sentinel groups)
+
+# lag_cut G: cuts group G's replication link (both directions of the
+# master's connection to its replica); checks that a write on the master
+# no longer reaches the replica. Sets LAG_MASTER (G's master port).
+lag_cut() {
+  local g=$1 rport=() p rp
+  LAG_MASTER=$("$CLUSTER_SH" master "$g" -d "$LDIR") || return 1
+  mapfile -t rport < <(redis-cli -p "$LAG_MASTER" client list type replica | sed -n 's/^id=[0-9]* addr=127\.0\.0\.1:\([0-9]*\) .*/\1/p')
+  ((${#rport[@]})) || return 1
+  for p in "${rport[@]}"; do
+    iptables -A INPUT -i lo -p tcp --sport "$p" --dport "$LAG_MASTER" -j DROP &&
+      iptables -A INPUT -i lo -p tcp --sport "$LAG_MASTER" --dport "$p" -j DROP || return 1
+  done
+  rp=$(awk -v g="$g" -v m="$LAG_MASTER" '$1 == g && $3 != m { print $3; exit }' "$LDIR/members")
+  redis-cli -p "$LAG_MASTER" set failover:lagprobe "$RUN_ID" >/dev/null
+  sleep 0.3
+  [[ -z $(redis-cli -p "$rp" get failover:lagprobe) ]]
+}
+
+# lag_member G PORT: the G.M name of group G's member on PORT.
+lag_member() { awk -v g="$1" -v p="$2" '$1 == g && $3 == p { print g "." $2; exit }' "$LDIR/members"; }
+
+# lag_run LABEL TTL FLAGS...: one run of the lagging experiment, A's lock
+# of TTL, with the tool's FLAGS (a --max-ttl of T waits until the servers
+# run longer than T, so that A meets no restart quarantine); sets LAG_A (1: A got the lock), LAG_B (B's exit status),
+# LAG_BOTH (1: B got it while A held it).
+lag_run() {
+  local label=$1 ttl=$2 res=failover:lagging:$RUN_ID:$1 g i old new
+  shift 2
+  LDIR=$WORK/sentinel.$label
+  LAG_A=0 LAG_B=-1 LAG_BOTH=0
+  "$CLUSTER_SH" start -n 3 --sentinels 3 --replicas 1 --down-after 1000 -d "$LDIR" >/dev/null 2>"$WORK/lstart.log" || {
+    sed 's/^/    /' "$WORK/lstart.log"; return 1; }
+  local nodes
+  nodes=$(paste -sd, "$LDIR/nodes")
+  printf '  -- %s: redlock %s\n' "$label" "$*"
+  declare -A old_master=()
+  for g in 0 1; do
+    lag_cut "$g" || { say "could not cut group $g's replication link"; "$CLUSTER_SH" stop -d "$LDIR" >/dev/null; return 1; }
+    old_master[$g]=$LAG_MASTER
+  done
+  say "replication of groups 0 and 1 cut: their replicas lag (a write on the master does not reach them)"
+  [[ $* != *--max-ttl* ]] || sleep "${ttl%s}.5"
+  local marker=$WORK/lag.$label.running
+  "$CLI" --nodes "$nodes" "$@" -v exec --ttl "$ttl" --wait 1s "$res" -- sh -c 'touch "$1"; exec sleep 60' sh "$marker" \
+    >/dev/null 2>"$WORK/lagA.log" &
+  local a=$!
+  BG+=("$a")
+  for ((i = 0; i < 100; i++)); do
+    [[ -e $marker ]] && { LAG_A=1; break; }
+    kill -0 "$a" 2>/dev/null || break
+    sleep 0.05
+  done
+  if ((LAG_A)); then say "holder A: redlock exec --ttl $ttl $res -> granted, runs"
+  else
+    wait_holder "$a" 5
+    say "holder A: redlock exec --ttl $ttl $res -> exit $HOLDER_RC, refused:"
+    show "$WORK/lagA.log" | grep -i -E 'replica|exit|quorum' | head -4
+  fi
+  for g in 0 1; do "$CLUSTER_SH" kill "$(lag_member "$g" "${old_master[$g]}")" -d "$LDIR" >/dev/null; done
+  for g in 0 1; do
+    new=""
+    for ((i = 0; i < 200; i++)); do
+      new=$("$CLUSTER_SH" master "$g" -d "$LDIR" 2>/dev/null)
+      [[ -n $new && $new != "${old_master[$g]}" ]] && break
+      sleep 0.1
+    done
+    [[ -n $new && $new != "${old_master[$g]}" ]] || { say "group $g did not fail over"; "$CLUSTER_SH" stop -d "$LDIR" >/dev/null; return 1; }
+  done
+  say "masters of groups 0 and 1 killed; the sentinels promoted their lagging replicas"
+  "$CLI" --nodes "$nodes" "$@" -v exec --ttl 2s --wait 0 "$res" -- true >/dev/null 2>"$WORK/lagB.log"
+  LAG_B=$?
+  ((LAG_A && LAG_B == 0)) && kill -0 "$a" 2>/dev/null && LAG_BOTH=1
+  say "client B, a fresh handle: redlock exec --wait 0 $res -> exit $LAG_B$( ((LAG_BOTH)) && printf ' while A still holds it: TWO HOLDERS')"
+  ((LAG_B == 0)) || show "$WORK/lagB.log" | grep -i -E 'g[0-9]|quarantin|replica' | head -4
+  ((LAG_A)) && wait_holder "$a" 0
+  "$CLUSTER_SH" stop -d "$LDIR" >/dev/null 2>&1
+  iptables -F INPUT
+  return 0
+}
+
+# The lagging experiment inside its own network namespace (--lagging-inner):
+# exits 0 when each run behaved as expected.
+lagging_inner() {
+  local ok=1
+  ip link set lo up || die "cannot bring up the namespace's loopback"
+  lag_run no-wait 30s || ok=0
+  ((ok && LAG_BOTH)) || ok=0
+  lag_run min-replicas-1 30s --min-replicas 1 || ok=0
+  ((LAG_A == 0 && LAG_B != 0)) || ok=0
+  lag_run quarantine 3s --max-ttl 3s || ok=0
+  ((LAG_A == 1 && LAG_B != 0)) || ok=0
+  ((ok))
+}
+
+exp_lagging() {
+  title "lagging replicas promoted: 3 Sentinel groups, 2 of them failed over onto replicas without the last writes"
+  if [[ $(id -u) != 0 ]] || ! command -v unshare >/dev/null || ! command -v iptables >/dev/null; then
+    verdict 0 "this experiment needs root, unshare and iptables (it cuts replication links in a network namespace)"
+    return
+  fi
+  unshare --net -- "$0" --cli "$CLI" --lagging-inner
+  if (($? == 0)); then
+    verdict 1 "on the masters' word B got the lock A held (the promoted replicas never had it); with --min-replicas 1 A was refused, so there was no lock to lose; with --max-ttl 3s B was refused: a fresh handle quarantines the just-promoted masters"
+  else
+    verdict 0 "expected: two holders without min_replicas, A refused with --min-replicas 1, B refused with --max-ttl (see above)"
+  fi
+}
+
 # ---------------------------------------------------------------- main
 
-if [[ $MODE == local ]]; then
+if ((INNER)); then
+  lagging_inner
+  exit $?
+fi
+ONLY_LAGGING=1
+for e in "${EXPERIMENTS[@]}"; do [[ $e == lagging ]] || ONLY_LAGGING=0; done
+
+if ((ONLY_LAGGING)); then
+  :
+elif [[ $MODE == local ]]; then
   DIR=$WORK/cluster
   "$CLUSTER_SH" start -n 5 --persist -d "$DIR" >/dev/null 2>"$WORK/start.log" || {
     cat "$WORK/start.log" >&2
@@ -361,7 +494,7 @@ else
   NODES=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005
   printf 'Compose cluster: services redis1..redis5 of %s\n' "$COMPOSE_FILE"
 fi
-printf 'Nodes: %s\nTool: %s\n\n' "$NODES" "$CLI"
+((ONLY_LAGGING)) || printf 'Nodes: %s\nTool: %s\n\n' "$NODES" "$CLI"
 
 for e in "${EXPERIMENTS[@]}"; do "exp_$e"; done
 
