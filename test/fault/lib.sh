@@ -166,6 +166,45 @@ cluster_start() {
   log "cluster up: $URIS${NS_S:+ (nodes in namespace $NS_S, clients in $NS_C)}"
 }
 
+# sentinel_start: 3 Sentinel groups of a master and a replica, watched by 3
+# sentinels (down-after 1000 ms), in RUN/cluster; fills URIS (one node per
+# group). Members are addressed G.M (cl kill 0.1), see group_master.
+sentinel_start() {
+  "$CLUSTER_SH" start -n 3 --sentinels 3 --replicas 1 --down-after 1000 -d "$CDIR" >/dev/null \
+    2>"$RUN/cluster-start.err" || { cat "$RUN/cluster-start.err" >&2; die "cluster.sh start --sentinels failed"; }
+  URIS=$(paste -sd, "$CDIR/nodes")
+  log "sentinel groups up: $URIS"
+}
+
+# group_master G: prints G.M, the member of Sentinel group G its sentinels
+# name master now.
+group_master() {
+  local port
+  port=$("$CLUSTER_SH" master "$1" -d "$CDIR" 2>>"$RUN/cluster.err") || die "cluster.sh master $1 failed"
+  awk -v g="$1" -v p="$port" '$1 == g && $3 == p { print g "." $2; found = 1 } END { exit !found }' "$CDIR/members" ||
+    die "group $1's master (port $port) is not a member"
+}
+
+# await_replicated G TIMEOUT_MS: waits until Sentinel group G's master has
+# its replica online again (after a failover the sentinels reconfigure the
+# old master as a replica at their next look, about 10 s); dies on timeout.
+await_replicated() {
+  local limit port
+  limit=$(($(now_us) + $2 * 1000))
+  while (($(now_us) < limit)); do
+    port=$("$CLUSTER_SH" master "$1" -d "$CDIR" 2>/dev/null) &&
+      timeout 5 redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^slave0:.*state=online' && return 0
+    sleep 0.1
+  done
+  die "group $1's master has no replica online after $2 ms"
+}
+
+# end_workers: asks every worker to finish its current cycle and stop.
+end_workers() {
+  local p
+  for p in "${WPIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+}
+
 # cl VERB [I] [args]: deploy/cluster.sh on our cluster.
 cl() {
   "${NSX_S[@]}" "$CLUSTER_SH" "$@" -d "$CDIR" >/dev/null 2>>"$RUN/cluster.err" ||

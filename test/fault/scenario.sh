@@ -28,6 +28,14 @@
 #                         (clients and nodes in network namespaces this
 #                         scenario creates, one veth pair per node)
 #   slow_node             one node in DEBUG SLEEP 2 s, then 10 stalls of 150 ms
+#   sentinel_failover     3 Sentinel groups (master + replica each), votes counted
+#                         after replication (min_replicas 1), under contention:
+#                         group 0's master killed (promoted replica after
+#                         down-after 1 s) and restarted, healed once the
+#                         sentinels made it the new master's replica (about
+#                         10 s); then group 1 failed over by SENTINEL FAILOVER,
+#                         healed the same way. A group without its replica
+#                         cannot vote; the two others carry the lock
 #   clock_jump            SIMULATED forward clock jumps on one node: its keys'
 #                         TTLs cut by FAULT_JUMP_MS (500 = half the TTL, 40
 #                         times the drift allowance) every 100-200 ms for 3 s.
@@ -75,6 +83,30 @@ sc_bypass() {
   start_workers "$PROCS" "$THREADS" 3000 --nodes "" --no-lock --hold-ms 0-3 --retry-delay-ms 4 --retry-jitter-ms 0
   wait_workers 20000
   check --expect-violation overlap,lost
+}
+
+sc_sentinel_failover() {
+  local m
+  setup_run
+  sentinel_start
+  start_workers "$PROCS" "$THREADS" 90000 "${COMMON[@]}" --min-replicas 1 --op-timeout-ms 200
+  at 1500
+  m=$(group_master 0)
+  event fault kill_master_g0 live
+  cl kill "$m"
+  at 4500
+  cl restart "$m"
+  await_replicated 0 40000
+  event heal kill_master_g0
+  sleep_ms 1000
+  event fault failover_g1 live
+  cl failover 1
+  await_replicated 1 40000
+  event heal failover_g1
+  sleep_ms 3000
+  end_workers
+  wait_workers 20000
+  expect_safe
 }
 
 sc_pause_minority() {
@@ -312,13 +344,14 @@ sc_outside_paused_client() {
 
 case $NAME in
   bypass | pause_minority | pause_one | pause_rolling | pause_majority | kill_restart_persist | restart_delayed | partition_minority | \
-    partition_majority | slow_node | clock_jump | outside_restart_majority | outside_paused_client | \
-    outside_clock_jump)
+    partition_majority | slow_node | clock_jump | sentinel_failover | outside_restart_majority | \
+    outside_paused_client | outside_clock_jump)
     "sc_$NAME" ;;
   *)
     echo "usage: $0 SCENARIO  (bypass pause_minority pause_one pause_rolling pause_majority kill_restart_persist" >&2
     echo "       restart_delayed" >&2
-    echo "       partition_minority partition_majority slow_node clock_jump outside_restart_majority" >&2
+    echo "       partition_minority partition_majority slow_node clock_jump sentinel_failover" >&2
+    echo "       outside_restart_majority" >&2
     echo "       outside_paused_client outside_clock_jump)" >&2
     exit 2 ;;
 esac

@@ -75,6 +75,7 @@ typedef struct config {
     int threads;
     uint32_t duration_ms, ttl_ms, hold_min_ms, hold_max_ms, margin_ms, pause_ms;
     uint32_t op_timeout_ms, connect_timeout_ms, retry_delay_ms, retry_jitter_ms, wait_ms;
+    uint32_t min_replicas; /* votes counted after replication to this many replicas */
     uint32_t node_down_ms, reconnect_max_ms;
     uint32_t max_acq; /* per thread; 0: no bound */
     int no_lock;
@@ -339,6 +340,7 @@ static void usage(FILE *f) {
             "  --op-timeout-ms MS       (default 100)   --connect-timeout-ms MS (default 200)\n"
             "  --retry-delay-ms MS      (default 40)    --retry-jitter-ms MS    (default 30)\n"
             "  --wait-ms MS             bound of one acquire call's retries (default 2000)\n"
+            "  --min-replicas N         votes count once N replicas have the write (default 0)\n"
             "  --node-down-ms MS        library default unless given\n"
             "  --reconnect-max-ms MS    library default unless given\n"
             "  --max-acquisitions N     per thread (default: no bound)\n"
@@ -429,6 +431,7 @@ static int parse_args(int argc, char **argv) {
             U32_OPT("--retry-delay-ms", retry_delay_ms)
             U32_OPT("--retry-jitter-ms", retry_jitter_ms)
             U32_OPT("--wait-ms", wait_ms)
+            U32_OPT("--min-replicas", min_replicas)
             U32_OPT("--node-down-ms", node_down_ms)
             U32_OPT("--reconnect-max-ms", reconnect_max_ms)
             U32_OPT("--max-acquisitions", max_acq)
@@ -500,6 +503,7 @@ int main(int argc, char **argv) {
         if (cfg.node_down_ms) o.node_down_ms = cfg.node_down_ms;
         if (cfg.reconnect_max_ms) o.reconnect_max_ms = cfg.reconnect_max_ms;
         o.reentrant = 0; /* every cycle is a fresh acquisition */
+        o.min_replicas = cfg.min_replicas;
         char err[256];
         int rc = redlock_new_ex(&rl, &o, err, sizeof err);
         if (rc != REDLOCK_OK) {
