@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dial.h"
+#include "group.h"
 #include "resp.h"
 #include "scripts.h"
 #include "stats.h"
@@ -107,13 +108,7 @@ int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
         snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
         return 1;
     }
-    if (c->promoted_until_us > now && c->uri.sentinel) {
-        snprintf(buf, n, "quarantined (its master was promoted %llu ms ago, failover epoch %llu: it may lack the "
-                 "last writes; votes counted after replication to all %d replicas would need no quarantine)",
-                 (unsigned long long)((now - c->promoted_us) / 1000), (unsigned long long)c->group.epoch,
-                 c->group.replicas);
-        return 1;
-    }
+    if (c->promoted_until_us > now && c->uri.sentinel) return rl_group_quarantined(c, now, buf, n);
     if (c->promoted_until_us > now) {
         snprintf(buf, n, "quarantined (a replica promoted to shard primary %llu ms ago: it may lack the last writes)",
                  (unsigned long long)((now - c->promoted_us) / 1000));
@@ -127,50 +122,6 @@ int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
     return 0;
 }
 
-/* Queues ROLE on a Sentinel group's connection: the master the sentinels
- * named must still be one. Returns 0/-1. */
-static int queue_role(rl_conn_t *c, uint64_t now) {
-    static const char cmd[] = "*1\r\n$4\r\nROLE\r\n";
-    return queue_internal(c, RL_REQ_ROLE, cmd, sizeof cmd - 1, now);
-}
-
-void rl_node_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    const rl_group_info_t *g = &c->group;
-    uint32_t want = c->uri.replicas >= 0 ? (uint32_t)c->uri.replicas : cfg->min_replicas;
-    int replicas = g->replicas > c->role_replicas ? g->replicas : c->role_replicas;
-    c->promoted_us = c->promoted_until_us = 0;
-    if (!cfg->quarantine_ms || !g->epoch || g->role_age_ms < 0 || (uint64_t)g->role_age_ms >= cfg->quarantine_ms)
-        return; /* never failed over, or long enough ago */
-    if (want > 0 && want >= (uint32_t)replicas) return; /* every replica has what counted: none lacks a write */
-    c->promoted_us = now > (uint64_t)g->role_age_ms * 1000u ? now - (uint64_t)g->role_age_ms * 1000u : 0;
-    c->promoted_until_us = c->promoted_us + (uint64_t)cfg->quarantine_ms * 1000u;
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: master %s promoted %lld ms ago (epoch %llu): no acquire vote for "
-            "%llu ms", c->uri.display, g->master, (long long)g->role_age_ms, (unsigned long long)g->epoch,
-            (unsigned long long)((c->promoted_until_us - now) / 1000));
-}
-
-/* Learns from a ROLE reply whether c still reaches the group's master
- * (and how many replicas it lists). Returns 0, or REDLOCK_ERR_SERVER with
- * why in detail when it does not: the caller takes c down, and the next
- * connect asks the sentinels afresh. */
-static int learn_role(const rl_nodes_config_t *cfg, rl_conn_t *c, const redisReply *rep, uint64_t now, char *detail,
-                      size_t n) {
-    if (rep->type == REDIS_REPLY_ERROR) return 0; /* (ROLE refused by an ACL: the writes will tell) */
-    const char *role = rep->type == REDIS_REPLY_ARRAY && rep->elements && rep->element[0]->type == REDIS_REPLY_STRING
-                           ? rep->element[0]->str
-                           : "?";
-    if (strcmp(role, "master") != 0) {
-        snprintf(detail, n, "%s (named by the sentinels of group %s) is a %s now: asking them again", c->addr,
-                 c->uri.master, role);
-        return REDLOCK_ERR_SERVER;
-    }
-    if (rep->elements >= 3 && rep->element[2]->type == REDIS_REPLY_ARRAY) {
-        c->role_replicas = (int)rep->element[2]->elements;
-        rl_node_group_learnt(cfg, c, now);
-    }
-    return 0;
-}
-
 int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
     if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
     if (c->retry_at_us) rl_stats_reconnect(cfg->stats, (size_t)c->idx); /* it failed before */
@@ -180,7 +131,7 @@ int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
     c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */
     if (rc == 0 && cfg->quarantine_ms && queue_info(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
-    if (rc == 0 && c->uri.sentinel && queue_role(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
+    if (rc == 0 && c->uri.sentinel && rl_group_open(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     /* a sample now: compared with the last one of an earlier connection, a jump while away counts */
     if (rc == 0 && clock_watched(cfg, c) && queue_time(cfg, c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc == REDLOCK_ERR_NOMEM) snprintf(c->last_detail, sizeof c->last_detail, "out of memory");
@@ -245,7 +196,7 @@ int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const voi
     rl_conn_pop(c);
     if (kind == RL_REQ_TIME) learn_time(cfg, c, rep, sent, now);
     if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(cfg, c, rep, now);
-    if (kind == RL_REQ_ROLE) return learn_role(cfg, c, rep, now, detail, n);
+    if (kind == RL_REQ_ROLE) return rl_group_role(cfg, c, rep, now, detail, n);
     if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME || kind == RL_REQ_PROBE) return 0;
     if (kind == RL_REQ_LOAD) {
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);

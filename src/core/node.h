@@ -48,11 +48,6 @@ int rl_node_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
 void rl_node_probe_later(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
 void rl_node_suspect_why(const rl_conn_t *c, uint64_t now, char *buf, size_t n);
 
-/* A Sentinel group's node c learnt what its sentinels (c->group) and its
- * master's ROLE say: a master promoted less than quarantine_ms ago gets no
- * acquire vote until then (it may lack the last writes), unless c's votes
- * count after replication to at least as many replicas as the group has. */
-void rl_node_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
 
 /* c answered something (any reply: a probe's, a late one, a request's):
  * it is not silent, so it stops being suspect at once and a close for a

@@ -1,7 +1,11 @@
-/* nodes.c -- rounds over the nodes' connections (see nodes.h): sending a
- * round's command to every node, matching replies to requests in order,
- * the NOSCRIPT fallback, votes, deadlines, and the readiness a driver's
- * loop watches for. No function here blocks or locks. */
+/* nodes.c -- the node set: rounds over the nodes' connections (see
+ * nodes.h): sending a round's command to every node, matching replies to
+ * requests in order, the NOSCRIPT fallback, votes, and the readiness a
+ * driver's loop watches for. What is particular to a kind of node lives
+ * beside it: node.c (any node's health: scripts, probes, quarantines),
+ * route.c (a Redis Cluster node's routing), group.c (a Sentinel group's
+ * master); deadline.c judges deadlines and replicate.c counts votes after
+ * replication, both through ns->ops. No function here blocks or locks. */
 #define _POSIX_C_SOURCE 200809L
 #include "nodes.h"
 
@@ -13,6 +17,7 @@
 
 #include "cluster.h"
 #include "dial.h"
+#include "group.h"
 #include "node.h"
 #include "replicate.h"
 #include "route.h"
@@ -119,8 +124,6 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
     if (ns->cl && ns->cl[c->idx]) rl_route_down(ns, c, now);
 }
 
-static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
-
 /* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
  * of its "*<argc>\r\n" header and *args to the offset of the arguments
  * after the sha1. Returns 1, or 0 when cmd is not shaped so. */
@@ -170,7 +173,7 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
     if (!s->ask_suspect || c->close_at_us) return 0;
     if (c->state == RL_CONN_DOWN) {
         c->probe_at_us = c->retry_at_us = now;
-        probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
+        rl_nodes_probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
     }
     return 1;
 }
@@ -182,7 +185,7 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
  * connection, unwaited. */
 static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
     if (r) r->pn[i].conn = (uint16_t)c->k;
-    if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) probe_due(ns, c, now);
+    if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) rl_nodes_probe_due(ns, c, now);
     if (c->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
         char why[RL_DETAIL_LEN + 64];
         rl_node_suspect_why(c, now, why, sizeof why);
@@ -457,9 +460,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         snprintf(detail, sizeof detail, "out of memory");
     }
     cast(ns, c, r, v, err, rtt, detail, now);
-    if (c->uri.sentinel && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "READONLY", 8))
-        node_down(ns, c, REDLOCK_ERR_SERVER, "READONLY: the master its sentinels named is a replica now; asking them "
-                  "again", now);
+    if (c->uri.sentinel) rl_group_readonly(ns, c, rep, now);
 }
 
 /* Reads from c and handles every complete reply; a read error or EOF is
@@ -490,164 +491,6 @@ static void note_unheard(rl_round_t *r, uint64_t now) {
             snprintf(r->nodes[i].detail, sizeof r->nodes[i].detail,
                      "not waited for: no reply %llu us after the round was sent, when its outcome was known",
                      (unsigned long long)(now - r->t0_us));
-}
-
-/* Fails, as suspect, every round still waiting on c (their requests
- * stay queued without an owner, so late replies are dropped). */
-static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    char why[RL_DETAIL_LEN + 64];
-    rl_node_suspect_why(c, now, why, sizeof why);
-    for (uint32_t k = 0; k < c->qlen; k++) {
-        rl_req_t *q = rl_conn_at(c, k);
-        rl_round_t *r = q->round;
-        q->round = NULL;
-        if (r) vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
-    }
-    rl_repl_fail(ns, c, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, why, now);
-}
-
-/* The instant before which a timeout may not close c: an attempt whose
- * request c still owes may not have queued its clean-up yet (it does so
- * once its round is decided, at the request's deadline at the latest). A
- * close in between would leave its write on a node that is only paused,
- * applied when it resumes with no clean-up behind it, a key nobody holds
- * until its TTL. So the close waits one more op timeout past the newest
- * such request's deadline. 0 when c owes no request of a round. */
-static uint64_t close_hold_us(const rl_nodes_t *ns, rl_conn_t *c) {
-    uint64_t last = 0;
-    for (uint32_t k = 0; k < c->qlen; k++) {
-        const rl_req_t *q = rl_conn_at(c, k);
-        if (q->kind == RL_REQ_USER && q->sent_us > last) last = q->sent_us;
-    }
-    return last ? last + (uint64_t)(2u * ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u : 0;
-}
-
-/* Closes c after a timeout (why), a suspect c with its next probe after a
- * backoff; or, while close_hold_us says an attempt may still be queueing
- * a clean-up on it, later (rl_nodes_expire closes it then, unless it
- * answered meanwhile). Rounds get nothing new of c meanwhile. */
-static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_t now) {
-    uint64_t hold = close_hold_us(ns, c);
-    if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
-    if (now < hold) {
-        c->close_at_us = hold;
-        return;
-    }
-    int suspect = c->suspect;
-    node_down(ns, c, REDLOCK_ERR_TIMEOUT, c->last_detail, now);
-    c->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
-    if (suspect) rl_node_probe_later(&ns->cfg, c, now);
-}
-
-/* c owed a reply past its deadline (why; probe: it was a probe's). The
- * first time, c becomes suspect: the rounds waiting on it stop waiting,
- * it gets no new requests but releases, and a PING on its connection
- * probes it. A probe that times out closes the connection (what c owed
- * goes with it); the next probe, after a backoff, opens a fresh one. A
- * subscriber set has no suspects. */
-static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, uint64_t now) {
-    if (ns->cfg.subscriber) return;
-    if (c->suspect && !probe) return; /* its probe decides */
-    if (c->suspect) {
-        timeout_close(ns, c, why, now);
-        return;
-    }
-    rl_node_suspect(&ns->cfg, c, why, now);
-    drop_waiting(ns, c, now);
-    int rc = rl_node_probe(&ns->cfg, c, now);
-    if (rc) node_down(ns, c, rc, c->last_detail, now);
-}
-
-/* Sends the probe of a suspect node that is down once it is due; a node
- * that refuses it (not silent) goes down the plain way. */
-static void probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    int rc = rl_node_probe(&ns->cfg, c, now);
-    if (rc) node_down(ns, c, rc, c->last_detail, now);
-}
-
-/* Scans c's queue once its due time has come: a round whose grace ended
- * is finished without this node's vote; a request or probe past its
- * deadline makes the node late (node_late; a round's request votes
- * TIMEOUT first). Sets c->due_us to the earliest deadline or grace left.
- * Returns 1 when c went down. */
-static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    uint64_t due = UINT64_MAX;
-    char why[64] = "";
-    int probe = 0;
-    for (uint32_t k = 0; k < c->qlen; k++) {
-        rl_req_t *q = rl_conn_at(c, k);
-        rl_round_t *r = q->round;
-        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE && q->kind != RL_REQ_WAIT) ||
-            (!r && ns->cfg.subscriber))
-            continue;
-        if (r && r->grace_us && now >= r->grace_us) { /* the outcome is known: stop waiting */
-            note_unheard(r, now);
-            finish_round(ns, r);
-            r = NULL;
-        }
-        if (r && r->grace_us && r->grace_us < due) due = r->grace_us;
-        if (now < q->deadline_us) {
-            if (q->deadline_us < due) due = q->deadline_us;
-            continue;
-        }
-        if (!why[0])
-            snprintf(why, sizeof why, "%s within %u ms", q->kind == RL_REQ_PROBE ? "no PING reply" : "no reply",
-                     (unsigned)((q->deadline_us - q->sent_us) / 1000u));
-        probe |= q->kind == RL_REQ_PROBE;
-        q->deadline_us = UINT64_MAX; /* judged once */
-        q->round = NULL;
-        if (r) vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why, now);
-    }
-    c->due_us = due;
-    if (!why[0]) return 0;
-    node_late(ns, c, why, probe, now);
-    return c->state == RL_CONN_DOWN;
-}
-
-/* Judges deadlines: late requests (see scan_late), connects and lookups
- * that took too long, nodes silent for node_down_ms while owing replies,
- * and the probes of suspect nodes that are due. A node's queue is scanned
- * only once its due_us (a lower bound of its requests' deadlines and
- * their rounds' graces) has passed, so the scans are about one per
- * op_timeout_ms per node instead of one per loop turn. Deadlines are not
- * monotonic along a queue (connect budgets, EVAL fallbacks re-queued with
- * their original deadline), which a lower bound does not need. */
-void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
-    if (ns->cl) rl_route_expire(ns, now);
-    for (size_t k = 0; k < ns->nall; k++) {
-        rl_conn_t *c = ns->all[k];
-        if (c->state == RL_CONN_DOWN) {
-            if (c->suspect && now >= c->probe_at_us) probe_due(ns, c, now);
-            continue;
-        }
-        if (c->state == RL_CONN_RESOLVING && now >= c->connect_deadline_us) {
-            char why[RL_DETAIL_LEN];
-            snprintf(why, sizeof why, "lookup of %s timed out (no answer within %u ms)", c->uri.host,
-                     ns->cfg.connect_timeout_ms);
-            node_down(ns, c, REDLOCK_ERR_TIMEOUT, why, now);
-            continue;
-        }
-        if (c->state == RL_CONN_CONNECTING && now >= c->addr_deadline_us) {
-            int rc = rl_dial_next(c, now,
-                                  c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)"
-                                         : "timed out",
-                                  1);
-            if (rc) node_down(ns, c, rc, c->last_detail, now);
-            continue;
-        }
-        if (now >= c->due_us && scan_late(ns, c, now)) continue;
-        if (c->close_at_us) { /* a timeout's close waited for clean-ups */
-            if (now >= c->close_at_us) timeout_close(ns, c, c->last_detail, now);
-            continue;
-        }
-        rl_req_t *h = rl_conn_head(c);
-        uint64_t quiet_since = h ? (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) : now;
-        if (h && now - quiet_since >= (uint64_t)ns->cfg.node_down_ms * 1000u) {
-            char why[64];
-            snprintf(why, sizeof why, "silent for %u ms with %u replies owed", ns->cfg.node_down_ms, c->qlen);
-            timeout_close(ns, c, why, now);
-        }
-    }
 }
 
 /* ----------------------------------------------------------------- the loop */
@@ -743,10 +586,9 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
         uint64_t learnt = c->group_at_us;
-        char why[RL_DETAIL_LEN];
-        if (rl_dial_switched(c, why, sizeof why)) node_down(ns, c, REDLOCK_ERR_IO, why, now);
+        if (c->uri.sentinel) rl_group_news(ns, c, now);
         int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
-        if (c->group_at_us != learnt) rl_node_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
+        if (c->group_at_us != learnt) rl_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }
@@ -825,23 +667,6 @@ rl_conn_t *rl_nodes_add(rl_nodes_t *ns, size_t i, rl_uri_t *uri) {
     return c;
 }
 
-/* Makes node i (its connection set up) a cluster node when its URI says
- * so. Returns 0, or -1 when out of memory. */
-static int cluster_init(rl_nodes_t *ns, size_t i) {
-    rl_conn_t *c = &ns->conns[i];
-    if (!c->uri.cluster) return 0;
-    if (!ns->cl && !(ns->cl = calloc(ns->n ? ns->n : 1, sizeof *ns->cl))) return -1;
-    rl_cluster_t *cl = calloc(1, sizeof *cl);
-    if (!cl || !(cl->first_host = strdup(c->uri.host))) {
-        free(cl);
-        return -1;
-    }
-    cl->first_port = c->uri.port;
-    ns->cl[i] = cl;
-    c->whole_cmds = 1;
-    return 0;
-}
-
 /* ------------------------------------------------- for route.c (ns->ops) */
 
 /* ops.finish: ends r, whose grace passed with nodes still unheard. */
@@ -865,7 +690,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
         if (track(ns, c) < 0) break;
     }
     int ok = ns->n == n && ns->nall == n;
-    for (size_t i = 0; ok && i < n; i++) ok = cluster_init(ns, i) == 0;
+    for (size_t i = 0; ok && i < n; i++) ok = rl_route_init(ns, i) == 0;
     if (ok) return REDLOCK_OK;
     for (size_t i = ns->n; i < n; i++) rl_uri_clear(&uris[i]);
     return REDLOCK_ERR_NOMEM;

@@ -65,6 +65,10 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now);
 /* Judges deadlines: late requests, connects and silent nodes. */
 void rl_nodes_expire(rl_nodes_t *ns, uint64_t now);
 
+/* Sends the probe of suspect node c (down) once it is due; a node that
+ * refuses it (not silent) goes down the plain way (deadline.c). */
+void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
+
 /* 1 when some connection has I/O under way that only a turning loop
  * completes: replies owed (a call's stragglers, an EVAL fallback, a
  * probe, a slot map), output not written yet, a connect or a lookup. */

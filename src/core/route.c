@@ -344,3 +344,18 @@ uint64_t rl_route_next_us(const rl_nodes_t *ns) {
     }
     return next;
 }
+
+int rl_route_init(rl_nodes_t *ns, size_t i) {
+    rl_conn_t *c = &ns->conns[i];
+    if (!c->uri.cluster) return 0;
+    if (!ns->cl && !(ns->cl = calloc(ns->n ? ns->n : 1, sizeof *ns->cl))) return -1;
+    rl_cluster_t *cl = calloc(1, sizeof *cl);
+    if (!cl || !(cl->first_host = strdup(c->uri.host))) {
+        free(cl);
+        return -1;
+    }
+    cl->first_port = c->uri.port;
+    ns->cl[i] = cl;
+    c->whole_cmds = 1;
+    return 0;
+}

@@ -33,4 +33,9 @@ uint64_t rl_route_next_us(const rl_nodes_t *ns);
 /* Frees node i's parked requests (the node set is destroyed). */
 void rl_route_free(rl_nodes_t *ns, size_t i);
 
+/* Makes node i of ns (its connection set up) a cluster node when its URI
+ * says so (ns->cl[i]: its slot map, loaded with the first round). Returns
+ * 0, or -1 when out of memory. */
+int rl_route_init(rl_nodes_t *ns, size_t i);
+
 #endif
