@@ -9,7 +9,12 @@
  * the next round on that connection (they arrive in order).
  *
  *   floor -u URI,URI,... [-w serial|cpu] [-n CYCLES] [-d SECONDS]
- *         [--warmup CYCLES] [--ttl MS] [--impl NAME]
+ *         [--warmup CYCLES] [--ttl MS] [--impl NAME] [--wait-replicas N]
+ *
+ * --wait-replicas N: each SET is followed in the same write by `WAIT N T`
+ * (T: the round's timeout), and a node's yes counts once WAIT reports at
+ * least N replicas: the least a client that counts votes after
+ * replication can do.
  *
  * serial: one caller, distinct keys; per-cycle latency samples of the
  *         acquire and of the whole cycle, plus CPU µs/cycle (getrusage) and
@@ -42,11 +47,14 @@ typedef struct node {
     redisContext *c; /* NULL once failed */
     unsigned stale;  /* replies owed by earlier rounds, dropped on arrival */
     int answered;    /* answered in the current round */
+    unsigned owed;   /* replies of the current round still to read (a SET and its WAIT: 2) */
+    int vote;        /* the current round's vote so far */
     int want_write;  /* hiredis still holds output for this node */
 } node_t;
 
 static node_t nodes[BENCH_MAX_NODES];
 static size_t n_nodes, quorum;
+static long long wait_replicas; /* --wait-replicas: 0, no WAIT */
 
 /* ------------------------------------------------------------ connections */
 
@@ -94,7 +102,7 @@ static size_t connect_all(const char **uris) {
 
 /* ------------------------------------------------------------------ rounds */
 
-enum { KIND_SET, KIND_INT };
+enum { KIND_SET, KIND_INT, KIND_SETWAIT };
 
 /* 1 yes, 0 no, -1 failed. */
 static int classify(const redisReply *r, int kind) {
@@ -125,9 +133,16 @@ static int node_read(node_t *nd, int kind) {
             freeReplyObject(rep);
             continue;
         }
-        int v = classify(rep, kind);
+        const redisReply *r = rep;
+        if (kind != KIND_SETWAIT) {
+            nd->vote = classify(r, kind);
+        } else if (nd->owed == 2) { /* the SET */
+            nd->vote = classify(r, KIND_SET);
+        } else if (nd->vote == 1) { /* its WAIT: enough replicas have it? */
+            nd->vote = r->type == REDIS_REPLY_INTEGER && r->integer >= wait_replicas ? 1 : -1;
+        }
         freeReplyObject(rep);
-        return v;
+        if (--nd->owed == 0) return nd->vote;
     }
 }
 
@@ -149,6 +164,7 @@ static size_t fan_out(const char *cmd, size_t len, int kind) {
             continue;
         }
         nd->want_write = !done;
+        nd->owed = kind == KIND_SETWAIT ? 2 : 1;
         pending++;
     }
     struct pollfd pfd[BENCH_MAX_NODES];
@@ -189,7 +205,7 @@ static size_t fan_out(const char *cmd, size_t len, int kind) {
     }
     /* The nodes still owing this round's reply: drop it when it comes. */
     for (size_t i = 0; i < n_nodes; i++)
-        if (nodes[i].c && !nodes[i].answered) nodes[i].stale++;
+        if (nodes[i].c && !nodes[i].answered) nodes[i].stale += nodes[i].owed;
     return yes;
 }
 
@@ -217,7 +233,7 @@ static void make_token(char tok[41]) {
 static void usage(const char *prog) {
     fprintf(stderr,
             "usage: %s -u URI,URI,... [-w serial|cpu] [-n CYCLES] [-d SECONDS] [--warmup CYCLES]\n"
-            "          [--ttl MS] [--impl NAME]\n",
+            "          [--ttl MS] [--impl NAME] [--wait-replicas N]\n",
             prog);
     exit(2);
 }
@@ -235,6 +251,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--warmup")) warmup = bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--ttl")) ttl = bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--impl")) impl = v, i++;
+        else if (!strcmp(a, "--wait-replicas")) wait_replicas = (long long)bench_arg_num(a, v), i++;
         else usage(argv[0]);
     }
     if (!uri_list || !workload || !impl) usage(argv[0]);
@@ -279,7 +296,19 @@ int main(int argc, char **argv) {
         make_token(tok);
         uint64_t t0 = timed ? bench_now_ns() : 0;
         int set_len = redisFormatCommand(&set_cmd, "SET %s %s NX PX %s", key, tok, ttl_s);
-        size_t yes = fan_out(set_cmd, (size_t)set_len, KIND_SET);
+        size_t yes;
+        if (wait_replicas) { /* SET and WAIT in one write */
+            char *w = NULL, both[512];
+            int wl = redisFormatCommand(&w, "WAIT %lld %d", wait_replicas, ROUND_TIMEOUT_MS);
+            size_t n = (size_t)set_len + (size_t)wl;
+            if (n > sizeof both) abort(); /* (keys and tokens are short) */
+            memcpy(both, set_cmd, (size_t)set_len);
+            memcpy(both + set_len, w, (size_t)wl);
+            redisFreeCommand(w);
+            yes = fan_out(both, n, KIND_SETWAIT);
+        } else {
+            yes = fan_out(set_cmd, (size_t)set_len, KIND_SET);
+        }
         redisFreeCommand(set_cmd);
         uint64_t t1 = timed ? bench_now_ns() : 0;
         if (yes < quorum) failed_acq++;
