@@ -12,10 +12,11 @@
 #include "dial.h"
 
 int rl_group_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
+    int k = c->group.replicas;
     snprintf(buf, n, "quarantined (its master was promoted %llu ms ago, failover epoch %llu: it may lack the last "
-             "writes; votes counted after replication to all %d replicas would need no quarantine)",
+             "writes; votes counted after replication to %s %d replica%s would need no quarantine)",
              (unsigned long long)((now - c->promoted_us) / 1000), (unsigned long long)c->group.epoch,
-             c->group.replicas);
+             k == 1 ? "its" : "all its", k, k == 1 ? "" : "s");
     return 1;
 }
 
