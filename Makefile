@@ -358,3 +358,22 @@ SOAK_SECONDS ?= 300
 soak: build
 	FAULT_WORKER=$(CURDIR)/$(BUILD)/test/fault_worker FAULT_CHECK=$(CURDIR)/$(BUILD)/test/fault_check \
 	  REDLOCK_CLUSTER_SH=$(CURDIR)/deploy/cluster.sh bash test/fault/soak.sh $(SOAK_SECONDS)
+
+# ------------------------------------------------------------- ABI
+# `make abi-check`: the shared library of $(BUILD) against the committed
+# baseline abi/SONAME.abi (abi/abi.sh check; abigail-tools' abidw and
+# abidiff): passes when the ABI is unchanged or functions were only added,
+# fails on a removed function or a changed public type or signature. CI
+# runs it after the build. `make abi-update`: writes the baseline again from
+# $(BUILD), on purpose only -- after adding API, or with a new SONAME for
+# an incompatible change (doc/abi.md); commit abi/ with the change.
+ABI_SONAME = $$(objdump -p $(BUILD)/libredlock.so | awk '$$1 == "SONAME" { print $$2 }')
+
+.PHONY: abi-check
+abi-check: build
+	@soname=$(ABI_SONAME); abi/abi.sh check $(BUILD)/$$soname abi/$$soname.abi
+
+.PHONY: abi-update
+abi-update: build
+	@soname=$(ABI_SONAME); abi/abi.sh dump $(BUILD)/$$soname abi/$$soname.abi && \
+	  echo "abi/$$soname.abi rewritten: commit it with the change it records"
