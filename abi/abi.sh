@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # abi/abi.sh dump LIBRARY OUT     write LIBRARY's ABI (abigail XML) to OUT
 # abi/abi.sh check LIBRARY BASE   compare LIBRARY against the baseline BASE
+# abi/abi.sh symbols LIBRARY FILE VERSION
+#                                 add LIBRARY's exported functions that the
+#                                 Debian symbols FILE lacks, as new in VERSION
 #
 # The ABI is what abidw (Debian's abigail-tools) reads from the library's
 # debug information: its exported functions with their types, reduced to the
@@ -27,9 +30,38 @@ dump() {
     --no-corpus-path --no-comp-dir-path --no-elf-needed --short-locs --type-id-style hash --out-file "$2" "$1"
 }
 
+# symbols LIBRARY FILE VERSION: the exported names FILE (a Debian symbols
+# file, debian/libredlock0.symbols) does not list yet are added, with their
+# version node, as first in VERSION; the lines already there stay as they
+# are (a name is never taken out: that is an incompatible change, which
+# comes with a new SONAME and a new symbols file). Sorted like
+# dpkg-gensymbols writes them.
+symbols() {
+  local lib=$1 file=$2 version=$3 tmp
+  tmp=$(mktemp -d) || return 1
+  nm -D --defined-only "$lib" | awk '$2 == "A" && $3 !~ /@/ { $3 = $3 "@" $3 } { print $3 }' |
+    sed 's/@@*/@/' | sort -u >"$tmp/exported"
+  sed -n 's/^ \([^ ]*\) .*/\1/p' "$file" | sort -u >"$tmp/listed"
+  comm -23 "$tmp/exported" "$tmp/listed" | sed "s/\$/ $version/; s/^/ /" >"$tmp/new"
+  if [ -s "$tmp/new" ]; then
+    { grep -v '^ ' "$file"; { grep '^ ' "$file"; cat "$tmp/new"; } | LC_ALL=C sort; } >"$tmp/file"
+    cp "$tmp/file" "$file"
+    echo "abi.sh: $file: $(wc -l <"$tmp/new") names added as new in $version:"
+    cat "$tmp/new"
+  else
+    echo "abi.sh: $file lists every exported name"
+  fi
+  rm -rf "$tmp"
+}
+
 cmd=${1:-}
 lib=${2:-}
 file=${3:-}
+if [ "$cmd" = symbols ]; then
+  [ -n "${4:-}" ] && [ -f "$file" ] || { echo "usage: abi/abi.sh symbols LIBRARY FILE VERSION" >&2; exit 2; }
+  symbols "$lib" "$file" "$4"
+  exit
+fi
 if [ -z "$lib" ] || [ -z "$file" ] || { [ "$cmd" != dump ] && [ "$cmd" != check ]; }; then
   echo "usage: abi/abi.sh dump|check LIBRARY FILE" >&2
   exit 2
