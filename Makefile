@@ -389,7 +389,7 @@ abi-update: build
 # dist/ with the .changes file; fails when lintian reports an error.
 # doc/packaging.md. `make test-deb`: the packages' tests (label deb, not
 # part of `make test`): they build the packages themselves into
-# $(BUILD)/deb, run lintian, and build and run examples/basic.c against the
+# $(BUILD)/test/deb, run lintian, and build and run examples/basic.c against the
 # unpacked libredlock0 and libredlock-dev alone, with pkg-config and with
 # CMake's find_package.
 BUILD_DEB ?= build-deb
