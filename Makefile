@@ -42,7 +42,7 @@ build: deps
 # interrupted run left.
 CTEST       = ctest --output-on-failure -j $(JOBS)
 FAULT_JOBS ?= 4
-run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault' $(2); rc=$$?; \
+run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb' $(2); rc=$$?; \
 	  ctest --output-on-failure -j $(FAULT_JOBS) --test-dir $(1) --timeout 900 -L fault $(2) || rc=1; \
 	  $(call stop_test_nodes,$(1)); exit $$rc
 stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
@@ -358,3 +358,46 @@ SOAK_SECONDS ?= 300
 soak: build
 	FAULT_WORKER=$(CURDIR)/$(BUILD)/test/fault_worker FAULT_CHECK=$(CURDIR)/$(BUILD)/test/fault_check \
 	  REDLOCK_CLUSTER_SH=$(CURDIR)/deploy/cluster.sh bash test/fault/soak.sh $(SOAK_SECONDS)
+
+# ------------------------------------------------------------- ABI
+# `make abi-check`: the shared library of $(BUILD) against the committed
+# baseline abi/SONAME.abi (abi/abi.sh check; abigail-tools' abidw and
+# abidiff): passes when the ABI is unchanged or functions were only added,
+# fails on a removed function or a changed public type or signature. CI
+# runs it after the build. `make abi-update`: writes the baseline again from
+# $(BUILD), on purpose only -- after adding API, or with a new SONAME for
+# an incompatible change (doc/abi.md) -- and adds the new functions to the
+# Debian symbols file as new in the project's version; commit abi/ and
+# debian/ with the change.
+ABI_SONAME = $$(objdump -p $(BUILD)/libredlock.so | awk '$$1 == "SONAME" { print $$2 }')
+ABI_VERSION = $$(sed -n 's/^project(libredlock VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+
+.PHONY: abi-check
+abi-check: build
+	@soname=$(ABI_SONAME); abi/abi.sh check $(BUILD)/$$soname abi/$$soname.abi
+
+.PHONY: abi-update
+abi-update: build
+	@soname=$(ABI_SONAME); abi/abi.sh dump $(BUILD)/$$soname abi/$$soname.abi && \
+	  abi/abi.sh symbols $(BUILD)/$$soname debian/$$(echo $$soname | sed 's/\.so\.//').symbols $(ABI_VERSION) && \
+	  echo "abi/$$soname.abi rewritten: commit it with the change it records"
+
+# ------------------------------------------------------------- packages
+# `make deb`: the Debian packages libredlock0, libredlock-dev and
+# redlock-tools (and their -dbgsym) built from this checkout with debhelper
+# and the CMake build (debian/; deploy/deb.sh, about a minute), left in
+# dist/ with the .changes file; fails when lintian reports an error.
+# doc/packaging.md. `make test-deb`: the packages' tests (label deb, not
+# part of `make test`): they build the packages themselves into
+# $(BUILD)/test/deb, run lintian, and build and run examples/basic.c against the
+# unpacked libredlock0 and libredlock-dev alone, with pkg-config and with
+# CMake's find_package.
+BUILD_DEB ?= build-deb
+
+.PHONY: deb
+deb: deps
+	JOBS=$(JOBS) deploy/deb.sh $(CURDIR)/dist $(CURDIR)/$(BUILD_DEB)
+
+.PHONY: test-deb
+test-deb: build
+	$(CTEST) --test-dir $(BUILD) --no-tests=error --timeout 900 -L deb
