@@ -233,12 +233,13 @@ bench-kinds-quick: bench-compile
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --quick
 
 # `make bench-scale`: cost in the number of locks and waiters (issue 24,
-# item 6, DESIGN.md 9.2; bench/scale.sh, about 5 to 8 minutes, its own 5-node
-# cluster, default options): acquire + release of one resource with 0 / 1 000
-# / 10 000 / 100 000 locks held and the time per lock of each 10 000 slice;
-# handoff p50 with 1 .. 10 000 waiters (async on libuv; blocking threads up to
-# 1 000); CPU and lateness of 10 000 auto-extended locks against 1; heap per
-# held lock and per pending acquire, and after releasing them all. Each step
+# item 6; doc/design.md, "Cost flat in locks and waiters"; bench/scale.sh,
+# about 5 to 8 minutes, its own 5-node cluster, default options): acquire +
+# release of one resource with 0 / 1 000 / 10 000 / 100 000 locks held and
+# the time per lock of each 10 000 slice; handoff p50 with 1 .. 10 000
+# waiters (async on libuv; blocking threads up to 1 000); CPU and lateness
+# of 10 000 auto-extended locks against 1; heap per held lock and per
+# pending acquire, and after releasing them all. Each step
 # is bounded and reported "> bound" past it. Writes bench/RESULTS-scale.md
 # (SCALE_NOTE: a paragraph for it) and bench/scale.png, with the targets
 # PASS/FAIL. `make bench-scale-quick`: about a minute (up to 10 000 held,

@@ -101,7 +101,7 @@ typedef struct redlock_options {
     uint32_t clock_check_ms;     /* sample a node's TIME at most this often, piggy-backed on acquires;
                                     default 1000; 0: on every acquire */
     int stats;                   /* keep the counters of redlock_stats, default 1; 0: count nothing */
-    /* A silent minority (DESIGN.md 9.1). A node whose request timed out is suspect: rounds do
+    /* A silent minority (doc/design.md). A node whose request timed out is suspect: rounds do
        not send it anything (its vote fails at once, REDLOCK_ERR_SUSPECT) until a probe (a fresh
        connection and PING, off the round path) answers; then it rejoins at once. */
     uint32_t probe_min_ms;       /* first wait between probes of a suspect node, default 50 */
@@ -163,7 +163,7 @@ int redlock_new(redlock_t **out, const redlock_options_t *opt);
 int redlock_new_ex(redlock_t **out, const redlock_options_t *opt, char *err, size_t errlen);
 void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
 
-/* Semaphores (DESIGN.md 7): one of `limit` permits of resource, 1 <= limit
+/* Semaphores (doc/design.md, "Semaphores and read-write locks"): one of `limit` permits of resource, 1 <= limit
  * <= REDLOCK_MAX_PERMITS. Every permit is a Redlock mutex on one of the
  * slot keys "<resource>:permit:<i>", i = 0 .. limit-1: holding a permit is
  * holding one slot on a quorum of nodes, so never more than `limit`
@@ -175,7 +175,7 @@ void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
  * limit for one resource. */
 #define REDLOCK_MAX_PERMITS 64
 
-/* Read-write locks (DESIGN.md 7): a reader's lock of resource. Readers
+/* Read-write locks (doc/design.md, "Semaphores and read-write locks"): a reader's lock of resource. Readers
  * share it; a writer is an ordinary redlock_acquire* of the same name, so
  * any Redlock client's exclusive lock on it and its readers exclude each
  * other. Readers are recorded in the resource's own key (a hash of reader
