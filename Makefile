@@ -96,6 +96,14 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
+# `make docs`: the reference, include/redlock.h, built with Doxygen
+# (doc/Doxyfile) into $(BUILD)/doc/html. Every warning fails it, and a
+# public name without documentation is a warning.
+.PHONY: docs
+docs: deps
+	mkdir -p $(BUILD)/doc
+	DOCS_OUT=$(CURDIR)/$(BUILD)/doc doxygen doc/Doxyfile
+
 # ------------------------------------------------------------- benchmarks
 # `make bench`: every benchmark of bench/ in one sitting at one commit
 # (issue 26; bench/all.sh, 30+ minutes on 2 cores): a Release build of all
