@@ -96,6 +96,14 @@ demo: build
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
 
+# `make docs`: the reference, include/redlock.h, built with Doxygen
+# (doc/Doxyfile) into $(BUILD)/doc/html. Every warning fails it, and a
+# public name without documentation is a warning.
+.PHONY: docs
+docs: deps
+	mkdir -p $(BUILD)/doc
+	DOCS_OUT=$(CURDIR)/$(BUILD)/doc doxygen doc/Doxyfile
+
 # ------------------------------------------------------------- benchmarks
 # `make bench`: every benchmark of bench/ in one sitting at one commit
 # (issue 26; bench/all.sh, 30+ minutes on 2 cores): a Release build of all
@@ -233,12 +241,13 @@ bench-kinds-quick: bench-compile
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --quick
 
 # `make bench-scale`: cost in the number of locks and waiters (issue 24,
-# item 6, DESIGN.md 9.2; bench/scale.sh, about 5 to 8 minutes, its own 5-node
-# cluster, default options): acquire + release of one resource with 0 / 1 000
-# / 10 000 / 100 000 locks held and the time per lock of each 10 000 slice;
-# handoff p50 with 1 .. 10 000 waiters (async on libuv; blocking threads up to
-# 1 000); CPU and lateness of 10 000 auto-extended locks against 1; heap per
-# held lock and per pending acquire, and after releasing them all. Each step
+# item 6; doc/design.md, "Cost flat in locks and waiters"; bench/scale.sh,
+# about 5 to 8 minutes, its own 5-node cluster, default options): acquire +
+# release of one resource with 0 / 1 000 / 10 000 / 100 000 locks held and
+# the time per lock of each 10 000 slice; handoff p50 with 1 .. 10 000
+# waiters (async on libuv; blocking threads up to 1 000); CPU and lateness
+# of 10 000 auto-extended locks against 1; heap per held lock and per
+# pending acquire, and after releasing them all. Each step
 # is bounded and reported "> bound" past it. Writes bench/RESULTS-scale.md
 # (SCALE_NOTE: a paragraph for it) and bench/scale.png, with the targets
 # PASS/FAIL. `make bench-scale-quick`: about a minute (up to 10 000 held,

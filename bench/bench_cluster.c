@@ -1,6 +1,6 @@
 /* bench_cluster.c -- acquire + release on Redlock nodes that are whole
  * Redis Clusters against plain single-master nodes (issue 25, item 8;
- * DESIGN.md 10), through the public API only (include/redlock.h), with the
+ * doc/design.md, "Cluster routing"), through the public API only (include/redlock.h), with the
  * library's default options.
  *
  *   bench_cluster -p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES]

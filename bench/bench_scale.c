@@ -1,7 +1,8 @@
-/* bench_scale.c -- cost in the number of locks and waiters (issue 24, item 6;
- * DESIGN.md 9.2), through the public API only (include/redlock.h and the
- * libuv adapter). Options are the library's defaults (redlock_options_init,
- * only the nodes set): what a user who changes nothing gets.
+/* bench_scale.c -- cost in the number of locks and waiters (issue 24, item
+ * 6; doc/design.md, "Cost flat in locks and waiters"), through the public
+ * API only (include/redlock.h and the libuv adapter). Options are the
+ * library's defaults (redlock_options_init, only the nodes set): what a
+ * user who changes nothing gets.
  *
  *   bench_scale -u URI,URI,... -w held|async|blocking|autoext [options]
  *   bench_scale --version

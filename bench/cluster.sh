@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster.sh [--quick] [--note TEXT] -- acquire + release on Redlock nodes
 # that are whole Redis Clusters against plain single-master nodes, and the
-# load on each shard as the keys spread (issue 25, item 8; DESIGN.md 10).
+# load on each shard as the keys spread (issue 25, item 8; doc/design.md, "Cluster routing").
 #
 # Starts with deploy/cluster.sh 3 plain masters and 3 Redis Clusters of 3
 # primaries each (always stopped at the end, also on Ctrl-C or failure),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scale.sh [--quick] [--note TEXT] -- cost in the number of locks and
-# waiters (issue 24, item 6; DESIGN.md 9.2), default library options, on a
-# 5-node cluster of its own (deploy/cluster.sh; always stopped at the end,
-# also on Ctrl-C or failure). bench/bench_scale.c says what each run does.
+# waiters (issue 24, item 6; doc/design.md, "Cost flat in locks and
+# waiters"), default library options, on a 5-node cluster of its own
+# (deploy/cluster.sh; always stopped at the end, also on Ctrl-C or failure).
+# bench/bench_scale.c says what each run does.
 #
 # Runs, each a bench_scale process of its own, the nodes flushed between:
 #   held      acquire + release of one other resource with 0 / 1 000 /
@@ -323,7 +324,7 @@ mkdir -p "$(dirname "$OUT_MD")"
     echo "$NOTE"
   fi
   echo
-  echo "## Targets (DESIGN.md 9.2)"
+  echo "## Targets (doc/design.md, Cost flat in locks and waiters)"
   echo
   cat "$TARGETS"
   echo

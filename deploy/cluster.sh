@@ -2,7 +2,7 @@
 # cluster.sh - run local Redis servers for libredlock's tests, demos and
 # benchmarks: N independent redis-server masters (no replication, no Redis
 # Cluster), or, with --cluster-shards, N independent Redis Clusters (each one
-# Redlock node, DESIGN.md section 10), or, with --sentinels, N groups of a
+# Redlock node, doc/design.md, "Cluster routing"), or, with --sentinels, N groups of a
 # master and its replicas watched by Redis Sentinels (each group one Redlock
 # node).
 #

@@ -1,4 +1,4 @@
-/* demo.c -- a small acquire / contend / release demonstration (`make demo`).
+/* demo.c -- threads sharing one redlock_t: acquire, contend, release.
  *
  * Several threads share one redlock_t. Each repeatedly takes the lock on
  * "demo:counter", reads a shared counter, sleeps a little inside the
@@ -202,6 +202,7 @@ int main(int argc, char **argv) {
     redlock_options_init(&opt);
     opt.nodes = nodes;
     opt.n_nodes = n_nodes;
+    opt.reentrant = 0; /* show_one_acquire asks again from the same thread: contend, do not re-enter */
     char err[256];
     redlock_t *rl = NULL;
     int rc = redlock_new_ex(&rl, &opt, err, sizeof err);

@@ -1,4 +1,5 @@
--- acquire_permit.lua: one node's part of a permit attempt (DESIGN.md 7).
+-- acquire_permit.lua: one node's part of a permit attempt (doc/design.md,
+-- "Semaphores and read-write locks").
 -- The semaphore's slots are the keys KEYS[1] .. ':permit:' .. i for
 -- i = 0 .. limit-1, each a plain Redlock key (SET NX PX, the holder's
 -- token as its value).

@@ -1,4 +1,5 @@
--- acquire_shared.lua: one node's part of a reader's attempt (DESIGN.md 7).
+-- acquire_shared.lua: one node's part of a reader's attempt (doc/design.md,
+-- "Semaphores and read-write locks").
 -- Readers are recorded in the resource's own key, a hash of reader token
 -- -> expiry (this node's clock, ms), the key living as long as its longest
 -- reader; so a writer's plain SET NX on the key fails while any reader

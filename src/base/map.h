@@ -1,6 +1,6 @@
-/* map.h -- an intrusive hash table (DESIGN.md 9.2): per-resource state
- * (held locks, local wait queues, release channels) is found in O(1)
- * however many entries a handle has.
+/* map.h -- an intrusive hash table (doc/design.md, "Cost flat in locks and
+ * waiters"): per-resource state (held locks, local wait queues, release
+ * channels) is found in O(1) however many entries a handle has.
  *
  * The entries are the caller's structures, each with an rl_map_node_t
  * inside; the table keeps only their chains, so inserting allocates

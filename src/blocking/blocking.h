@@ -25,7 +25,7 @@ typedef struct rl_listener rl_listener_t;
 int rl_listener_new(redlock_t *rl);
 void rl_listener_free(redlock_t *rl);
 
-/* lifetime.c: the extend round for keys/token (DESIGN.md section 1's
+/* lifetime.c: the extend round for keys/token (doc/design.md, "The algorithm":
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity
  * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,
  * EXPIRED or NO_QUORUM / AUTH. The caller ends the report. */

@@ -12,7 +12,7 @@
  *
  * Waking: a waiting thread also polls an eventfd of its own, which
  * rl_poke_waiter writes when its op becomes a queue's head or a release of a
- * waited-for resource is heard (DESIGN.md 6). */
+ * waited-for resource is heard (doc/design.md, "Waiting"). */
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>

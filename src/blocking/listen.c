@@ -1,4 +1,4 @@
-/* listen.c -- the blocking handle's release channels (DESIGN.md 6): a
+/* listen.c -- the blocking handle's release channels (doc/design.md, "Waiting"): a
  * thread, started by the first wait, that drives the subscriber
  * connections of core/subs.c in its own poll loop and wakes the head of
  * a local queue when its resource's release is announced. Waiting

@@ -1,9 +1,10 @@
 /* watchdog.c -- auto-extension. One thread per redlock_t (started on the
  * first redlock_autoextend) keeps the watched locks in a heap by the time
- * each is next due (DESIGN.md 9.2: it never walks every lock) and extends
- * the locks that are due together in one batch, whose rounds leave in one
- * write per node (rl_extend_many). It never extends a lock whose validity
- * is gone; a lock it cannot keep is marked lost and its on_lost runs once. */
+ * each is next due (doc/design.md, "Cost flat in locks and waiters": it
+ * never walks every lock) and extends the locks that are due together in
+ * one batch, whose rounds leave in one write per node (rl_extend_many). It
+ * never extends a lock whose validity is gone; a lock it cannot keep is
+ * marked lost and its on_lost runs once. */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /* shards.c -- what `redlock ping` shows of the nodes that are whole Redis
- * Clusters (DESIGN.md 10): each shard primary, the slots it serves, and a
+ * Clusters (doc/design.md, "Cluster routing"): each shard primary, the slots it serves, and a
  * round trip measured through the library's own routing (a one-line
  * script on a key of the shard's first slot, so the request goes where a
  * lock's would). */

@@ -39,7 +39,7 @@ void cli_print_usage(FILE *f, const char *prog) {
 "       %s [GLOBAL OPTIONS] status [--json] [--limit N] RESOURCE\n"
 "       %s [GLOBAL OPTIONS] ping [--json]\n"
 "       %s [GLOBAL OPTIONS] stats [--count N] [--ttl DUR] [--prometheus] [RESOURCE]\n"
-"       %s --help | --version\n"
+"       %s --help | --version | help\n"
 "\n"
 "A lock held by a majority of N independent Redis masters (the Redlock\n"
 "algorithm), for scripts and cron jobs: flock(1) across machines.\n"
@@ -89,9 +89,11 @@ void cli_print_usage(FILE *f, const char *prog) {
 "    --prometheus      print the counters in the Prometheus text format\n"
 "\n",
             prog, prog, prog, prog, prog, prog, prog, prog);
+    fputs("  help      The same as --help.\n\n", f);
     print_steps(f);
     fputs(
-"Global options (also accepted after the command name):\n"
+"Global options (also accepted after the command name; every option's value\n"
+"may follow as the next argument or after '=', as in --ttl=30s):\n"
 "  --nodes URI[,URI...]   the Redis masters; may be repeated. Default: the\n"
 "                         comma-separated list in $REDLOCK_NODES. URIs:\n"
 "                         redis://[user[:password]@]host[:port][/db],\n"
@@ -135,11 +137,14 @@ void cli_print_usage(FILE *f, const char *prog) {
 "Tokens are never shown beyond 8 characters\n"
 "(except the token acquire prints, which is its purpose) and\n"
 "passwords are shown as ***.\n"
-"\n"
+"\n", f);
+    fputs(
 "Exit status:\n"
 "  0       success (exec: COMMAND exited 0)\n"
 "  1-255   exec: COMMAND's own exit status; 128+N if it was killed by signal N\n"
-"  64      usage error: unknown option, bad duration, missing '--' or argument\n"
+"  64      usage error: unknown option or command, bad duration or number,\n"
+"          missing '--' or argument, a --limit outside 1..64, --shared with\n"
+"          --limit or --fencing, a TTL too short to be valid or above --max-ttl\n"
 "  69      no quorum of nodes reachable (down, refused, timed out, auth refused)\n"
 "  70, 71  internal error; the system refused (out of memory, cannot fork)\n"
 "  75      the lock is held by another owner (after --wait)\n"
@@ -147,6 +152,8 @@ void cli_print_usage(FILE *f, const char *prog) {
 "  79      exec: the lock was lost while COMMAND ran\n"
 "  126     exec: COMMAND was found but cannot be executed\n"
 "  127     exec: COMMAND was not found\n"
+"  130, 143  exec --wait, acquire --wait: SIGINT or SIGTERM came while waiting\n"
+"          for the lock; the wait ended at once and nothing is held\n"
 "  status exits 0 when a quorum of nodes answered, else 69; ping exits 0 when\n"
 "  a quorum answered (with a warning on stderr if some did not), else 69;\n"
 "  stats exits 0 when every probe acquire was granted or refused as taken,\n"

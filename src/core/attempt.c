@@ -236,8 +236,9 @@ static int split_vote(rl_acquire_op_t *a) {
 
 /* After a split, the next attempt comes a random fraction of a round trip
  * later rather than at the retry delay, so two contenders that collided
- * stop colliding (DESIGN.md 9.1): within [0, 2^(k-1) round trips] after
- * the k-th split in a row, capped at cap_us (0: no cap). Returns >= 1 µs. */
+ * stop colliding (doc/design.md, "A silent minority"): within [0, 2^(k-1)
+ * round trips] after the k-th split in a row, capped at cap_us (0: no
+ * cap). Returns >= 1 µs. */
 static uint64_t split_backoff_us(const rl_acquire_op_t *a, uint64_t cap_us) {
     uint64_t rtt = (uint64_t)rl_round_slowest_us(a->op.r);
     if (rtt < 100) rtt = 100;
@@ -303,9 +304,10 @@ static int start(rl_acquire_op_t *a, uint64_t now) {
 }
 
 /* 1 when a fallback poll may go now: the handle sends at most
- * RL_POLLS_PER_INTERVAL of them per retry_delay_ms window (DESIGN.md 9.2);
- * else *later is a random instant in the next window. Attempts prompted
- * by a heard release or a holder's expiry are not polls and not counted. */
+ * RL_POLLS_PER_INTERVAL of them per retry_delay_ms window (doc/design.md,
+ * "Cost flat in locks and waiters"); else *later is a random instant in the
+ * next window. Attempts prompted by a heard release or a holder's expiry
+ * are not polls and not counted. */
 static int poll_allowed(redlock_t *rl, uint64_t now, uint64_t *later) {
     uint64_t window = (uint64_t)(rl->opt.retry_delay_ms ? rl->opt.retry_delay_ms : 1) * 1000u;
     pthread_mutex_lock(&rl->held_mu);

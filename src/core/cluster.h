@@ -1,4 +1,4 @@
-/* cluster.h -- a Redlock node that is a whole Redis Cluster (DESIGN.md 10):
+/* cluster.h -- a Redlock node that is a whole Redis Cluster (doc/design.md, "Cluster routing"):
  * its slot map, its shard primaries' connections, and what a redirect or
  * a changed map means. No I/O here: nodes.c sends the CLUSTER SLOTS
  * requests and the redirected commands. */

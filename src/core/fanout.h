@@ -124,8 +124,8 @@ int rl_round_decided(const rl_round_t *r);
 /* 1 when the round's outcome (a quorum of yes or not; for a release, of
  * yes, of no, or of neither) is known though the stop rule still waits:
  * to settle the reason, or to hear a holder's remaining TTL. The driver
- * then waits only a short grace for the nodes still unheard (DESIGN.md
- * 9.1); RL_STOP_ALL never settles early. */
+ * then waits only a short grace for the nodes still unheard (doc/design.md,
+ * "A silent minority"); RL_STOP_ALL never settles early. */
 int rl_round_settled(const rl_round_t *r);
 
 /* The slowest round trip among the nodes that answered r, in µs (0 when

@@ -185,7 +185,7 @@ static size_t encode_attempt(char *cmd, size_t cap, const char *key, size_t klen
     return at;
 }
 
-/* The same for the handle's Redis Cluster nodes (DESIGN.md 10): the keys
+/* The same for the handle's Redis Cluster nodes (doc/design.md, "Cluster routing"): the keys
  * named as there, both in the slot r->hslot is set to. Returns its
  * length, or 0 when it does not fit. */
 static size_t encode_cluster_attempt(rl_round_t *r, char *cmd, size_t cap, const char *key, size_t klen,

@@ -1,5 +1,5 @@
 /* lifeops.c -- the extend and release operations (see ops.h): one round
- * each, and their verdicts (DESIGN.md section 1: extend from a fresh t0,
+ * each, and their verdicts (doc/design.md, "The algorithm": extend from a fresh t0,
  * release on every node). */
 #include <stdio.h>
 

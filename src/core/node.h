@@ -33,7 +33,7 @@ int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n);
  * Returns 0, or -1 when out of memory. */
 int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
 
-/* A silent node (DESIGN.md 9.1). rl_node_suspect marks c suspect after a
+/* A silent node (doc/design.md, "A silent minority"). rl_node_suspect marks c suspect after a
  * request of it got no reply in time (why): rounds send it nothing new
  * but releases, and its probes decide when it is back. rl_node_probe
  * sends a probe: a PING on c's connection, opening a fresh one when c is

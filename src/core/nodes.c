@@ -71,7 +71,7 @@ static void grace_dues(rl_nodes_t *ns, const rl_round_t *r) {
 /* Once r's outcome is known while its stop rule still waits for nodes (a
  * reason to settle, a holder's TTL to hear), starts its grace (see
  * rl_round_grace_us). A node not heard by then is not waited for
- * (DESIGN.md 9.1): its vote stays unheard, a failed vote. */
+ * (doc/design.md, "A silent minority"): its vote stays unheard, a failed vote. */
 static void start_grace(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     if (r->done || r->grace_us || !rl_round_settled(r)) return;
     r->grace_us = now + rl_round_grace_us(r, ns->cfg.grace_rtts, (uint64_t)ns->cfg.op_timeout_ms * 1000u);
@@ -604,7 +604,8 @@ static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
  * the kind: a mutex's, a permit slot's, a reader's rounds all need
  * r->quorum yes votes): skipping the suspect ones would fail the round
  * for sure, so they are asked too, which costs nothing and finds them
- * back the moment they answer (DESIGN.md 9.1's skip is for a minority). */
+ * back the moment they answer (the skip of doc/design.md, "A silent
+ * minority", is for a minority). */
 static int must_ask_suspects(rl_nodes_t *ns, const rl_round_t *r) {
     size_t trusted = 0;
     for (size_t i = 0; i < ns->n; i++) trusted += !first_conn(ns, r, i)->suspect;

@@ -1,4 +1,4 @@
-/* ops.h -- the Redlock operations as state machines (DESIGN.md 5.2).
+/* ops.h -- the Redlock operations as state machines (doc/design.md, "One core, two drivers").
  *
  * An operation never does I/O, sleeps or locks. Its driver calls
  * op->next(op, now) to start it and again whenever what it asked for has

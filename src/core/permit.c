@@ -1,13 +1,13 @@
-/* permit.c -- the semaphore's attempt (DESIGN.md 7): a permit of a
- * resource with limit k is a Redlock mutex on one of the slot keys
- * "<resource>:permit:<i>", i < k. One round asks every node for the first
- * free slot (lua/acquire_permit.lua, the same order everywhere); the
- * attempt wins slot s when a quorum of nodes gave it s, and the lock is
- * then an ordinary lock on s's key. Slots the attempt set elsewhere are
- * released: by the clean-up round when it failed, by a round sent without
- * waiting for its answer when it won. With fencing, the winner then writes
- * its slot's fencing token back (fence.c): a permit's token counts the
- * holders of its slot, each slot on its own counter. */
+/* permit.c -- the semaphore's attempt (doc/design.md, "Semaphores and
+ * read-write locks"): a permit of a resource with limit k is a Redlock
+ * mutex on one of the slot keys "<resource>:permit:<i>", i < k. One round
+ * asks every node for the first free slot (lua/acquire_permit.lua, the same
+ * order everywhere); the attempt wins slot s when a quorum of nodes gave it
+ * s, and the lock is then an ordinary lock on s's key. Slots the attempt
+ * set elsewhere are released: by the clean-up round when it failed, by a
+ * round sent without waiting for its answer when it won. With fencing, the
+ * winner then writes its slot's fencing token back (fence.c): a permit's
+ * token counts the holders of its slot, each slot on its own counter. */
 #include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <stdio.h>

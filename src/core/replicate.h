@@ -1,4 +1,4 @@
-/* replicate.h -- votes counted after replication (DESIGN.md 11), for the
+/* replicate.h -- votes counted after replication (doc/design.md, "Replicated nodes"), for the
  * node set (nodes.c): a round's write (r->replicate) on a node whose
  * replicas=N, or the handle's min_replicas, is above 0 is marked (owe);
  * the next flush appends one WAIT for every such write queued on the

@@ -201,7 +201,7 @@ void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
 /* round.c: the release script for keys/token on every node (nodes may be
  * NULL); announce: a holder's release, published to the waiters of each key
- * it deletes (DESIGN.md 6): "1" on the key's channel, "p" (a permit) on its
+ * it deletes (doc/design.md, "Waiting"): "1" on the key's channel, "p" (a permit) on its
  * semaphore's; NULL for an attempt's clean-up, which says nothing. */
 /* round.c: the script that releases a lock on keys: a reader's (shared),
  * a mutex's, or a set's. */

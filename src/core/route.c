@@ -1,4 +1,4 @@
-/* route.c -- a Redis Cluster node's routing (DESIGN.md 10; see
+/* route.c -- a Redis Cluster node's routing (doc/design.md, "Cluster routing"; see
  * route.h): its slot map loaded from CLUSTER SLOTS on the node's own
  * connection, a connection per shard primary, each keyed request sent to
  * the shard of its slot, MOVED and ASK followed, the failover quarantine,
@@ -169,7 +169,7 @@ static rl_shard_t *map_member(void *arg, const char *host, int port) {
 }
 
 /* A replica took over a shard: it may lack the primary's last writes,
- * so it votes in no acquire for the restart quarantine (DESIGN.md 10). */
+ * so it votes in no acquire for the restart quarantine (doc/design.md, "Cluster routing"). */
 static void map_promoted(void *arg, rl_shard_t *sh) {
     map_ctx_t *m = arg;
     rl_conn_t *c = sh->c;

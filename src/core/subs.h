@@ -1,4 +1,4 @@
-/* subs.h -- the release channels a handle listens on (DESIGN.md 6), sans
+/* subs.h -- the release channels a handle listens on (doc/design.md, "Waiting"), sans
  * I/O: one subscriber connection per node (an rl_nodes_t in subscriber
  * mode), opened on the first wait and shared by every resource waited
  * on. A resource is subscribed while it has waiters (a count per
@@ -9,7 +9,7 @@
  * its backoff and subscribes again to every channel with waiters; until
  * then its node wakes nobody and waiters fall back to their retry delay.
  *
- * On a Redis Cluster node the channels are sharded (DESIGN.md 10): the
+ * On a Redis Cluster node the channels are sharded (doc/design.md, "Cluster routing"): the
  * release script SPUBLISHes "redlock:released:<key>", the resource named
  * as on the cluster, and the channel is SSUBSCRIBEd on the shard primary
  * serving its slot (never on the node's own connection, which loads the

@@ -1,15 +1,16 @@
-/* waitq.c -- the local queues of waiters (DESIGN.md 6): callers of one
- * handle that wait for the same resource line up in arrival order, and
- * only the first of them (the head) contends on the nodes; the others
- * wait without a round until they are first. A head keeps its place until
- * its acquire ends (granted, given up, cancelled); then the next becomes
- * head and the driver is told (rl->queue_moved) so it can wake that one
- * waiter (no other is disturbed).
+/* waitq.c -- the local queues of waiters (doc/design.md, "Waiting"):
+ * callers of one handle that wait for the same resource line up in arrival
+ * order, and only the first of them (the head) contends on the nodes; the
+ * others wait without a round until they are first. A head keeps its place
+ * until its acquire ends (granted, given up, cancelled); then the next
+ * becomes head and the driver is told (rl->queue_moved) so it can wake that
+ * one waiter (no other is disturbed).
  *
  * One line per resource and kind (its mutex, its semaphore's permits, its
- * readers), found through a hash table (DESIGN.md 9.2): joining, leaving
- * and waking cost the same with 10 000 resources waited on as with one.
- * held_mu guards the lines (the blocking handle's threads share them).
+ * readers), found through a hash table (doc/design.md, "Cost flat in locks
+ * and waiters"): joining, leaving and waking cost the same with 10 000
+ * resources waited on as with one. held_mu guards the lines (the blocking
+ * handle's threads share them).
  *
  * While a resource has waiters here that found it taken (refused, or
  * queued behind a head), its release channel is listened on

@@ -13,8 +13,9 @@ typedef struct rl_buf {
 /* Appends n bytes; returns 0, or -1 when out of memory (b unchanged). */
 int rl_buf_append(rl_buf_t *b, const void *p, size_t n);
 
-/* An emptied buffer keeps at most this much memory (DESIGN.md 9.2: a
- * burst of thousands of commands does not stay allocated). */
+/* An emptied buffer keeps at most this much memory (doc/design.md, "Cost
+ * flat in locks and waiters": a burst of thousands of commands does not
+ * stay allocated). */
 #define RL_BUF_KEEP 65536u
 
 /* Marks n more bytes as consumed; resets to empty when all are (and

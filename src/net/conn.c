@@ -265,7 +265,8 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
 /* An empty ring this large goes back to RL_QCAP_START slots. */
 #define RL_QCAP_SHRINK 1024u
 
-/* Gives an empty ring's memory back once a burst grew it (DESIGN.md 9.2). */
+/* Gives an empty ring's memory back once a burst grew it (doc/design.md,
+ * "Cost flat in locks and waiters"). */
 static void shrink(rl_conn_t *c) {
     if (c->qlen || c->qcap < RL_QCAP_SHRINK) return;
     rl_req_t *q = malloc(RL_QCAP_START * sizeof *q);

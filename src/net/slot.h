@@ -1,4 +1,4 @@
-/* slot.h -- Redis Cluster key slots (DESIGN.md 10): which of the 16384
+/* slot.h -- Redis Cluster key slots (doc/design.md, "Cluster routing"): which of the 16384
  * slots a key lives in, and the names the library's keys take on a
  * cluster node so that every key of one resource shares a slot. */
 #ifndef RL_SLOT_H

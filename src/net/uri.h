@@ -4,7 +4,8 @@
  *   rediss://...                                  the same over TLS
  *   unix:///path/to.sock[?db=N]  or  unix://[user[:password]@]/path
  *   redis+cluster://[user[:password]@]host[:port][?seed=host:port&seed=...]
- *   rediss+cluster://...                          one Redis Cluster (DESIGN.md 10):
+ *   rediss+cluster://...                          one Redis Cluster (see
+ *                                                 doc/design.md, "Cluster routing"):
  *                                                 host and the seeds are members
  *   redis+sentinel://[user[:password]@]host[:port]/NAME[?sentinel=host:port&...
  *       &sentinel_password=P&db=N]                 one Sentinel group (host and the

@@ -14,7 +14,7 @@
 #   pause_minority        SIGSTOP 2 of 5 nodes for 3 s, then SIGCONT
 #   pause_one             SIGSTOP 1 of 5 nodes for 4 s while 3 processes contend:
 #                         it is suspect after its first timeout, then skipped,
-#                         and rejoins after SIGCONT (DESIGN.md 9.1)
+#                         and rejoins after SIGCONT (doc/design.md, "A silent minority")
 #   pause_rolling         silent minorities that change under contention: node 0
 #                         paused, then node 3 too, node 0 resumed, node 1
 #                         paused, all resumed -- one or two silent nodes for 4 s

@@ -5,7 +5,7 @@
  * library and one real node and adds an offset to that node's TIME replies
  * only. The node's real clock does not move; where a test needs the effect of
  * a forward step on the node's keys (they expire early), it also rewrites
- * their TTLs (PEXPIRE to PTTL - step), as DESIGN.md section 4 prescribes.
+ * their TTLs (PEXPIRE to PTTL - step), as doc/design.md, "Testing" prescribes.
  * What is tested is that the library notices the step, refuses the node's
  * vote in acquires for max_ttl_ms, says so in the report, and releases the
  * grant it got there. */

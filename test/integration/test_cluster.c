@@ -1,4 +1,4 @@
-/* test_cluster.c -- each Redlock node a whole Redis Cluster (DESIGN.md 10),
+/* test_cluster.c -- each Redlock node a whole Redis Cluster (doc/design.md, "Cluster routing"),
  * against the `clusters3` fixture: 3 local Redis Clusters of 3 primaries
  * and a replica each (deploy/cluster.sh start --cluster-shards 3
  * --replicas 1). Keys land on the shard of their slot under their cluster

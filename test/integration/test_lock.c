@@ -300,7 +300,7 @@ Test(lock, timed_out_request_does_not_desynchronise_the_connection) {
     cr_assert_eq(rep.nodes[0].vote, REDLOCK_VOTE_TIMEOUT);
     cr_assert_eq(rep.nodes[0].err, REDLOCK_ERR_TIMEOUT);
     sleep_done(s);
-    /* The node that timed out is suspect (DESIGN.md 9.1): skipped until a
+    /* The node that timed out is suspect (doc/design.md, "A silent minority"): skipped until a
      * probe answers, then back at once. The late SET reply and the
      * clean-up's are read and dropped; the next calls get their own. */
     uint64_t until = rt_now_us() + 3000000;

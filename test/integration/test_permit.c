@@ -1,8 +1,9 @@
-/* test_permit.c -- semaphores (DESIGN.md 7): a permit is a Redlock mutex
- * on one of `limit` slot keys "<resource>:permit:<i>"; never more than
- * `limit` holders; a release frees a slot for a waiter, waking it; the
- * permit extends and releases like any lock; bad limits and names are
- * refused at once. Also built with -DRL_TEST_ASYNC (the async API). */
+/* test_permit.c -- semaphores (doc/design.md, "Semaphores and read-write
+ * locks"): a permit is a Redlock mutex on one of `limit` slot keys
+ * "<resource>:permit:<i>"; never more than `limit` holders; a release frees
+ * a slot for a waiter, waking it; the permit extends and releases like any
+ * lock; bad limits and names are refused at once. Also built with
+ * -DRL_TEST_ASYNC (the async API). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* test_permit_quorum.c -- the majority-of-admits counter-example (issue 15,
- * DESIGN.md 7) as a regression test. Limit 2 on 5 nodes A..E (0..4);
+ * doc/design.md, "Semaphores and read-write locks") as a regression
+ * test. Limit 2 on 5 nodes A..E (0..4);
  * three holders are admitted while nodes {D,E}, then {A,B}, then {C,E}
  * are paused (SIGSTOP). The library's permits (a slot held on a quorum)
  * grant the first two and refuse the third; with every node back a fourth

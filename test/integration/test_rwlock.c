@@ -1,9 +1,10 @@
-/* test_rwlock.c -- read-write locks (DESIGN.md 7): readers share the
- * resource's key (a hash of reader token -> expiry), a writer is a plain
- * exclusive lock on it, and the two exclude each other, also against
- * other clients' plain SET NX; expired readers free the key; a waiting
- * writer is not starved by a stream of overlapping readers; a key of
- * another type is a clear server error. Also built with -DRL_TEST_ASYNC. */
+/* test_rwlock.c -- read-write locks (doc/design.md, "Semaphores and
+ * read-write locks"): readers share the resource's key (a hash of reader
+ * token -> expiry), a writer is a plain exclusive lock on it, and the two
+ * exclude each other, also against other clients' plain SET NX; expired
+ * readers free the key; a waiting writer is not starved by a stream of
+ * overlapping readers; a key of another type is a clear server error. Also
+ * built with -DRL_TEST_ASYNC. */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
 #include <pthread.h>

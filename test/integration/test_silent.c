@@ -1,4 +1,4 @@
-/* test_silent.c -- a silent minority (DESIGN.md 9.1) against real
+/* test_silent.c -- a silent minority (doc/design.md) against real
  * redis-server processes: a node paused with SIGSTOP (its TCP stays up, it
  * answers nothing) is waited for once, then suspect and skipped until a
  * probe answers; after SIGCONT it rejoins within a probe interval; a round

@@ -1,4 +1,4 @@
-/* test_wait.c -- waiting for a taken lock (DESIGN.md 6): the release
+/* test_wait.c -- waiting for a taken lock (doc/design.md, "Waiting"): the release
  * announces itself on redlock:released:<resource> and the announcement
  * wakes a waiter of another client long before its poll (and still
  * reaches it by polling when its subscriber connections are killed); a

@@ -9,7 +9,7 @@
  * auto-extension (the loop's timers, while the test sleeps), release.
  *
  * Left to the blocking API, with the reason: multi-resource sets
- * (DESIGN.md 5.1 has no async multi), fenced writes to a store, and
+ * (the async API has no multi-resource acquire), fenced writes to a store, and
  * re-entry (a per-thread notion the loop does not have; those tests are
  * built only in blocking mode). A call refused as bad input is answered
  * by the blocking call, so its report names the bad value the same way. */

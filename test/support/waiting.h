@@ -1,5 +1,5 @@
 /* waiting.h -- a waiter thread and a timed handoff for the tests of
- * waking on release (DESIGN.md 6). Header-only, so a test built with
+ * waking on release (doc/design.md, "Waiting"). Header-only, so a test built with
  * -DRL_TEST_ASYNC (asyncmode.h) runs it through the async API too;
  * include it after rltest.h. Needs pthreads and Criterion. */
 #ifndef REDLOCK_TEST_SUPPORT_WAITING_H

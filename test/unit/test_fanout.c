@@ -705,7 +705,7 @@ Test(classify, error_code_of_texts) {
                      rl_error_code(cases[i].text), cases[i].want);
 }
 
-/* ---- settled outcomes and the grace (DESIGN.md 9.1) --------------------- */
+/* ---- settled outcomes and the grace (doc/design.md, "A silent minority") --------------------- */
 
 /* The outcome class a stop rule's round ends in, without its reason:
  * MAJORITY and GRANT: a quorum of yes or not; RESOLVE: a quorum of yes, a

@@ -1,5 +1,5 @@
 /* test_options.c -- option defaults and every bad-input path of the public
- * API (DESIGN.md section 3), no server.
+ * API (doc/design.md, "The public API"), no server.
  *
  * Node URIs point at 127.0.0.1 ports 1..3, where nothing listens. That is
  * safe because redlock_new connects lazily and every argument check runs
