@@ -65,7 +65,10 @@ Test(lifetime, watchdog_keeps_many_locks_and_stops_them_one_by_one) {
      * valid for 3 s, each is extended about every 333 ms; releasing half
      * of them meanwhile (from this thread, while batches run) loses none */
     enum { K = 300 };
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 500; /* (a busy machine: the 300 locks' batches and the releases share the nodes) */
+    redlock_t *rl = rt_new(&C, 5, &o);
     static redlock_lock_t *lk[K];
     lost_log_t log = {0};
     char res[32];
@@ -81,7 +84,8 @@ Test(lifetime, watchdog_keeps_many_locks_and_stops_them_one_by_one) {
         rt_sleep_ms(20);
         int i = (int)((rt_now_us() - start) / 20000u); /* a release every 20 ms, the odd ones */
         if (i % 2 && i < K && lk[i]) {
-            cr_assert_eq(redlock_release(rl, lk[i]), REDLOCK_OK, "lock %d", i);
+            int rc = redlock_release(rl, lk[i]);
+            cr_assert_eq(rc, REDLOCK_OK, "lock %d: %s", i, redlock_strerror(rc));
             lk[i] = NULL;
         }
     }
