@@ -6,6 +6,10 @@
 #
 #   serial       bench_redlock -w serial: one caller's acquire p50 and
 #                cycles/s, min_replicas 1 against 0, interleaved in REPS rounds
+#   floor        bench/floor (SET NX PX by hand over hiredis to the 3 masters)
+#                against floor --wait-replicas 1 (SET and WAIT 1 in one
+#                write), in the same rounds: what the servers themselves
+#                charge for a vote counted after replication
 #   32 threads   bench_redlock -w concurrent -t 32, the same way
 #   failover     the time from a group's master's death (SIGKILL) to the first
 #                grant on that group alone (the redlock tool, one node,
@@ -24,6 +28,7 @@ set -euo pipefail
 export LC_ALL=C
 
 LIB=$BUILD/bench/bench_redlock
+FLOOR=$BUILD/bench/floor
 TOOL=$BUILD/src/cli/redlock
 bench_args replicated.sh "quick note" -- "$@"
 if ((QUICK)); then
@@ -33,6 +38,7 @@ else
 fi
 [[ -x $LIB ]] || fail "$LIB is not built (run: make bench-replicated)"
 [[ -x $TOOL ]] || fail "$TOOL is not built (run: make bench-replicated)"
+[[ -x $FLOOR ]] || fail "$FLOOR is not built (run: make bench-replicated)"
 
 bench_scratch replicated
 cluster_start 3 groups --sentinels 3 --replicas 1
@@ -46,11 +52,23 @@ run() {
   timeout --foreground -k 5 300 "$LIB" -u "$NODES" -w "$w" -d "$D" --ttl 10000 --impl libredlock \
     --min-replicas "$m" --op-timeout 200 "$@" 2>>"$LOG" | grep '^RESULT' | tail -n 1
 }
+# floor_run [--wait-replicas N]: one serial floor run's acquire p50 (µs) on
+# the groups' masters.
+floor_run() {
+  timeout --foreground -k 5 300 "$FLOOR" -u "$MASTERS" -w serial -d "$D" --ttl 10000 "$@" 2>>"$LOG" |
+    grep -oE 'acq_p50_us=[0-9.]+' | cut -d= -f2
+}
 field() { grep -oE "$1=[0-9.]+" <<<"$2" | cut -d= -f2; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 
+MASTERS=""
+for g in 0 1 2; do
+  MASTERS+="${MASTERS:+,}redis://127.0.0.1:$("$CLUSTER_SH" master -d "$GROUPS_DIR" "$g" 2>>"$LOG")"
+done
 : >"$SCRATCH/rows"
+: >"$SCRATCH/floor"
 for ((r = 1; r <= REPS; r++)); do
+  printf '%s %s\n' "$(floor_run)" "$(floor_run --wait-replicas 1)" >>"$SCRATCH/floor"
   for m in 0 1; do
     s=$(run serial "$m")
     c=$(run concurrent "$m" -t 32)
@@ -63,6 +81,8 @@ col() { awk -v m="$1" -v c="$2" '$1 == m { print $c }' "$SCRATCH/rows" | median;
 P0=$(col 0 2) P1=$(col 1 2) S0=$(col 0 3) S1=$(col 1 3) T0=$(col 0 4) T1=$(col 1 4)
 RP=$(awk -v a="$P1" -v b="$P0" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
 RT=$(awk -v a="$T1" -v b="$T0" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
+F0=$(awk '{ print $1 }' "$SCRATCH/floor" | median) F1=$(awk '{ print $2 }' "$SCRATCH/floor" | median)
+RF=$(awk -v a="$F1" -v b="$F0" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
 
 # The failover: group 0's master killed; the time until a handle on that
 # group alone (quorum 1) is granted a lock again, on the promoted replica.
@@ -108,6 +128,12 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "| 0 | $P0 | $S0 | $T0 |"
   echo "| 1 | $P1 | $S1 | $T1 |"
   echo "| ratio 1 ÷ 0 | ${RP}× | | ${RT}× |"
+  echo
+  echo "The floor, in the same rounds: \`bench/floor\` sends \`SET NX PX\` by hand over hiredis to the three"
+  echo "masters and returns at the quorum; with \`--wait-replicas 1\` each SET is followed in the same write by"
+  echo "\`WAIT 1\`, and a yes counts once WAIT says the replica has it. Acquire p50: **$F0 µs** without,"
+  echo "**$F1 µs** with (**${RF}×**): what the servers themselves charge for a vote counted after replication"
+  echo "on this machine, against the library's ${RP}×."
   echo
   echo "Failover: group 0's master (port $OLD) killed with SIGKILL; the first grant on that group alone (the"
   echo "redlock tool, one node, \`--wait\`, retries every 20 ms) came **$FO_MS ms** later, on the promoted"
