@@ -86,7 +86,7 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
         g->n_actors = 1;
         add_res(g, "m0", RK_MUTEX, 0);
         g->ttl_min = g->ttl_max = 1000;
-        g->think_us = 500;
+        g->think_us = 500; /* (the resource's kind follows --wan-op: simmain.c) */
         g->hold_us = 500;
         g->run_us = 4000000;
         break;
@@ -103,7 +103,7 @@ void scenario_setup(rng_t *r) {
         n->clock.local0 = 1.7e15 + (double)rng_range(r, -50000, 50000); /* NTP-close wall clocks */
         n->lat_us = (double)rng_range(r, 100, 1500);
         n->jit_us = n->lat_us * 0.1 + 20;
-        if (g->scenario == SCN_SAFE) n->clock.rate = (rng_unit(r) - 0.5) * 0.006;
+        if (g->scenario == SCN_SAFE) n->clock.rate = (rng_unit(r) - 0.5) * 0.009;
         if (g->scenario == SCN_DRIFT && i <= g->n_nodes / 2) n->clock.rate = 0.1 + rng_unit(r) * 0.2;
         if (g->scenario == SCN_WAN) {
             n->lat_us = g->wan_rtt_ms[i] * 500.0;
@@ -113,6 +113,6 @@ void scenario_setup(rng_t *r) {
     for (int i = 0; i < g->n_clients; i++) {
         sclient_t *c = &S->clients[i];
         c->clock.local0 = 1e12 + (double)rng_range(r, 0, 1000000000);
-        if (g->scenario == SCN_SAFE) c->clock.rate = (rng_unit(r) - 0.5) * 0.006;
+        if (g->scenario == SCN_SAFE) c->clock.rate = (rng_unit(r) - 0.5) * 0.009;
     }
 }

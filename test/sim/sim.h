@@ -30,6 +30,7 @@
 #define SIM_MAX_ACTORS 4   /* per client */
 #define SIM_MAX_RES 4
 #define SIM_FD_BASE 1000000 /* simulated sockets' fds: far above any real one */
+#define SIM_MAX_EVENTS 2000000 /* a run with more is stopped as a runaway (a normal one has ~50000) */
 
 /* ------------------------------------------------------------- clocks */
 
@@ -152,6 +153,8 @@ typedef struct sclient {
 
 /* --------------------------------------------------------- the scenario */
 
+enum { WAN_MUTEX = 0, WAN_FENCED, WAN_WAIT, WAN_PERMIT, WAN_READER, WAN_OPS };
+
 enum { SCN_SAFE = 0, SCN_RESTART, SCN_DRIFT, SCN_PAUSE, SCN_WAN, SCN_PAUSE_FENCED, SCN_COUNT };
 
 typedef struct sres {
@@ -174,6 +177,7 @@ typedef struct scfg {
     double fault_every_us;       /* mean gap between faults (0: none) */
     int pause_check_write;       /* pause-without-fencing: a pause between check and write */
     double wan_rtt_ms[SIM_MAX_NODES];
+    int wan_op;                  /* wan: what is timed (WAN_*) */
     double think_us;             /* an actor's mean pause between operations */
     double long_hold_p;          /* a hold runs to 0.8-1.4 TTL (else 0.02-0.32) */
     uint64_t hold_us;            /* every hold this long (wan), 0: drawn */
@@ -202,6 +206,24 @@ typedef struct swin {
     long lock_id;
 } swin_t;
 
+/* What a run exercised (the summary's coverage line). */
+enum {
+    COV_MUTEX, COV_PERMIT, COV_READER, COV_WRITER, /* locks granted, by kind */
+    COV_FENCED,      /* granted with a fencing token */
+    COV_REFUSED,     /* acquires that failed (taken, no quorum, expired...) */
+    COV_WAITS,       /* acquires that waited on a release channel (library stats) */
+    COV_WAKEUPS,     /* release announcements that woke a waiter */
+    COV_CANCELS,     /* waits cancelled */
+    COV_AUTOEXT,     /* locks auto-extended */
+    COV_EXTENDS,     /* extensions that succeeded (by hand and automatic) */
+    COV_LOST,        /* locks auto-extension gave up */
+    COV_ABANDONED,   /* locks left to expire */
+    COV_QUARANTINED, /* votes withheld by quarantine (restart, clock step) */
+    COV_SUSPECTED,   /* nodes found silent */
+    COV_RECONNECTS,
+    COV_N
+};
+
 typedef struct strec {
     uint64_t t;
     int kind, a, b;
@@ -213,7 +235,7 @@ typedef struct strec {
 typedef struct sim {
     uint64_t seed;
     scfg_t cfg;
-    uint64_t now, seq;
+    uint64_t now, seq, events;
     sev_t *heap;
     size_t nheap, capheap;
     rng_t r_net, r_fault, r_work, r_core, r_cfg; /* one stream per concern */
@@ -232,6 +254,7 @@ typedef struct sim {
     /* results */
     uint64_t ops, faults, violations;
     uint64_t lost_updates, stale_rejected;
+    uint64_t cov[COV_N];
     char first_violation[256];
     uint64_t hash;               /* of the run's trace */
     int trace;                   /* print every trace record */

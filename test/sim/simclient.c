@@ -161,6 +161,7 @@ static void let_go(sactor_t *t) {
     sclient_t *c = &S->clients[t->client];
     if (!S->stopping && S->cfg.scenario != SCN_WAN && rng_chance(&S->r_work, 0.03)) {
         trace_rec(T_ABANDONED, c->id, t->idx, 0, 0);
+        S->cov[COV_ABANDONED]++;
         redlock_lock_free(t->lock);
         {
         idle(t);
@@ -206,6 +207,7 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     (void)lock;
     sactor_t *t = arg;
     trace_rec(T_LOST, t->client, t->idx, reason, 0);
+    S->cov[COV_LOST]++;
     if (t->win >= 0) check_close(t->win, S->now);
     t->win = -1;
 }
@@ -218,9 +220,12 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
     S->ops++;
     trace_rec(T_ACQUIRED, c->id, t->idx, rc, lock ? (long long)redlock_lock_fence(lock) : 0);
     if (rc != REDLOCK_OK) {
+        S->cov[COV_REFUSED]++;
         idle(t);
         return;
     }
+    S->cov[t->kind == AK_PERMIT ? COV_PERMIT : t->kind == AK_READER ? COV_READER : t->kind == AK_WRITER ? COV_WRITER : COV_MUTEX]++;
+    if (redlock_lock_fence(lock)) S->cov[COV_FENCED]++;
     if (S->cfg.scenario == SCN_WAN) {
         if (S->nlat == S->caplat && !(S->lat = realloc(S->lat, (S->caplat = S->caplat ? 2 * S->caplat : 256) * sizeof *S->lat)))
             abort();
@@ -238,7 +243,7 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
     if (!plain && rng_chance(&S->r_work, 0.15)) {
         redlock_autoextend_options_t o;
         redlock_autoextend_options_init(&o);
-        redlock_async_autoextend_ex(c->a, lock, &o, on_lost, t);
+        if (redlock_async_autoextend_ex(c->a, lock, &o, on_lost, t) == REDLOCK_OK) S->cov[COV_AUTOEXT]++;
     }
     if (S->cfg.res[t->res].kind == RK_MUTEX && S->cfg.scenario != SCN_WAN) {
         store_op(t, 0);
@@ -269,12 +274,12 @@ static void start_op(sactor_t *t) {
     uint32_t ttl = (uint32_t)rng_range(&S->r_work, g->ttl_min, g->ttl_max);
     int64_t wait = 0;
     double w = rng_unit(&S->r_work);
-    if (g->scenario == SCN_WAN) wait = 0;
+    if (g->scenario == SCN_WAN) wait = g->wan_op == WAN_WAIT ? 1000 : 0;
     else if (w < 0.5) wait = rng_range(&S->r_work, ttl / 2, 3 * (int64_t)ttl);
     else if (w < 0.65) wait = -1;
     t->waiting_cancel = wait < 0 && rng_chance(&S->r_work, 0.5);
     t->kind = r->kind == RK_SEM ? AK_PERMIT : r->kind == RK_MUTEX ? AK_MUTEX
-              : rng_chance(&S->r_work, 0.6) ? AK_READER : AK_WRITER;
+              : g->scenario == SCN_WAN || rng_chance(&S->r_work, 0.6) ? AK_READER : AK_WRITER;
     t->phase = A_ACQUIRING;
     t->call_at = client_now(c);
     int rc;
@@ -318,7 +323,7 @@ static void actor_step(sactor_t *t) {
         return;
     }
     case A_ACQUIRING: /* an unbounded wait it gives up */
-        redlock_async_cancel(c->a, t);
+        S->cov[COV_CANCELS] += redlock_async_cancel(c->a, t) > 0;
         return;
     case A_HOLDING:
         if (t->extends_left > 0) {
@@ -405,7 +410,7 @@ void clients_init(void) {
     for (int i = 0; i < S->cfg.n_clients; i++) {
         sclient_t *c = &S->clients[i];
         c->id = i;
-        c->fencing = rng_chance(&S->r_cfg, S->cfg.fencing_p);
+        c->fencing = rng_chance(&S->r_cfg, S->cfg.fencing_p) || (S->cfg.scenario == SCN_WAN && S->cfg.wan_op == WAN_FENCED);
         redlock_options_t o;
         options(c, &o, uris);
         sclient_t *outer = enter(c);
@@ -449,6 +454,17 @@ void clients_free(void) {
         sclient_t *outer = enter(c);
         for (int k = 0; k < c->n_actors; k++) /* (granted after the stop and never let go: expire) */
             if (c->actors[k].lock) redlock_lock_free(c->actors[k].lock), c->actors[k].lock = NULL;
+        redlock_stats_t st;
+        if (redlock_async_stats(c->a, &st) == REDLOCK_OK) {
+            S->cov[COV_WAITS] += st.waits;
+            S->cov[COV_WAKEUPS] += st.wakeups;
+            S->cov[COV_EXTENDS] += st.extends[0];
+            for (size_t n = 0; n < st.n_nodes; n++) {
+                S->cov[COV_QUARANTINED] += st.nodes[n].quarantined;
+                S->cov[COV_SUSPECTED] += st.nodes[n].suspected;
+                S->cov[COV_RECONNECTS] += st.nodes[n].reconnects;
+            }
+        }
         redlock_async_free(c->a);
         c->a = NULL;
         S->cur = outer;

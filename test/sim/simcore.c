@@ -110,6 +110,12 @@ void sim_loop(uint64_t until) {
         sev_t e;
         pop(&e);
         S->now = e.at;
+        if (++S->events > SIM_MAX_EVENTS) { /* something spins: a liveness bug, or the simulator's */
+            violation(-1, (long long)S->events, 0, "runaway: more than %d events in one run (at %.3f ms)",
+                      SIM_MAX_EVENTS, (double)S->now / 1000.0);
+            drop(&e);
+            return; /* (what is left is freed by sim_drop_events) */
+        }
         long long rec[5] = {(long long)e.at, e.kind, e.a, e.b, (long long)e.n};
         hash_bytes(rec, sizeof rec);
         if (e.kind == E_DATA) hash_bytes(e.p, e.n); /* what the nodes answer, tokens and all */
