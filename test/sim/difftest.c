@@ -59,15 +59,18 @@ static int free_port(void) {
     return ntohs(a.sin_port);
 }
 
-/* Stops the server if it runs (SIGTERM, then SIGKILL after 5 s) and
- * removes its directory. */
+/* Stops the server if it runs (SIGTERM, then SIGKILL after 5 s). */
+static void srv_kill(void) {
+    if (srv_pid <= 0) return;
+    kill(srv_pid, SIGTERM);
+    for (int i = 0; i < 500 && waitpid(srv_pid, NULL, WNOHANG) == 0; i++) usleep(10000);
+    if (waitpid(srv_pid, NULL, WNOHANG) == 0) kill(srv_pid, SIGKILL), waitpid(srv_pid, NULL, 0);
+    srv_pid = -1;
+}
+
+/* Stops the server and removes its directory. */
 static void srv_stop(void) {
-    if (srv_pid > 0) {
-        kill(srv_pid, SIGTERM);
-        for (int i = 0; i < 500 && waitpid(srv_pid, NULL, WNOHANG) == 0; i++) usleep(10000);
-        if (waitpid(srv_pid, NULL, WNOHANG) == 0) kill(srv_pid, SIGKILL), waitpid(srv_pid, NULL, 0);
-        srv_pid = -1;
-    }
+    srv_kill();
     if (srv_dir[0]) {
         char p[300];
         snprintf(p, sizeof p, "%s/redis.log", srv_dir);
@@ -78,7 +81,8 @@ static void srv_stop(void) {
 }
 
 /* Starts redis-server on port (in srv_dir, no persistence) and waits up
- * to 5 s for it to answer. Returns a connection, or NULL (server stopped). */
+ * to 5 s for it to answer. Returns a connection, or NULL (server killed,
+ * its directory kept for another try). */
 static redisContext *srv_start(int port) {
     char ps[16], log[300];
     snprintf(ps, sizeof ps, "%d", port);
@@ -106,7 +110,7 @@ static redisContext *srv_start(int port) {
         }
         usleep(10000);
     }
-    srv_stop();
+    srv_kill();
     return NULL;
 }
 
@@ -430,6 +434,42 @@ static int script(diff_t *d) {
     return sh;
 }
 
+/* Runs EXEC on both sides and compares the replies; a TIME among the
+ * transaction's replies has its microseconds left out (its seconds compare
+ * under the numeric tolerance). */
+static void exec_compare(diff_t *d) {
+    const char *argv[1] = {"EXEC"};
+    size_t lens[1] = {4};
+    resp_cmd_t *c = resp_cmd_make(1, argv, lens);
+    model_exec(d->m, d->a.ms, c, real_us(), &d->a.pushed);
+    free(c);
+    redisAppendCommandArgv(d->a.real, 1, argv, lens);
+    d->steps++;
+    void *rv = NULL;
+    redisReply *mod = parse_model(&d->a.pushed);
+    if (redisGetReply(d->a.real, &rv) != REDIS_OK || !rv) exit(2);
+    redisReply *real = rv;
+    redisReply *both[2] = {real, mod};
+    for (int i = 0; i < 2; i++) {
+        redisReply *x = both[i];
+        if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 3 && x->element[2]->type == REDIS_REPLY_ARRAY &&
+            x->element[2]->elements == 2) {
+            freeReplyObject(x->element[2]->element[1]);
+            x->element[2]->elements = 1;
+        }
+    }
+    if (!mod || !same(real, mod)) {
+        d->mismatches++;
+        fprintf(stderr, "MISMATCH step %llu: EXEC\n    redis: ", (unsigned long long)d->steps);
+        show(stderr, real);
+        fprintf(stderr, "\n    model: ");
+        if (mod) show(stderr, mod);
+        fprintf(stderr, "\n");
+    }
+    freeReplyObject(real);
+    if (mod) freeReplyObject(mod);
+}
+
 /* A transaction: the fenced acquire's two (MULTI SET NX PX / GET / TIME
  * EXEC, and MULTI GET / INCRBY EXEC), sometimes with a bad command in it
  * (EXECABORT) or ended by DISCARD. */
@@ -449,40 +489,7 @@ static int transaction(diff_t *d) {
     }
     if (rng_chance(&d->r, .1)) cmd(d, &d->a, "GET", NULL); /* wrong arity: aborts the transaction */
     if (rng_chance(&d->r, .1)) cmd(d, &d->a, "DISCARD", NULL);
-    else {
-        snprintf(d->what, sizeof d->what, "[transaction]");
-        const char *argv[1] = {"EXEC"};
-        size_t lens[1] = {4};
-        resp_cmd_t *c = resp_cmd_make(1, argv, lens);
-        model_exec(d->m, d->a.ms, c, real_us(), &d->a.pushed);
-        free(c);
-        redisAppendCommandArgv(d->a.real, 1, argv, lens);
-        d->steps++;
-        /* TIME inside EXEC: its seconds compare under the numeric tolerance, its µs may not */
-        void *rv = NULL;
-        redisReply *mod = parse_model(&d->a.pushed);
-        if (redisGetReply(d->a.real, &rv) != REDIS_OK || !rv) exit(2);
-        redisReply *real = rv;
-        if (real->type == REDIS_REPLY_ARRAY && mod && mod->type == REDIS_REPLY_ARRAY && real->elements == 3 &&
-            mod->elements == 3 && real->element[2]->type == REDIS_REPLY_ARRAY &&
-            mod->element[2]->type == REDIS_REPLY_ARRAY && real->element[2]->elements == 2 && mod->element[2]->elements == 2) {
-            freeReplyObject(real->element[2]->element[1]);
-            real->element[2]->elements = 1;
-            freeReplyObject(mod->element[2]->element[1]);
-            mod->element[2]->elements = 1;
-        }
-        if (!mod || !same(real, mod)) {
-            d->mismatches++;
-            fprintf(stderr, "MISMATCH step %llu: EXEC\n    redis: ", (unsigned long long)d->steps);
-            show(stderr, real);
-            fprintf(stderr, "\n    model: ");
-            if (mod) show(stderr, mod);
-            fprintf(stderr, "\n");
-        }
-        freeReplyObject(real);
-        if (mod) freeReplyObject(mod);
-        d->what[0] = '\0';
-    }
+    else exec_compare(d);
     return sh;
 }
 
@@ -536,6 +543,28 @@ static void on_signal(int sig) {
     raise(sig);
 }
 
+/* Makes the server's directory and starts it on a free port (trying
+ * again when the port was taken meanwhile); returns a connection with
+ * *port set, or NULL after saying why. */
+static redisContext *start_server(int *port) {
+    snprintf(srv_dir, sizeof srv_dir, "%s/sim-difftest-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(srv_dir)) {
+        perror("difftest: mkdtemp");
+        srv_dir[0] = '\0';
+        return NULL;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    redisContext *real = NULL;
+    for (int tries = 0; tries < 5 && !real; tries++)
+        if ((*port = free_port()) > 0) real = srv_start(*port);
+    if (!real) {
+        fprintf(stderr, "difftest: could not start redis-server\n");
+        srv_stop();
+    }
+    return real;
+}
+
 int main(int argc, char **argv) {
     uint64_t seeds = 4, first = 1, steps = 2500;
     for (int i = 1; i < argc; i++) {
@@ -548,24 +577,11 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    snprintf(srv_dir, sizeof srv_dir, "%s/sim-difftest-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(srv_dir)) return perror("mkdtemp"), 2;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    redisContext *real = NULL;
-    int port = -1;
-    for (int tries = 0; tries < 5 && !real; tries++) /* a port taken between the probe and the start: again */
-        if ((port = free_port()) > 0) {
-            real = srv_start(port);
-            if (!real) mkdir(srv_dir, 0700);
-        }
-    if (!real) {
-        fprintf(stderr, "difftest: could not start redis-server\n");
-        srv_stop();
-        return 2;
-    }
+    int port;
+    redisContext *real = start_server(&port), *sub;
+    if (!real) return 2;
     struct timeval tv = {2, 0};
-    redisContext *sub = redisConnectWithTimeout("127.0.0.1", port, tv);
+    sub = redisConnectWithTimeout("127.0.0.1", port, tv);
     if (!sub || sub->err) return fprintf(stderr, "difftest: second connection failed\n"), srv_stop(), 2;
     redisSetTimeout(sub, tv);
     uint64_t bad = 0, total = 0;

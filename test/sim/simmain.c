@@ -46,7 +46,9 @@ typedef struct opts {
     int nrtt;
 } opts_t;
 
-static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
+/* Makes the run of seed (scenario scn) the current one, set up and
+ * ready to go. */
+static sim_t *run_setup(int scn, uint64_t seed, const opts_t *o) {
     sim_t *s = calloc(1, sizeof *s);
     if (!s) abort();
     S = s;
@@ -70,10 +72,11 @@ static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
     net_init();
     clients_init();
     faults_init();
-    sim_push(E_STOP, s->cfg.run_us, 0, 0, 0, NULL, 0);
-    sim_loop(s->cfg.run_us + 1500000); /* the stop's releases and what is left settle */
-    clients_free();
-    check_windows();
+    return s;
+}
+
+/* Adds what run s found to t, and says so for a run with a violation. */
+static void collect(const sim_t *s, const opts_t *o, totals_t *t) {
     t->runs++;
     t->ops += s->ops;
     t->faults += s->faults;
@@ -84,25 +87,34 @@ static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
     for (int i = 0; i < 8; i++) t->hash = (t->hash ^ ((s->hash >> (8 * i)) & 0xff)) * 1099511628211ull;
     if (o->verbose || o->trace)
         printf("seed %llu: %llu ops, %llu faults, %llu events, %llu violations, trace hash %016llx\n",
-               (unsigned long long)seed, (unsigned long long)s->ops, (unsigned long long)s->faults,
+               (unsigned long long)s->seed, (unsigned long long)s->ops, (unsigned long long)s->faults,
                (unsigned long long)s->events, (unsigned long long)s->violations, (unsigned long long)s->hash);
     if (s->violations && !o->quiet) {
-        printf("seed %llu: %llu violation%s: %s\n", (unsigned long long)seed, (unsigned long long)s->violations,
+        printf("seed %llu: %llu violation%s: %s\n", (unsigned long long)s->seed, (unsigned long long)s->violations,
                s->violations > 1 ? "s" : "", s->first_violation);
         if (!t->violating_runs && !o->trace) {
             printf("trace of seed %llu, its last events (all of them: --seed %llu --seeds 1 --trace):\n",
-                   (unsigned long long)seed, (unsigned long long)seed);
+                   (unsigned long long)s->seed, (unsigned long long)s->seed);
             trace_tail(stdout);
         }
     }
-    if (s->violations && !t->violating_runs++) t->first_seed = (long long)seed;
+    if (s->violations && !t->violating_runs++) t->first_seed = (long long)s->seed;
     if (s->nlat) {
-        t->lat = realloc(t->lat, (t->nlat + s->nlat) * sizeof *t->lat);
-        if (!t->lat) abort();
         size_t skip = s->nlat > 3 ? 3 : 0; /* the first acquires also open the connections */
+        if (!(t->lat = realloc(t->lat, (t->nlat + s->nlat) * sizeof *t->lat))) abort();
         memcpy(t->lat + t->nlat, s->lat + skip, (s->nlat - skip) * sizeof *s->lat);
         t->nlat += s->nlat - skip;
     }
+}
+
+/* Runs one seed of scenario scn and adds what it found to t. */
+static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
+    sim_t *s = run_setup(scn, seed, o);
+    sim_push(E_STOP, s->cfg.run_us, 0, 0, 0, NULL, 0);
+    sim_loop(s->cfg.run_us + 1500000); /* the stop's releases and what is left settle */
+    clients_free();
+    check_windows();
+    collect(s, o, t);
     sim_drop_events();
     net_free();
     free(s->wins);
