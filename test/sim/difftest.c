@@ -537,6 +537,7 @@ static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, u
     return d.mismatches;
 }
 
+/* Stops the server before dying of sig (INT or TERM). */
 static void on_signal(int sig) {
     srv_stop();
     signal(sig, SIG_DFL);
@@ -565,6 +566,8 @@ static redisContext *start_server(int *port) {
     return real;
 }
 
+/* Runs the seeds asked for; exits 0 when every reply matched, 1 on a
+ * mismatch, 2 when the server could not be started. */
 int main(int argc, char **argv) {
     uint64_t seeds = 4, first = 1, steps = 2500;
     for (int i = 1; i < argc; i++) {

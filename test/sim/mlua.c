@@ -172,6 +172,7 @@ static void lua_setup(void) {
     lua_setfield(L, LUA_REGISTRYINDEX, "sim_scripts");
 }
 
+/* Closes the shared Lua state (the compiled scripts go with it). */
 void mlua_shutdown(void) {
     if (L) lua_close(L);
     L = NULL;
@@ -186,6 +187,7 @@ int mlua_known(const model_t *m, const char *sha) {
     return 0;
 }
 
+/* m no longer knows any script (SCRIPT FLUSH, a restart). */
 void mlua_forget(model_t *m) {
     model_scripts(m)->n = 0;
 }
@@ -222,6 +224,7 @@ static int compiled(const char *sha, const char *body, size_t n, char *err, size
     return 0;
 }
 
+/* SCRIPT LOAD: compiles body once for every model, remembers it in m. */
 int mlua_load(model_t *m, const char *body, size_t n, char sha[41], char *err, size_t errlen) {
     lua_setup();
     sha1_hex(body, n, sha);
@@ -301,6 +304,8 @@ static long long numkeys(const resp_cmd_t *c, sbuf_t *o) {
     return k;
 }
 
+/* EVAL / EVALSHA: runs the script with KEYS and ARGV set, its result or
+ * error appended to o as Redis replies it. */
 void mlua_eval(model_t *m, const resp_cmd_t *c, int by_sha, sbuf_t *o) {
     lua_setup();
     long long nk = numkeys(c, o);

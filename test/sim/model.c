@@ -536,6 +536,7 @@ static void c_eval(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
     mlua_eval(m, c, 0, o);
 }
 
+/* EVALSHA sha numkeys key... arg... */
 static void c_evalsha(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
     mlua_eval(m, c, 1, o);
@@ -654,7 +655,10 @@ typedef struct mcmd {
 } mcmd_t;
 
 static void c_multi(model_t *, model_session_t *, const resp_cmd_t *, sbuf_t *);
+/* EXEC: runs the queued commands at once, their replies in one array
+ * (EXECABORT when one was refused while queueing). */
 static void c_exec(model_t *, model_session_t *, const resp_cmd_t *, sbuf_t *);
+/* DISCARD: ends the transaction unrun. */
 static void c_discard(model_t *, model_session_t *, const resp_cmd_t *, sbuf_t *);
 
 static const mcmd_t cmds[] = {
@@ -720,6 +724,7 @@ static void multi_end(model_session_t *s) {
     s->in_multi = s->dirty = 0;
 }
 
+/* DISCARD: ends the transaction unrun. */
 static void c_discard(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m, (void)c;
     if (!s->in_multi) { resp_error(o, "ERR DISCARD without MULTI"); return; }
@@ -727,6 +732,8 @@ static void c_discard(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_
     resp_status(o, "OK");
 }
 
+/* EXEC: runs the queued commands at once, their replies in one array
+ * (EXECABORT when one was refused while queueing). */
 static void c_exec(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)c;
     if (!s->in_multi) { resp_error(o, "ERR EXEC without MULTI"); return; }
@@ -775,6 +782,7 @@ void model_exec(model_t *m, model_session_t *s, const resp_cmd_t *c, uint64_t no
     t->fn(m, s, c, o);
 }
 
+/* A command from a script: refused when scripts may not run it. */
 void model_script_call(model_t *m, const resp_cmd_t *c, sbuf_t *o) {
     const mcmd_t *t = lookup(c);
     if (t && (t->flags & F_NOSCRIPT)) { resp_error(o, "ERR This Redis command is not allowed from script"); return; }
@@ -797,6 +805,7 @@ model_t *model_new(uint64_t start_us) {
     return m;
 }
 
+/* Frees m, its keys and its sessions. */
 void model_free(model_t *m) {
     if (!m) return;
     while (m->sessions) model_session_free(m->sessions);
@@ -806,25 +815,31 @@ void model_free(model_t *m) {
     free(m);
 }
 
+/* Sets where PUBLISH delivers. */
 void model_set_push(model_t *m, model_push_fn fn, void *arg) {
     m->push = fn;
     m->push_arg = arg;
 }
 
+/* Empties m (keys, scripts) and restarts its uptime at now_us. */
 void model_restart(model_t *m, uint64_t now_us) {
     flush_keys(m);
     mlua_forget(m);
     m->start_us = now_us;
 }
 
+/* How many keys m holds (expired ones not yet reclaimed included). */
 size_t model_dbsize(const model_t *m) {
     return m->nkeys;
 }
 
+/* m's loaded scripts, for mlua.c. */
 model_scripts_t *model_scripts(model_t *m) {
     return &m->scripts;
 }
 
+/* A new connection on m (owner is the caller's); freed by
+ * model_session_free or with m. */
 model_session_t *model_session_new(model_t *m, void *owner) {
     model_session_t *s = calloc(1, sizeof *s);
     if (!s) abort();
@@ -836,6 +851,7 @@ model_session_t *model_session_new(model_t *m, void *owner) {
     return s;
 }
 
+/* Ends session s: its transaction and subscriptions go. NULL-safe. */
 void model_session_free(model_session_t *s) {
     if (!s) return;
     multi_end(s);
@@ -848,6 +864,7 @@ void model_session_free(model_session_t *s) {
     free(s);
 }
 
+/* The owner s was made with. */
 void *model_session_owner(const model_session_t *s) {
     return s->owner;
 }

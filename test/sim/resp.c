@@ -11,6 +11,7 @@ void resp_nil(sbuf_t *b) { sb_add(b, "$-1\r\n", 5); }
 void resp_array(sbuf_t *b, long long n) { sb_printf(b, "*%lld\r\n", n); }
 void resp_str(sbuf_t *b, const char *s) { resp_bulk(b, s, strlen(s)); }
 
+/* Appends the bulk string of the n bytes at s. */
 void resp_bulk(sbuf_t *b, const char *s, size_t n) {
     sb_printf(b, "$%zu\r\n", n);
     sb_add(b, s, n);
@@ -32,6 +33,7 @@ static long read_line_int(const char *p, size_t n, char c, long long *v) {
     return (long)(end - p) + 2;
 }
 
+/* Copies argc arguments into one allocation (the caller free()s it). */
 resp_cmd_t *resp_cmd_make(int argc, const char *const *argv, const size_t *lens) {
     size_t total = sizeof(resp_cmd_t) + (size_t)argc * (sizeof(size_t) + sizeof(char *));
     for (int i = 0; i < argc; i++) total += lens[i] + 1;
@@ -51,6 +53,7 @@ resp_cmd_t *resp_cmd_make(int argc, const char *const *argv, const size_t *lens)
     return c;
 }
 
+/* Parses one array of bulk strings (see resp.h). */
 long resp_parse_cmd(const char *p, size_t n, resp_cmd_t **out) {
     long long argc;
     long k = read_line_int(p, n, '*', &argc);
@@ -75,11 +78,13 @@ long resp_parse_cmd(const char *p, size_t n, resp_cmd_t **out) {
     return (long)at;
 }
 
+/* Appends the command as an array of bulk strings. */
 void resp_cmd_encode(sbuf_t *b, int argc, const char *const *argv, const size_t *lens) {
     resp_array(b, argc);
     for (int i = 0; i < argc; i++) resp_bulk(b, argv[i], lens[i]);
 }
 
+/* The length of the complete reply at p, 0 if incomplete, -1 if malformed. */
 long resp_reply_len(const char *p, size_t n) {
     if (n < 1) return 0;
     long long v;

@@ -28,6 +28,7 @@ static void sb_room(sbuf_t *b, size_t n) {
     b->cap = cap;
 }
 
+/* Appends n bytes (and keeps a NUL after them, not counted). */
 void sb_add(sbuf_t *b, const void *d, size_t n) {
     sb_room(b, n + 1);
     if (n) memcpy(b->p + b->len, d, n);
@@ -35,6 +36,7 @@ void sb_add(sbuf_t *b, const void *d, size_t n) {
     b->p[b->len] = '\0'; /* (not counted: text stays printable) */
 }
 
+/* Appends printf-formatted text. */
 void sb_printf(sbuf_t *b, const char *fmt, ...) {
     char tmp[512];
     va_list ap;
@@ -53,11 +55,13 @@ void sb_printf(sbuf_t *b, const char *fmt, ...) {
     b->len += (size_t)n;
 }
 
+/* Drops n bytes from the front; an emptied buffer starts over. */
 void sb_consume(sbuf_t *b, size_t n) {
     b->off += n;
     if (b->off >= b->len) b->off = b->len = 0;
 }
 
+/* Frees b's memory; b is empty and reusable after. NULL-safe. */
 void sb_free(sbuf_t *b) {
     if (!b) return;
     free(b->p);

@@ -16,12 +16,14 @@
 static const char *const names[SCN_COUNT] = {"safe", "restart-no-quarantine", "drift-beyond-bound",
                                              "pause-without-fencing", "wan", "pause-with-fencing"};
 
+/* The scenario called name (SCN_*), or -1. */
 int scenario_by_name(const char *name) {
     for (int i = 0; i < SCN_COUNT; i++)
         if (strcmp(names[i], name) == 0) return i;
     return -1;
 }
 
+/* Scenario scn's name. */
 const char *scenario_name(int scn) {
     return scn >= 0 && scn < SCN_COUNT ? names[scn] : "?";
 }
@@ -54,6 +56,7 @@ static void safe(rng_t *r, scfg_t *g) {
     g->run_us = 3500000;
 }
 
+/* Fills g with scenario scn's configuration, drawn from r. */
 void scenario_config(int scn, rng_t *r, scfg_t *g) {
     memset(g, 0, sizeof *g);
     g->scenario = scn;

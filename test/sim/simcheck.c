@@ -20,6 +20,7 @@
 
 #include "sim.h"
 
+/* Counts a violation, traces it, and keeps the words of the run's first. */
 void violation(int res, long long x, long long y, const char *fmt, ...) {
     S->violations++;
     trace_rec(T_VIOLATION, res, 0, x, y);
@@ -41,6 +42,8 @@ static uint64_t max_fence(int res, int slot, long except) {
     return m;
 }
 
+/* Opens a holder's window now (see sim.h); a fenced mutex's token must
+ * be above every earlier holder's of the same key. */
 int check_open(int res, int kind, int client, int actor, uint64_t deadline_real, const redlock_lock_t *lock, int prev) {
     if (S->nwins == S->capwins) {
         S->capwins = S->capwins ? S->capwins * 2 : 256;
@@ -60,10 +63,12 @@ int check_open(int res, int kind, int client, int actor, uint64_t deadline_real,
     return (int)S->nwins++;
 }
 
+/* Window win's deadline moved later. */
 void check_extend(int win, uint64_t deadline_real) {
     if (win >= 0 && deadline_real > S->wins[win].end) S->wins[win].end = deadline_real;
 }
 
+/* Window win ends at `at` if that is before its deadline. */
 void check_close(int win, uint64_t at) {
     if (win >= 0 && at < S->wins[win].end) S->wins[win].end = at;
 }
@@ -81,6 +86,7 @@ static int exclusive(const swin_t *a, const swin_t *b) {
     return !(a->kind == AK_READER && b->kind == AK_READER);
 }
 
+/* A window kind's name for messages. */
 static const char *kind_name(int k) {
     return k == AK_PERMIT ? "permit" : k == AK_READER ? "reader" : k == AK_WRITER ? "writer" : "mutex";
 }
@@ -106,6 +112,7 @@ static void check_res(int res, swin_t **w, size_t n) {
     }
 }
 
+/* Checks every resource's windows at the end of the run. */
 void check_windows(void) {
     swin_t **w = malloc((S->nwins + 1) * sizeof *w);
     if (!w) abort();
@@ -119,6 +126,9 @@ void check_windows(void) {
     free(w);
 }
 
+/* An operation reaches a protected store: applied (a write over a
+ * version its writer did not read is a lost update) or, fenced with a
+ * token below the highest seen, refused; the reply goes back. */
 void store_event(sev_t *e) {
     sop_t *op = e->p;
     sstore_t *st = &S->stores[op->res];

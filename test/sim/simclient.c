@@ -62,6 +62,7 @@ static void h_set_timer(void *d, uint64_t ms) {
     sim_push(E_TIMER, at, c->id, 0, c->timer_gen, NULL, 0);
 }
 
+/* The handle's timer is no longer wanted. */
 static void h_clear_timer(void *d) {
     sclient_t *c = d;
     c->timer_gen++;
@@ -72,6 +73,8 @@ static void h_clear_timer(void *d) {
 
 static void observe(sclient_t *c);
 
+/* Calls c's handle for every watched fd that is ready (a connect's
+ * outcome first), until none is, then follows its locks' deadlines. */
 void client_pump(sclient_t *c) {
     if (c->paused_until > S->now || !c->a) return; /* (its heal pumps it) */
     sclient_t *outer = enter(c);
@@ -153,6 +156,7 @@ static void store_op(sactor_t *t, int write) {
     sim_push(E_STORE, S->now + 200 + rng_below(&S->r_net, 400), t->client, t->idx, t->gen, op, sizeof *op);
 }
 
+/* A release called back: the actor goes idle. */
 static void on_released(int rc, const redlock_report_t *rep, void *arg);
 
 /* t lets go of its lock: released (its window ends now), or, now and
@@ -179,6 +183,7 @@ static void let_go(sactor_t *t) {
     }
 }
 
+/* A release called back: the actor goes idle. */
 static void on_released(int rc, const redlock_report_t *rep, void *arg) {
     (void)rep;
     sactor_t *t = arg;
@@ -203,6 +208,7 @@ static uint64_t hold_us(sactor_t *t) {
     return (uint64_t)(ttl_us * f);
 }
 
+/* Auto-extension gave the lock up: its window ends now. */
 static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     (void)lock;
     sactor_t *t = arg;
@@ -212,6 +218,8 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     t->win = -1;
 }
 
+/* An acquire called back: a granted lock opens a window and is held
+ * (after a store read under a mutex); a refusal sends the actor idle. */
 static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
     (void)rep;
     sactor_t *t = arg;
@@ -252,6 +260,7 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
     hold(t, hold_us(t));
 }
 
+/* An extension called back (its new deadline is seen by observe). */
 static void on_extended(int rc, const redlock_report_t *rep, void *arg) {
     (void)rep;
     sactor_t *t = arg;
@@ -360,6 +369,8 @@ static void store_reply(sactor_t *t, const sop_t *op) {
     hold(t, hold_us(t));
 }
 
+/* A timer, an actor's step or a store reply for a client, held until a
+ * pause of the client ends. */
 void client_event(sev_t *e) {
     sclient_t *c = &S->clients[e->a];
     if (c->paused_until > S->now) { /* a stopped process acts when it resumes */
@@ -403,6 +414,7 @@ static void options(sclient_t *c, redlock_options_t *o, const char **uris) {
     if (g->scenario == SCN_WAN) o->op_timeout_ms = 200, o->connect_timeout_ms = 1000; /* (nodes up to 100 ms away) */
 }
 
+/* Makes the run's clients: handles, hooks, actors' first steps. */
 void clients_init(void) {
     static const char *uris[SIM_MAX_NODES] = {"redis://10.0.0.1:6379", "redis://10.0.0.2:6379", "redis://10.0.0.3:6379",
                                               "redis://10.0.0.4:6379", "redis://10.0.0.5:6379", "redis://10.0.0.6:6379",
@@ -433,6 +445,7 @@ void clients_init(void) {
     }
 }
 
+/* The workload ends: holders release, nothing new starts. */
 void clients_stop(void) {
     S->stopping = 1;
     for (int i = 0; i < S->cfg.n_clients; i++) {
@@ -448,6 +461,8 @@ void clients_stop(void) {
     }
 }
 
+/* Frees the handles (pending calls are cancelled), keeping their
+ * counters for the coverage line. */
 void clients_free(void) {
     for (int i = 0; i < S->cfg.n_clients; i++) {
         sclient_t *c = &S->clients[i];

@@ -23,11 +23,13 @@ uint64_t clock_real(const sclock_t *c, double local) {
     return r;
 }
 
+/* Steps clock c by `by` µs at real time now. */
 void clock_step(sclock_t *c, uint64_t now, double by) {
     c->local0 = clock_local(c, now) + by;
     c->real0 = now;
 }
 
+/* Gives clock c a new rate from now on. */
 void clock_set_rate(sclock_t *c, uint64_t now, double rate) {
     c->local0 = clock_local(c, now);
     c->real0 = now;
@@ -41,6 +43,7 @@ static int before(const sev_t *x, const sev_t *y) {
     return x->at < y->at || (x->at == y->at && x->seq < y->seq);
 }
 
+/* Schedules an event (never before now); p is owned by the event. */
 void sim_push(int kind, uint64_t at, int a, int b, uint64_t g, void *p, size_t n) {
     if (S->nheap == S->capheap) {
         S->capheap = S->capheap ? S->capheap * 2 : 1024;
@@ -105,6 +108,7 @@ static void dispatch(sev_t *e) {
     }
 }
 
+/* Processes events in order up to real time until. */
 void sim_loop(uint64_t until) {
     while (S->nheap && S->heap[0].at <= until) {
         sev_t e;
@@ -129,6 +133,7 @@ void sim_loop(uint64_t until) {
     if (S->now < until) S->now = until;
 }
 
+/* Frees the events left and the queue. */
 void sim_drop_events(void) {
     while (S->nheap) {
         sev_t e;
@@ -156,6 +161,7 @@ static const char *const fault_names[] = {"", "latency spike", "connection reset
                                           "crash and empty restart", "node clock step", "client pause",
                                           "pub/sub loss", "node clock rate"};
 
+/* Prints trace record r as one line. */
 void trace_print(FILE *f, const strec_t *r) {
     fprintf(f, "%10.3f ms  ", (double)r->t / 1000.0);
     switch (r->kind) {
@@ -190,6 +196,7 @@ void trace_print(FILE *f, const strec_t *r) {
     }
 }
 
+/* Prints the run's last SIM_TRACE_RING trace records. */
 void trace_tail(FILE *f) {
     size_t n = S->nring < SIM_TRACE_RING ? S->nring : SIM_TRACE_RING;
     for (size_t i = S->nring - n; i < S->nring; i++) trace_print(f, &S->ring[i % SIM_TRACE_RING]);

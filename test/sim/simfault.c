@@ -17,6 +17,7 @@ static uint64_t dur_ms(int lo, int hi) {
 
 static int any_node(void) { return (int)rng_below(&S->r_fault, (uint64_t)S->cfg.n_nodes); }
 
+/* Stops client c for us µs (a fault, counted). */
 void fault_pause_client(int c, uint64_t us) {
     sclient_t *k = &S->clients[c];
     if (S->now + us > k->paused_until) k->paused_until = S->now + us;
@@ -112,10 +113,13 @@ static void next_fault(void) {
     if (at < S->cfg.run_us) sim_push(E_FAULT, at, 0, 0, 0, NULL, 0);
 }
 
+/* Schedules the run's first fault, if its scenario has any. */
 void faults_init(void) {
     if (S->cfg.fault_every_us > 0) next_fault();
 }
 
+/* A fault's moment: the scenario's next fault starts (and the one after
+ * is scheduled), or a crashed node restarts, or a paused client resumes. */
 void fault_event(sev_t *e) {
     if (e->kind == E_HEAL) {
         if (e->a == F_CRASH) net_restart(e->b);

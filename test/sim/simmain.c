@@ -123,6 +123,7 @@ static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
     S = NULL;
 }
 
+/* qsort order of doubles. */
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -143,6 +144,7 @@ static int parse_rtts(const char *s, double *rtts) {
     return n >= 1 ? n : -1;
 }
 
+/* Says why the command line is wrong and how it goes; returns 2. */
 static int usage(const char *why) {
     fprintf(stderr, "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
                     "                   [--verbose] [--quiet] [--expect none|violation] [--rtts MS,MS,...]\n"
@@ -256,6 +258,7 @@ static int report(const args_t *a, totals_t *t, double secs) {
     return 0;
 }
 
+/* Runs the seeds; the exit status says whether the expectation held. */
 int main(int argc, char **argv) {
     args_t a;
     int rc = parse(argc, argv, &a);

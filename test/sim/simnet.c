@@ -22,6 +22,7 @@ uint64_t net_one_way(int node) {
     return (uint64_t)us + 1;
 }
 
+/* Node `node`'s wall clock now, µs since the epoch. */
 double node_now_us(int node) {
     return clock_local(&S->nodes[node].clock, S->now);
 }
@@ -69,6 +70,7 @@ static void on_push(void *arg, model_session_t *s, const char *bytes, size_t n) 
     to_client(c, E_DATA, p, n);
 }
 
+/* Starts the run's nodes, empty, on their clocks. */
 void net_init(void) {
     for (int i = 0; i < S->cfg.n_nodes; i++) {
         snode_t *n = &S->nodes[i];
@@ -79,6 +81,7 @@ void net_init(void) {
     }
 }
 
+/* Frees the run's connections and nodes. */
 void net_free(void) {
     for (size_t i = 0; i < S->nconns; i++) {
         sconn_t *c = S->conns[i];
@@ -102,10 +105,12 @@ static void break_conn(sconn_t *c) {
     if (!c->closed && c->state != SC_REFUSED) to_client(c, E_RESET, NULL, 0);
 }
 
+/* A connection reset: both ends lose it (see break_conn). */
 void net_reset(sconn_t *c) {
     break_conn(c);
 }
 
+/* Node `node` crashes: down, its connections reset, new ones refused. */
 void net_crash(int node) {
     snode_t *n = &S->nodes[node];
     n->up = 0;
@@ -115,6 +120,7 @@ void net_crash(int node) {
     }
 }
 
+/* Node `node` comes back empty (keys, scripts), uptime from now. */
 void net_restart(int node) {
     snode_t *n = &S->nodes[node];
     model_restart(n->m, (uint64_t)node_now_us(node));
@@ -122,6 +128,8 @@ void net_restart(int node) {
     n->up = 1;
 }
 
+/* Writes the ids of the open, unbroken connections into ids (max);
+ * returns how many. */
 int net_open_conns(int *ids, int max) {
     int k = 0;
     for (size_t i = 0; i < S->nconns && k < max; i++) {
@@ -215,6 +223,7 @@ static void at_client(sev_t *e, sconn_t *c) {
     client_pump(&S->clients[c->client]);
 }
 
+/* A network event: at the node (connect, command, close) or at the client. */
 void net_event(sev_t *e) {
     sconn_t *c = S->conns[e->a];
     switch (e->kind) {
@@ -232,14 +241,17 @@ sconn_t *net_conn(int fd) {
     return S->conns[fd - SIM_FD_BASE];
 }
 
+/* 1 when a recv on c would not say EAGAIN: bytes, or a reset. */
 int net_readable(const sconn_t *c) {
     return !c->closed && (sb_pending(&c->rx) || c->state == SC_RESET);
 }
 
+/* 1 once c's connect has an outcome (connected, refused, reset). */
 int net_writable(const sconn_t *c) {
     return !c->closed && c->state != SC_CONNECTING;
 }
 
+/* A new simulated socket of the running client; returns its fd. */
 int net_socket(void) {
     if (S->nconns == S->capconns) {
         S->capconns = S->capconns ? S->capconns * 2 : 64;
@@ -254,6 +266,8 @@ int net_socket(void) {
     return SIM_FD_BASE + c->id;
 }
 
+/* Starts connecting fd to node `node`: -1 with EINPROGRESS (ENETUNREACH
+ * for an address that is no node). */
 int net_connect(int fd, int node) {
     sconn_t *c = net_conn(fd);
     if (!c || node < 0 || node >= S->cfg.n_nodes) {
@@ -267,6 +281,8 @@ int net_connect(int fd, int node) {
     return -1;
 }
 
+/* Takes every byte (no partial writes); each whole command goes to the
+ * node. -1 with EAGAIN while connecting, EPIPE or ECONNRESET when broken. */
 long net_send(int fd, const char *p, size_t n) {
     sconn_t *c = net_conn(fd);
     if (c->state == SC_CONNECTING) return errno = EAGAIN, -1;
@@ -282,6 +298,8 @@ long net_send(int fd, const char *p, size_t n) {
     return (long)n;
 }
 
+/* Reads what arrived; -1 with ECONNRESET after a reset, EAGAIN when
+ * nothing is there. */
 long net_recv(int fd, char *p, size_t n) {
     sconn_t *c = net_conn(fd);
     size_t have = sb_pending(&c->rx);
@@ -295,6 +313,7 @@ long net_recv(int fd, char *p, size_t n) {
     return errno = EAGAIN, -1;
 }
 
+/* The client closes fd: the node learns it after what was sent before. */
 void net_close(int fd) {
     sconn_t *c = net_conn(fd);
     if (c->closed) return;

@@ -35,12 +35,19 @@ unsigned __real_rl_random_between(unsigned lo, unsigned hi);
 int __wrap_socket(int domain, int type, int proto);
 int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len);
 int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+/* Options of simulated sockets are accepted and ignored. */
 int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+/* send on a simulated socket (simnet.c), else the real one. */
 ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags);
+/* recv on a simulated socket (simnet.c), else the real one. */
 ssize_t __wrap_recv(int fd, void *buf, size_t n, int flags);
+/* close of a simulated socket (simnet.c), else the real one. */
 int __wrap_close(int fd);
+/* The running client's clock (simulated real time between clients). */
 uint64_t __wrap_rl_clock_monotonic_us(void);
+/* 40 lowercase hex characters from the run's PRNG. */
 void __wrap_rl_token_new(char out[41]);
+/* Uniform in [lo, hi] from the run's PRNG. */
 unsigned __wrap_rl_random_between(unsigned lo, unsigned hi);
 
 /* In a run every socket the library opens is a simulated one. */
@@ -68,29 +75,35 @@ int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len) {
     return 0;
 }
 
+/* Options of simulated sockets are accepted and ignored. */
 int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len) {
     return net_conn(fd) ? 0 : __real_setsockopt(fd, level, name, val, len);
 }
 
+/* send on a simulated socket (simnet.c), else the real one. */
 ssize_t __wrap_send(int fd, const void *buf, size_t n, int flags) {
     return net_conn(fd) ? net_send(fd, buf, n) : __real_send(fd, buf, n, flags);
 }
 
+/* recv on a simulated socket (simnet.c), else the real one. */
 ssize_t __wrap_recv(int fd, void *buf, size_t n, int flags) {
     return net_conn(fd) ? net_recv(fd, buf, n) : __real_recv(fd, buf, n, flags);
 }
 
+/* close of a simulated socket (simnet.c), else the real one. */
 int __wrap_close(int fd) {
     if (!net_conn(fd)) return __real_close(fd);
     net_close(fd);
     return 0;
 }
 
+/* The running client's clock (simulated real time between clients). */
 uint64_t __wrap_rl_clock_monotonic_us(void) {
     if (!S) return __real_rl_clock_monotonic_us();
     return S->cur ? client_now(S->cur) : S->now;
 }
 
+/* 40 lowercase hex characters from the run's PRNG. */
 void __wrap_rl_token_new(char out[41]) {
     if (!S) {
         __real_rl_token_new(out);
@@ -104,6 +117,7 @@ void __wrap_rl_token_new(char out[41]) {
     out[40] = '\0';
 }
 
+/* Uniform in [lo, hi] from the run's PRNG. */
 unsigned __wrap_rl_random_between(unsigned lo, unsigned hi) {
     if (!S) return __real_rl_random_between(lo, hi);
     return hi <= lo ? lo : lo + (unsigned)rng_below(&S->r_core, (uint64_t)hi - lo + 1);
