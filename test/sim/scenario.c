@@ -1,0 +1,121 @@
+/* scenario.c -- the scenarios (see test/sim/README.md): what a run of
+ * each looks like, drawn from the run's configuration stream.
+ *   safe                  random mixes within Redlock's assumptions
+ *   restart-no-quarantine a majority crashes and restarts empty while
+ *                         locks are held, and clients keep no quarantine
+ *   drift-beyond-bound    a majority of node clocks run 10-30 % fast
+ *   pause-without-fencing a holder pauses between its validity check
+ *                         and its unfenced write
+ *   wan                   one client, nodes at set round trips, no fault
+ *   pause-with-fencing    pause-without-fencing's pauses, every client
+ *                         fencing: the control (no lost update) */
+#include <string.h>
+
+#include "sim.h"
+
+static const char *const names[SCN_COUNT] = {"safe", "restart-no-quarantine", "drift-beyond-bound",
+                                             "pause-without-fencing", "wan", "pause-with-fencing"};
+
+/* The scenario called name (SCN_*), or -1. */
+int scenario_by_name(const char *name) {
+    for (int i = 0; i < SCN_COUNT; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return -1;
+}
+
+/* Scenario scn's name. */
+const char *scenario_name(int scn) {
+    return scn >= 0 && scn < SCN_COUNT ? names[scn] : "?";
+}
+
+/* Adds resource name of kind (limit for a semaphore). */
+static void add_res(scfg_t *g, const char *name, int kind, unsigned limit) {
+    sres_t *r = &g->res[g->n_res++];
+    strncpy(r->name, name, sizeof r->name - 1);
+    r->kind = kind;
+    r->limit = limit;
+}
+
+/* The safe scenario's mix: 3, 5 or 7 nodes, 2-4 clients of 1-3 actors,
+ * two mutexes, a semaphore of 2 or 3 permits and a read-write lock. */
+static void safe(rng_t *r, scfg_t *g) {
+    static const int sizes[] = {3, 3, 5, 5, 5, 7};
+    g->n_nodes = sizes[rng_below(r, 6)];
+    g->n_clients = (int)rng_range(r, 2, 4);
+    g->n_actors = (int)rng_range(r, 1, 3);
+    add_res(g, "m0", RK_MUTEX, 0);
+    add_res(g, "m1", RK_MUTEX, 0);
+    add_res(g, "s0", RK_SEM, (unsigned)rng_range(r, 2, 3));
+    add_res(g, "rw0", RK_RW, 0);
+    g->ttl_min = 150;
+    g->ttl_max = 500;
+    g->max_ttl_ms = 500;
+    g->quarantine = 1;
+    g->fencing_p = 0.5;
+    g->fault_every_us = 250000;
+    g->run_us = 3500000;
+}
+
+/* Fills g with scenario scn's configuration, drawn from r. */
+void scenario_config(int scn, rng_t *r, scfg_t *g) {
+    memset(g, 0, sizeof *g);
+    g->scenario = scn;
+    g->run_us = 3000000;
+    g->think_us = 5000;
+    g->margin_ms = 10;
+    g->long_hold_p = 0.1;
+    switch (scn) {
+    case SCN_SAFE:
+        safe(r, g); /* (after the defaults: it lengthens the run) */
+        break;
+    case SCN_RESTART:
+    case SCN_DRIFT:
+    case SCN_PAUSE:
+    case SCN_PAUSE_FENCED:
+        g->n_nodes = rng_chance(r, 0.5) ? 3 : 5;
+        g->n_clients = 3;
+        g->n_actors = 2;
+        add_res(g, "m0", RK_MUTEX, 0);
+        g->ttl_min = 200;
+        g->ttl_max = 500;
+        if (scn == SCN_RESTART) g->fault_every_us = 300000;
+        if (scn == SCN_DRIFT) g->long_hold_p = 0.8;
+        if (scn == SCN_PAUSE || scn == SCN_PAUSE_FENCED) g->pause_check_write = 1;
+        if (scn == SCN_PAUSE_FENCED) g->fencing_p = 1;
+        break;
+    case SCN_WAN:
+        g->n_nodes = 5;
+        g->n_clients = 1;
+        g->n_actors = 1;
+        add_res(g, "m0", RK_MUTEX, 0);
+        g->ttl_min = g->ttl_max = 1000;
+        g->think_us = 500; /* (the resource's kind follows --wan-op: simmain.c) */
+        g->hold_us = 500;
+        g->run_us = 4000000;
+        break;
+    }
+}
+
+/* Sets the run's nodes and clients up for its scenario: latencies, clock
+ * offsets and rates. wan_rtt_ms (n_nodes entries, wan only) are the
+ * nodes' round trips. */
+void scenario_setup(rng_t *r) {
+    scfg_t *g = &S->cfg;
+    for (int i = 0; i < g->n_nodes; i++) {
+        snode_t *n = &S->nodes[i];
+        n->clock.local0 = 1.7e15 + (double)rng_range(r, -50000, 50000); /* NTP-close wall clocks */
+        n->lat_us = (double)rng_range(r, 100, 1500);
+        n->jit_us = n->lat_us * 0.1 + 20;
+        if (g->scenario == SCN_SAFE) n->clock.rate = (rng_unit(r) - 0.5) * 0.009;
+        if (g->scenario == SCN_DRIFT && i <= g->n_nodes / 2) n->clock.rate = 0.1 + rng_unit(r) * 0.2;
+        if (g->scenario == SCN_WAN) {
+            n->lat_us = g->wan_rtt_ms[i] * 500.0;
+            n->jit_us = n->lat_us * 0.05;
+        }
+    }
+    for (int i = 0; i < g->n_clients; i++) {
+        sclient_t *c = &S->clients[i];
+        c->clock.local0 = 1e12 + (double)rng_range(r, 0, 1000000000);
+        if (g->scenario == SCN_SAFE) c->clock.rate = (rng_unit(r) - 0.5) * 0.009;
+    }
+}
