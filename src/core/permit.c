@@ -65,8 +65,9 @@ static void note_permit(void *arg, size_t node, const void *reply) {
     }
 }
 
-void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit) {
+void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit, uint8_t *free) {
     a->limit = (uint8_t)limit;
+    a->free = free;
     a->only = -1;
 }
 
@@ -77,7 +78,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a) {
     snprintf(limit, sizeof limit, "%u", a->limit);
     snprintf(only, sizeof only, "%d", a->only);
     const char *extra[4] = {ttl, limit, only, a->fenced ? "f" : "-"};
-    memset(a->free, 0, sizeof a->free);
+    memset(a->free, 0, REDLOCK_MAX_PERMITS);
     a->fence_max = 0;
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;

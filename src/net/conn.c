@@ -237,7 +237,7 @@ void rl_conn_close(rl_conn_t *c) {
 
 /* Notes a growth at now_us for the hysteresis (the first since a shrink). */
 static void note_growth(rl_conn_t *c, uint64_t now_us) {
-    if (!c->qshrunk_us) return;
+    if (!c->qshrunk_us || !c->ring_hold) return;
     if (now_us < c->qshrunk_us + RL_QCAP_REGROW_US) {
         c->qhold_us = !c->qhold_us ? RL_QCAP_HOLD_MIN_US
                       : c->qhold_us < RL_QCAP_HOLD_MAX_US / 2 ? 2 * c->qhold_us
@@ -287,20 +287,24 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     return r;
 }
 
-/* An empty ring this large goes back to RL_QCAP_START slots. */
+/* An empty ring this large goes back to RL_QCAP_START slots; one that a
+ * steady load holds, to this many (48 KiB) at the most. */
 #define RL_QCAP_SHRINK 1024u
 
-/* Gives an empty ring's memory back once a burst grew it:
- * at once when the connection closed (at_once), else unless a steady load
- * holds it (see note_growth). Replies were read at last_rx_us: the clock. */
+/* Gives an empty ring's memory back once a burst grew it: at once when the
+ * connection closed (at_once), else unless a steady load holds it (see
+ * note_growth; only with ring_hold). Replies were read at last_rx_us: the
+ * clock. */
 static void shrink(rl_conn_t *c, int at_once) {
     if (c->qlen || c->qcap < RL_QCAP_SHRINK) return;
-    if (!at_once && c->last_rx_us < c->qkeep_us) return;
-    rl_req_t *q = malloc(RL_QCAP_START * sizeof *q);
+    int held = !at_once && c->last_rx_us < c->qkeep_us;
+    uint32_t cap = held ? RL_QCAP_SHRINK : RL_QCAP_START;
+    if (cap >= c->qcap) return;
+    rl_req_t *q = malloc(cap * sizeof *q);
     if (!q) return;
     free(c->q);
     c->q = q;
-    c->qcap = RL_QCAP_START;
+    c->qcap = cap;
     c->qhead = 0;
     if (!at_once) c->qshrunk_us = c->last_rx_us;
 }

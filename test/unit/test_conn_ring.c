@@ -2,7 +2,8 @@
  * server: it grows under a burst and gives the memory back once the burst
  * is over, or at once when the connection closes; but a steady load that
  * empties it between replies keeps it grown (with hysteresis), instead of
- * shrinking and growing it again, an allocation each time. Time is the
+ * shrinking and growing it again, an allocation each time (a connection
+ * of lock rounds; a subscriber's gives it back after every burst). Time is the
  * connection's last_rx_us, set here by hand as reading replies would. */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@ static void setup(void) {
     char err[128];
     cr_assert_eq(rl_uri_parse("redis://127.0.0.1:1", &u, err, sizeof err), 0, "%s", err);
     cr_assert_eq(rl_conn_init(&C, &u, 0, 4096, -1), 0);
+    C.ring_hold = 1; /* a connection of lock rounds (nodes.c), not a subscriber's */
     moves = 0;
 }
 
@@ -61,6 +63,15 @@ Test(conn_ring, a_steady_load_keeps_the_grown_ring_between_its_bursts) {
     for (int i = 0; i < 2000; i++, t += 10000) burst(600, t);
     cr_assert_leq(moves, 5 * 6, "the ring was reallocated %u times in 2000 bursts", moves);
     cr_assert_eq(C.qcap, 1024);
+}
+
+Test(conn_ring, a_subscribers_ring_is_given_back_after_every_burst) {
+    C.ring_hold = 0;
+    uint64_t t = 10000000;
+    for (int i = 0; i < 20; i++, t += 10000) {
+        cr_assert_eq(burst(1500, t), 2048);
+        cr_assert_eq(C.qcap, RL_QCAP_START, "kept %u slots after burst %d", C.qcap, i);
+    }
 }
 
 Test(conn_ring, once_the_steady_load_is_over_a_later_burst_is_given_back_again) {
