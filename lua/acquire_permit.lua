@@ -3,20 +3,24 @@
 -- i = 0 .. limit-1, each a plain Redlock key (SET NX PX, the holder's
 -- token as its value).
 -- KEYS[1] = resource; ARGV[1] = token, ARGV[2] = TTL in ms, ARGV[3] =
--- limit, ARGV[4] = only: -1 to take the first free slot (every caller
--- tries them in the same order, and a slot this token already holds here
--- is kept), or a slot to take that one alone (this token's other slots
--- here are deleted first); ARGV[5] = 'f' with fencing tokens.
+-- limit, ARGV[4] = only (default -1): -1 to take the first free slot
+-- (every caller tries them in the same order, and a slot this token
+-- already holds here is kept), or a slot to take that one alone (this
+-- token's other slots here are deleted first); ARGV[5] = 'f' with fencing
+-- tokens (default '-').
 -- Returns {slot, left, free}: slot is the slot taken (or kept), -1 when
 -- none; left, when none, the least remaining ms of the holders in the way
 -- (-1 unknown); free, a string of limit characters, '1' where the slot is
 -- free here or this token's, '0' where another holds it; with fencing and a
 -- slot taken, a fourth element: the slot's fencing counter (its key plus
 -- ':redlock:fence'), never below this node's clock in microseconds (as
--- the fenced mutex attempt, src/core/fence.c).
+-- the fenced mutex attempt, src/core/fence.c). Without fencing, a slot
+-- taken with every slot free here (or this token's) is returned alone,
+-- as an integer: free would be all '1'.
 -- (Its server time is most of a permit's cost over a mutex's: the slot
--- keys are built once, read in one MGET and reused.)
-local token, ttl, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+-- keys are built once, without Lua's number formatting, read in one MGET
+-- and reused; with no slot another's, the free string is one string.rep.)
+local token, ttl, limit, only = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4] or -1)
 -- slot_keys(prefix, n): the keys prefix .. 0 .. prefix .. n-1, the digits
 -- from a table (Lua's number formatting costs more than the rest of a key).
 local function slot_keys(prefix, n)
@@ -82,24 +86,42 @@ if only >= 0 then
     end
     return {-1, least_left(only, only), ''}
 end
-local taken, free = -1, {}
+local taken, others = -1, false
 for i = 1, limit do
     local v = vals[i]
-    if v == token and taken < 0 then
-        redis.call('PEXPIRE', keys[i], ttl)
-        taken = i - 1
+    if v == token then
+        if taken < 0 then
+            redis.call('PEXPIRE', keys[i], ttl)
+            taken = i - 1
+        end
+    elseif v then
+        others = true
     end
-    free[i] = (not v or v == token) and '1' or '0'
 end
 if taken < 0 then
     for i = 1, limit do
-        if free[i] == '1' and redis.call('SET', keys[i], token, 'NX', 'PX', ttl) then
+        if (not vals[i]) and redis.call('SET', keys[i], token, 'NX', 'PX', ttl) then
             taken = i - 1
             break
         end
     end
 end
-if taken >= 0 then
-    return granted(taken, table.concat(free))
+if taken >= 0 and not others and ARGV[5] ~= 'f' then
+    return taken
 end
-return {-1, least_left(0, limit - 1), table.concat(free)}
+-- free: '1' where the slot is free here or ours, '0' where another holds it
+local free
+if others then
+    free = {}
+    for i = 1, limit do
+        local v = vals[i]
+        free[i] = (not v or v == token) and '1' or '0'
+    end
+    free = table.concat(free)
+else
+    free = string.rep('1', limit)
+end
+if taken >= 0 then
+    return granted(taken, free)
+end
+return {-1, least_left(0, limit - 1), free}
