@@ -83,9 +83,6 @@ pick() {
     case ${3:-median} in min) least ;; max) most ;; *) median ;; esac
 }
 
-# fmt VALUE [DECIMALS]: dec, 0 decimals by default; over A B: "1.23×" or n/a.
-fmt() { dec "${1:-}" "${2:-0}"; }
-over() { ratio_x "$@"; }
 
 # ------------------------------------------------------------ preparations
 
@@ -153,26 +150,26 @@ a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block
 {
   echo "| 5 nodes, distinct keys | libredlock async, 1 loop thread, $HEAD_K in flight | node-redlock, $HEAD_K callers | libredlock blocking, $HEAD_T threads | async / node-redlock | async / blocking |"
   echo "|---|---:|---:|---:|---:|---:|"
-  printf '| cycles/s (acquire + release) | %s | %s | %s | %s | %s |\n' "$(fmt "$a_cps")" "$(fmt "$n_cps")" "$(fmt "$b_cps")" \
-    "$(over "$a_cps" "$n_cps")" "$(over "$a_cps" "$b_cps")"
+  printf '| cycles/s (acquire + release) | %s | %s | %s | %s | %s |\n' "$(dec "$a_cps" 0)" "$(dec "$n_cps" 0)" "$(dec "$b_cps" 0)" \
+    "$(ratio_x "$a_cps" "$n_cps")" "$(ratio_x "$a_cps" "$b_cps")"
   for q in p50 p99; do
     a=$(pick head.async "cyc_${q}_us") n=$(pick head.node "cyc_${q}_us") b=$(pick head.block "cyc_${q}_us")
-    printf '| cycle %s (µs) | %s | %s | %s | %s | %s |\n' "$q" "$(fmt "$a")" "$(fmt "$n")" "$(fmt "$b")" "$(over "$a" "$n")" "$(over "$a" "$b")"
+    printf '| cycle %s (µs) | %s | %s | %s | %s | %s |\n' "$q" "$(dec "$a" 0)" "$(dec "$n" 0)" "$(dec "$b" 0)" "$(ratio_x "$a" "$n")" "$(ratio_x "$a" "$b")"
   done
   a=$(pick head.async cpu_us_per_cycle) n=$(pick head.node cpu_us_per_cycle) b=$(pick head.block cpu_us_per_cycle)
-  printf '| client CPU per cycle (µs, whole process) | %s | %s | %s | %s | %s |\n' "$(fmt "$a" 1)" "$(fmt "$n" 1)" "$(fmt "$b" 1)" \
-    "$(over "$a" "$n")" "$(over "$a" "$b")"
+  printf '| client CPU per cycle (µs, whole process) | %s | %s | %s | %s | %s |\n' "$(dec "$a" 1)" "$(dec "$n" 1)" "$(dec "$b" 1)" \
+    "$(ratio_x "$a" "$n")" "$(ratio_x "$a" "$b")"
   printf '| heap allocations per cycle after warm-up, whole process | %s | n/a | %s | | |\n' \
-    "$(fmt "$(pick head.async allocs_per_cycle)" 3)" "$(fmt "$(pick head.block allocs_per_cycle)" 3)"
+    "$(dec "$(pick head.async allocs_per_cycle)" 3)" "$(dec "$(pick head.block allocs_per_cycle)" 3)"
   printf '| … made by the static link (libredlock, adapter, bench) | %s | n/a | %s | | |\n' \
-    "$(fmt "$(pick head.async own_allocs_per_cycle)" 3)" "$(fmt "$(pick head.block own_allocs_per_cycle)" 3)"
+    "$(dec "$(pick head.async own_allocs_per_cycle)" 3)" "$(dec "$(pick head.block own_allocs_per_cycle)" 3)"
   printf '| async: node votes not YES (%% of all, largest run; timeout / error / down votes) | %s (%s / %s / %s) | | | | |\n' \
-    "$(fmt "$(pick head.async votes_not_yes_pct max)" 2)" "$(fmt "$(pick head.async votes_timeout max)")" \
-    "$(fmt "$(pick head.async votes_error max)")" "$(fmt "$(pick head.async votes_down max)")"
+    "$(dec "$(pick head.async votes_not_yes_pct max)" 2)" "$(dec "$(pick head.async votes_timeout max)" 0)" \
+    "$(dec "$(pick head.async votes_error max)" 0)" "$(dec "$(pick head.async votes_down max)" 0)"
   printf '| errors (all runs) | %s | %s | %s | | |\n' "$(awk '$1 == "head.async"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
     "$(awk '$1 == "head.node"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')" \
     "$(awk '$1 == "head.block"' "$RAW" | grep -o ' errors=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')"
-  printf '| server limit: redis-benchmark -P16 SET NX PX on all 5, total ÷ 10 (cycles/s) | %s | | | | |\n' "$(fmt "$LIMIT")"
+  printf '| server limit: redis-benchmark -P16 SET NX PX on all 5, total ÷ 10 (cycles/s) | %s | | | | |\n' "$(dec "$LIMIT" 0)"
 } >"$HEAD_MD"
 
 {
@@ -180,9 +177,9 @@ a_cps=$(pick head.async cps) n_cps=$(pick head.node cps) b_cps=$(pick head.block
   echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in $LEVELS; do
     a=$(pick "async.$k" cps) n=$(pick "node.$k" cps) b=$(pick "block.$k" cps)
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(fmt "$a")" "$(fmt "$(pick "async.$k" cyc_p50_us)")" \
-      "$(fmt "$(pick "async.$k" allocs_per_cycle)" 3)" "$(fmt "$(pick "async.$k" votes_not_yes_pct max)" 2)" \
-      "$(fmt "$n")" "$(fmt "$b")" "$(over "$a" "$n")" "$(over "$a" "$b")"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$k" "$(dec "$a" 0)" "$(dec "$(pick "async.$k" cyc_p50_us)" 0)" \
+      "$(dec "$(pick "async.$k" allocs_per_cycle)" 3)" "$(dec "$(pick "async.$k" votes_not_yes_pct max)" 2)" \
+      "$(dec "$n" 0)" "$(dec "$b" 0)" "$(ratio_x "$a" "$n")" "$(ratio_x "$a" "$b")"
   done
 } >"$SWEEP_MD"
 
@@ -190,37 +187,37 @@ name_b=$(pick pending resource_bytes)
 {
   echo "| $PENDING acquires pending on one resource held by another redlock_t (median of $PENDING_REPS) | value |"
   echo "|---|---:|"
-  printf '| heap in use, warm handle, none pending (bytes) | %s |\n' "$(fmt "$(pick pending heap_base_b)")"
-  printf '| … with %s pending | %s |\n' "$((PENDING / 10))" "$(fmt "$(pick pending heap_at_tenth_b)")"
-  printf '| … with %s pending | %s |\n' "$PENDING" "$(fmt "$(pick pending heap_at_all_b)")"
-  printf '| bytes per pending acquire: (heap with %s − none) ÷ %s | %s |\n' "$PENDING" "$PENDING" "$(fmt "$(pick pending bytes_per_pending)" 1)"
-  printf '| … beyond the resource name (%s bytes with its NUL) | %s |\n' "$(fmt "$name_b")" "$(fmt "$(pick pending bytes_per_pending_beyond_name)" 1)"
+  printf '| heap in use, warm handle, none pending (bytes) | %s |\n' "$(dec "$(pick pending heap_base_b)" 0)"
+  printf '| … with %s pending | %s |\n' "$((PENDING / 10))" "$(dec "$(pick pending heap_at_tenth_b)" 0)"
+  printf '| … with %s pending | %s |\n' "$PENDING" "$(dec "$(pick pending heap_at_all_b)" 0)"
+  printf '| bytes per pending acquire: (heap with %s − none) ÷ %s | %s |\n' "$PENDING" "$PENDING" "$(dec "$(pick pending bytes_per_pending)" 1)"
+  printf '| … beyond the resource name (%s bytes with its NUL) | %s |\n' "$(dec "$name_b" 0)" "$(dec "$(pick pending bytes_per_pending_beyond_name)" 1)"
   printf '| marginal: (heap with %s − with %s) ÷ %s | %s |\n' "$PENDING" "$((PENDING / 10))" "$((PENDING - PENDING / 10))" \
-    "$(fmt "$(pick pending bytes_per_pending_marginal)" 1)"
-  printf '| resident size per 1000 pending (KiB, VmRSS) | %s |\n' "$(fmt "$(pick pending rss_kb_per_1000_pending)" 1)"
-  printf '| heap after one redlock_async_cancel of all, callbacks run (bytes) | %s |\n' "$(fmt "$(pick pending heap_after_cancel_b)")"
+    "$(dec "$(pick pending bytes_per_pending_marginal)" 1)"
+  printf '| resident size per 1000 pending (KiB, VmRSS) | %s |\n' "$(dec "$(pick pending rss_kb_per_1000_pending)" 1)"
+  printf '| heap after one redlock_async_cancel of all, callbacks run (bytes) | %s |\n' "$(dec "$(pick pending heap_after_cancel_b)" 0)"
   printf '| node votes error / down over the run, largest run (a burst beyond max_inflight marks a node down) | %s / %s |\n' \
-    "$(fmt "$(pick pending votes_error max)")" "$(fmt "$(pick pending votes_down max)")"
+    "$(dec "$(pick pending votes_error max)" 0)" "$(dec "$(pick pending votes_down max)" 0)"
   printf '| redlock_async_cancel returned / callbacks with CANCELLED / granted | %s / %s / %s |\n' \
-    "$(fmt "$(pick pending cancel_returned min)")" "$(fmt "$(pick pending cancelled min)")" "$(fmt "$(pick pending granted max)")"
+    "$(dec "$(pick pending cancel_returned min)" 0)" "$(dec "$(pick pending cancelled min)" 0)" "$(dec "$(pick pending granted max)" 0)"
 } >"$MEM_MD"
 
 # The targets (bench/targets.tsv), each also a row of the summary of `make bench`.
 # cps VALUE: "N cycles/s", nothing without a value.
-cps() { if [[ -n ${1:-} ]]; then echo "$(fmt "$1") cycles/s"; fi; }
+cps() { if [[ -n ${1:-} ]]; then echo "$(dec "$1" 0) cycles/s"; fi; }
 al=$(pick head.async allocs_per_cycle max)
 pend=$(pick pending bytes_per_pending_beyond_name max)
 r=$(ratio "$a_cps" "$n_cps" 4)
-target node "$r" "${r:+$(fmt "$r" 2)× ($(fmt "$a_cps") vs $(fmt "$n_cps") cycles/s)}" \
+target node "$r" "${r:+$(dec "$r" 2)× ($(dec "$a_cps" 0) vs $(dec "$n_cps" 0) cycles/s)}" \
   "one loop thread, $HEAD_K in flight (node-redlock: $HEAD_K callers)" "$(cps "$a_cps")" "$(cps "$n_cps")"
 r=$(ratio "$a_cps" "$b_cps" 4)
-target blocking "$r" "${r:+$(fmt "$r" 2)× ($(fmt "$a_cps") vs $(fmt "$b_cps") cycles/s)}" \
+target blocking "$r" "${r:+$(dec "$r" 2)× ($(dec "$a_cps" 0) vs $(dec "$b_cps" 0) cycles/s)}" \
   "one loop thread, $HEAD_K in flight, against the blocking API" "$(cps "$a_cps")" "" \
   "$(cps "$b_cps" | sed "s/^/blocking, $HEAD_T threads: /")"
-target pending "$pend" "${pend:+$(fmt "$pend" 1) B (largest of $PENDING_REPS runs; $PENDING pending)}" \
-  "heap per pending acquire beyond the name ($PENDING pending)" "${pend:+$(fmt "$pend") B}"
-target allocs "$al" "${al:+$(fmt "$al" 4) (largest of $REPS runs; made by the static link: $(fmt "$(pick head.async own_allocs_per_cycle max)" 4))}" \
-  "heap allocations per cycle once warm, $HEAD_K in flight" "${al:+$(fmt "$al" 4)}"
+target pending "$pend" "${pend:+$(dec "$pend" 1) B (largest of $PENDING_REPS runs; $PENDING pending)}" \
+  "heap per pending acquire beyond the name ($PENDING pending)" "${pend:+$(dec "$pend" 0) B}"
+target allocs "$al" "${al:+$(dec "$al" 4) (largest of $REPS runs; made by the static link: $(dec "$(pick head.async own_allocs_per_cycle max)" 4))}" \
+  "heap allocations per cycle once warm, $HEAD_K in flight" "${al:+$(dec "$al" 4)}"
 targets_table "target (issue 13)" >"$TARGET_MD"
 
 {
@@ -228,7 +225,7 @@ targets_table "target (issue 13)" >"$TARGET_MD"
   echo "|---|---:|---:|---:|"
   for t in head.async head.node head.block; do
     [[ -n $(pick "$t" cps) ]] || continue
-    printf '| %s | %s | %s | %s |\n' "${t#head.}" "$(fmt "$(pick "$t" cps min)")" "$(fmt "$(pick "$t" cps)")" "$(fmt "$(pick "$t" cps max)")"
+    printf '| %s | %s | %s | %s |\n' "${t#head.}" "$(dec "$(pick "$t" cps min)" 0)" "$(dec "$(pick "$t" cps)" 0)" "$(dec "$(pick "$t" cps max)" 0)"
   done
 } >"$SPREAD_MD"
 

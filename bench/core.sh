@@ -145,10 +145,8 @@ run_bench() {
   note "$label:$summary"
 }
 
-# Number formatting for the table: num VALUE [DECIMALS] (0 by default);
 # vs A B DIGITS UNIT: "A UNIT vs B UNIT" for a target's measured column.
-num() { dec "${1:-}" "${2:-0}"; }
-vs() { echo "$(num "$1" "$3")$4 vs $(num "$2" "$3")$4"; }
+vs() { echo "$(dec "$1" "$3")$4 vs $(dec "$2" "$3")$4"; }
 # us VALUE / per_s VALUE: a field of the summary of `make bench`, nothing
 # without a value.
 us() { fig "${1:-}" 1 " µs"; }
@@ -203,13 +201,13 @@ stats_table() {
   on=$(val lib.cpu.stats_on cpu_us_per_cycle)
   echo "| libredlock, N=5, cpu workload (median of $STATS_REPS interleaved runs) | statistics off | statistics on | difference |"
   echo "|---|---:|---:|---:|"
-  printf '| client CPU per acquire+release cycle (µs) | %s | %s | %s |\n' "$(num "$off" 2)" "$(num "$on" 2)" \
+  printf '| client CPU per acquire+release cycle (µs) | %s | %s | %s |\n' "$(dec "$off" 2)" "$(dec "$on" 2)" \
     "$(awk -v a="$on" -v b="$off" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%+.2f %% (target: at most +2 %%)\n", (a / b - 1) * 100 }')"
   printf '| heap allocations per cycle, whole process | %s | %s | |\n' \
-    "$(num "$(val lib.cpu.stats_off allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on allocs_per_cycle)" 3)"
+    "$(dec "$(val lib.cpu.stats_off allocs_per_cycle)" 3)" "$(dec "$(val lib.cpu.stats_on allocs_per_cycle)" 3)"
   printf '| heap allocations per cycle by libredlock | %s | %s | |\n' \
-    "$(num "$(val lib.cpu.stats_off own_allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on own_allocs_per_cycle)" 3)"
-  printf '| cycles/s | %s | %s | |\n' "$(num "$(val lib.cpu.stats_off cps)")" "$(num "$(val lib.cpu.stats_on cps)")"
+    "$(dec "$(val lib.cpu.stats_off own_allocs_per_cycle)" 3)" "$(dec "$(val lib.cpu.stats_on own_allocs_per_cycle)" 3)"
+  printf '| cycles/s | %s | %s | |\n' "$(dec "$(val lib.cpu.stats_off cps)" 0)" "$(dec "$(val lib.cpu.stats_on cps)" 0)"
 }
 if ((STATS_ONLY)); then
   stats_cost_runs
@@ -404,7 +402,7 @@ note "measurements done in ${RUN_SECS}s; writing the report"
 TABLE=$TMP/table.md
 row() { # row LABEL FLOOR LIB NODE [DECIMALS]
   local d=${5:-0}
-  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$(num "$2" "$d")" "$(num "$3" "$d")" "$(num "$4" "$d")" \
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$(dec "$2" "$d")" "$(dec "$3" "$d")" "$(dec "$4" "$d")" \
     "$(ratio_x "$3" "$2")" "$(ratio_x "$3" "$4")"
 }
 NV() { ((NODE_OK)) && val "$@" || echo ""; }
@@ -455,7 +453,7 @@ NV() { ((NODE_OK)) && val "$@" || echo ""; }
 # The cost of the safety features, each against the plain runs interleaved with it.
 SAFETY=$TMP/safety.md
 srow() { # srow LABEL PLAIN WITH [DECIMALS]
-  printf '| %s | %s | %s | %s |\n' "$1" "$(num "$2" "${4:-1}")" "$(num "$3" "${4:-1}")" "$(ratio_x "$3" "$2")"
+  printf '| %s | %s | %s | %s |\n' "$1" "$(dec "$2" "${4:-1}")" "$(dec "$3" "${4:-1}")" "$(ratio_x "$3" "$2")"
 }
 {
   echo "| workload (libredlock, N=5) | plain | with the feature | ratio |"
@@ -519,7 +517,7 @@ r=$(ratio "$c32" "$n32")
 target conc32_node "$r" "${r:+$r× ($(vs "$c32" "$n32" 0 " cycles/s"))}" \
   "32 threads (node-redlock: 32 callers), distinct keys, cycles" "$(per_s "$c32")" "$(per_s "$n32")"
 r=$(ratio "$c32" "$SERVER_LIMIT")
-target conc32_limit "$r" "${r:+$r× ($(vs "$c32" "$SERVER_LIMIT" 0 " cycles/s"), the SET-only limit; $(ratio_x "$c32" "$MIX_LIMIT") of the SET+EVALSHA limit $(num "$MIX_LIMIT"))}" \
+target conc32_limit "$r" "${r:+$r× ($(vs "$c32" "$SERVER_LIMIT" 0 " cycles/s"), the SET-only limit; $(ratio_x "$c32" "$MIX_LIMIT") of the SET+EVALSHA limit $(dec "$MIX_LIMIT" 0))}" \
   "32 threads, distinct keys, cycles against the servers' limit" "$(per_s "$c32")" "" \
   "$(per_s "$SERVER_LIMIT" | sed 's/^/server limit: /')"
 for t in paused2:paused:"2 of 5 nodes paused" killed1:killed:"1 of 5 nodes killed"; do
@@ -535,8 +533,8 @@ dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "" || b == "" || b == 0) exit;
 target scaling "$dev" "${dev:+$dev % off (libredlock ${lr}×, floor ${fr}×, N=$last ÷ N=$first)}" \
   "scaling, acquire p50 with N=$last ÷ with N=$first" "${dev:+$lr× ($dev % off the floor ratio)}" "" "${fr:+floor: $fr×}"
 al=$(val lib.serial allocs_per_cycle)
-target allocs "$al" "${al:+$(num "$al" 2) ($(num "$(val lib.serial own_allocs_per_cycle)" 2) by libredlock itself, the rest in hiredis/libc; after 200 warm-up cycles)}" \
-  "" "${al:+$(num "$al" 2)}" "" "$(fig "$(val floor.serial allocs_per_cycle)" 2 | sed 's/^/floor: /')"
+target allocs "$al" "${al:+$(dec "$al" 2) ($(dec "$(val lib.serial own_allocs_per_cycle)" 2) by libredlock itself, the rest in hiredis/libc; after 200 warm-up cycles)}" \
+  "" "${al:+$(dec "$al" 2)}" "" "$(fig "$(val floor.serial allocs_per_cycle)" 2 | sed 's/^/floor: /')"
 rb=$(val lib.memory rss_before_kb) ra=$(val lib.memory rss_after_kb) growth="" share=""
 if [[ -n $rb && -n $ra ]]; then
   growth=$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%+d", a - b }')

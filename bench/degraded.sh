@@ -281,7 +281,6 @@ pct() { local r; r=$(ratio "$(field "$1.$2" 1)" "$(field "$1.healthy" 1)" 3); [[
 # rate SHAPE FAULT: "grants/s (% of healthy)" for the summary
 rate() { if [[ -n ${ST[$1.$2]:-} ]]; then echo "$(dec "$(field "$1.$2" 1)" 1)/s ($(dec "$(pct "$1" "$2")" 0) % of healthy)"; fi; }
 healthy_rate() { if [[ -n ${ST[$1.healthy]:-} ]]; then echo "healthy: $(dec "$(field "$1.healthy" 1)" 1)/s"; fi; }
-declare -A SHORT=([one]="1 process × 8 threads" [two]="2 processes × 4 threads")
 for t in one.paused1 two.paused1 one.killed1 two.killed1; do
   shape=${t%.*} fault=${t#*.}
   v=$(pct "$shape" "$fault")

@@ -49,6 +49,7 @@ grep -q '^| variant' "$SCRATCH/table.md" || fail "bench_kinds printed no table (
 cell() { # cell VARIANT COLUMN: the table's cell (× and spaces dropped)
   awk -F ' *[|] *' -v v="$1" -v c="$2" '$2 == v { gsub(/×/, "", $c); print $c; exit }' "$SCRATCH/table.md"
 }
+# shellcheck disable=SC2016 # backquotes: Markdown code in the variant's name
 MUTEX=$(cell 'mutex (`redlock_acquire_ex` + `redlock_release`)' 5)
 for t in "permit8|permit, limit 8|permit, limit 8" "reader|shared (a reader)|reader (a shared lock)"; do
   IFS='|' read -r id variant what <<<"$t"
