@@ -6,7 +6,9 @@
 #
 # Runs bench_kinds (bench/bench_kinds.c says what each row is): one caller,
 # acquire + release cycles, the variants interleaved in rounds so that the
-# noise of a shared machine falls on all of them alike. Full mode: 30 rounds
+# noise of a shared machine falls on all of them alike; then
+# bench/script_cost.sh: what each kind's commands and scripts cost a server,
+# in instructions (valgrind), a figure the machine's load does not move. Full mode: 30 rounds
 # of 300 cycles per variant (under a minute); it writes
 # bench/RESULTS-kinds.md. --quick: 6 rounds of 100 (a few seconds), written
 # to $BENCH_BUILD/bench/RESULTS-kinds-quick.md. --note TEXT: a paragraph for
@@ -42,6 +44,8 @@ timeout --foreground -k 5 600 "$BIN" -u "$NODES" -r "$ROUNDS" -b "$BLOCK" >"$SCR
 if ((STATUS == 130 || STATUS == 143)); then exit "$STATUS"; fi
 cluster_down
 grep -q '^| variant' "$SCRATCH/table.md" || fail "bench_kinds printed no table (exit $STATUS)"
+"$ROOT/bench/script_cost.sh" $((QUICK ? 500 : 3000)) >"$SCRATCH/cost.md" 2>>"$LOG" ||
+  echo "(not measured: bench/script_cost.sh failed; its diagnostics are in the run's log)" >"$SCRATCH/cost.md"
 
 # The targets (bench/targets.tsv) from bench_kinds' table, whose columns are
 # variant, acquire p50, p99, acquire + release p50, p99, ÷ mutex, per-round
@@ -92,12 +96,22 @@ mkdir -p "$(dirname "$OUT_MD")"
   ((STATUS == 0)) || { echo; echo "bench_kinds exited with status $STATUS."; }
   echo
   cat "$SCRATCH/targets.md"
+  echo
+  echo "What the server spends on each (\`bench/script_cost.sh\`): one redis-server of its own under valgrind's callgrind"
+  echo "runs $((QUICK ? 500 : 3000)) acquire + release cycles of a variant, pipelined, with the commands and the lua/ scripts the"
+  echo "library sends for it (a permit: every slot free); its instructions, less those of a run without commands, per"
+  echo "cycle. Counted, not timed, so the figure does not move with the load of the machine; on 5 nodes sharing the"
+  echo "client's cores, that work is most of what a permit or a reader adds to a mutex's cycle."
+  echo
+  cat "$SCRATCH/cost.md"
 } >"$OUT_MD"
 
 echo
 cat "$SCRATCH/table.md"
 echo
 cat "$SCRATCH/targets.md"
+echo
+cat "$SCRATCH/cost.md"
 echo
 echo "Report: $OUT_MD"
 exit "$STATUS"
