@@ -120,10 +120,7 @@ docs: deps
 BENCH_BUILD ?= build-bench
 BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 
-.PHONY: bench bench-quick bench-core bench-core-quick bench-hosts bench-hosts-quick bench-deps bench-build bench-compile \
-        bench-stats bench-async bench-async-quick bench-handoff bench-handoff-quick bench-kinds bench-kinds-quick \
-        bench-degraded bench-degraded-quick bench-scale bench-scale-quick bench-cluster bench-cluster-quick \
-        bench-fence bench-fence-quick bench-replicated bench-replicated-quick
+.PHONY: bench bench-quick bench-deps bench-build bench-compile bench-stats
 
 # Like deps, for the benchmark's extra tools. node and npm count as present
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
@@ -157,7 +154,7 @@ bench-compile: deps
 # `make bench-stats`: only the cost of redlock_stats' counters (on / off,
 # interleaved; about a minute), printed, no report written.
 bench-stats: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --stats-only
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/core.sh --stats-only
 
 bench: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh
@@ -165,160 +162,35 @@ bench: bench-build
 bench-quick: bench-build
 	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh --quick
 
-# `make bench-core`: what `make bench` was before issue 26 (bench/run.sh,
-# about 13 minutes): floor, libredlock and node-redlock, single caller and
-# 1..64 threads, the server limit, the cost of the safety features and of
-# the statistics, nodes killed and paused, N = 3..9, memory (the host-name
-# run it ended with is now a suite of its own, `make bench-hosts`). Writes
-# bench/RESULTS-core.md and bench/latency.png. `make bench-core-quick`: the
-# same in about a minute, results in $(BENCH_BUILD)/bench only.
-bench-core: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh
-
-bench-core-quick: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/run.sh --quick
-
-# `make bench-async`: the non-blocking API's rows (issue 13; bench/async.sh,
-# about 8 minutes): one libuv loop thread with 1..512 acquire + release
-# cycles in flight, against node-redlock with as many callers and the
-# blocking API on as many threads (headline: 256 in flight vs node-redlock's
-# 256 callers and 32 blocking threads), bytes per pending acquire, heap calls
-# per cycle. Writes bench/RESULTS-async.md and bench/async.png.
-# `make bench-async-quick`: the same in about 1.5 minutes, results in
-# $(BENCH_BUILD)/bench. bench_async needs libuv and include/redlock/libuv.h.
-bench-async: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh
-
-bench-async-quick: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/async.sh --quick
-
-# `make bench-handoff`: waiting for a taken lock (issue 14, item 7;
-# bench/handoff.sh, about 1.5 minutes, its own 5-node cluster): 8 threads on
-# one resource with default options, against node-redlock's defaults --
-# handoff latency from a release to the next grant, lock busy time, grants
-# per thread -- and the commands 64 idle waiters cost the nodes. Writes its
-# section of bench/RESULTS-handoff.md (named by HANDOFF_LABEL, default
-# "latest"; other sections are kept; HANDOFF_ARGS='--note "..."' adds a
-# paragraph to it) and bench/handoff.png (the CDFs of every section).
-# `make bench-handoff-quick`: about 20 s, results in $(BENCH_BUILD)/bench
-# only.
+# `make bench-NAME`: the suite NAME of bench/all.sh's list (SUITES) alone,
+# in its full mode, with its own local redis-server masters, always stopped
+# (bench/NAME.sh --help says what it measures and how long it takes): core
+# (the floor, libredlock and node-redlock; the server limit, the safety
+# features, nodes killed and paused, N = 3..9, memory), async (one libuv
+# loop thread against node-redlock and the blocking API), handoff (waiting
+# for a taken lock), degraded (a minority of the nodes failing), kinds
+# (semaphores and read-write locks against a mutex), scale (many locks and
+# waiters), cluster (Redis Cluster nodes), fence (fencing tokens),
+# replicated (votes counted after replication, Sentinel groups), hosts (one
+# node's name unresolvable, in a private network namespace). Each writes
+# bench/RESULTS-NAME.md (and its plots), its targets judged against
+# bench/targets.tsv. `make bench-NAME-quick`: the same in its quick mode,
+# results in $(BENCH_BUILD)/bench only. NAME_NOTE (NAME in capitals, e.g.
+# KINDS_NOTE): a paragraph for its report; NAME_ARGS: more arguments for
+# its script (HANDOFF_LABEL: the section of RESULTS-handoff.md it writes).
+# The rules come from the suite list: a suite added there has them.
+BENCH_SUITES := $(shell sed -n 's/^  "\([a-z]*\)|.*/\1/p' bench/all.sh)
+BENCH_SUITE_RULES := $(addprefix bench-,$(BENCH_SUITES))
+bench_var = $($(shell echo '$(1)' | tr a-z A-Z)_$(2))
 HANDOFF_LABEL ?= latest
-bench-handoff: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --label "$(HANDOFF_LABEL)" $(HANDOFF_ARGS)
+override HANDOFF_ARGS := --label "$(HANDOFF_LABEL)" $(HANDOFF_ARGS)
 
-bench-handoff-quick: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/handoff.sh --quick
+.PHONY: $(BENCH_SUITE_RULES) $(BENCH_SUITE_RULES:=-quick)
+$(BENCH_SUITE_RULES): bench-%: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh --one $* -- --note "$(call bench_var,$*,NOTE)" $(call bench_var,$*,ARGS)
 
-# `make bench-degraded`: lock availability while a minority of the 5 nodes
-# fails (issue 23, item 6; bench/degraded.sh, about 5 minutes, its own
-# 5-node cluster): healthy, one node paused (SIGSTOP), one killed (SIGKILL),
-# two paused, each applied a few seconds into the run and undone before the
-# next, for 1 process x 8 threads on one redlock_t, 2 processes x 4 threads
-# (overlaps counted across them) and node-redlock with 8 callers; 5 ms hold,
-# 5 ms work, a 3 s wait bound, default options. Grants/s and their % of
-# healthy, handoff p50/p99, busy %, overlaps, the targets with PASS/FAIL in
-# bench/RESULTS-degraded.md (DEGRADED_NOTE: a paragraph for it) and grants/s
-# over time in bench/degraded.png. `make bench-degraded-quick`: about a
-# minute, results in $(BENCH_BUILD)/bench only.
-DEGRADED_NOTE ?=
-bench-degraded: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/degraded.sh --note "$(DEGRADED_NOTE)"
-
-bench-degraded-quick: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/degraded.sh --quick
-
-# `make bench-kinds`: a permit of a semaphore (limits 1, 8, 64; free and
-# with most slots taken) and a reader's lock against a plain mutex (issue 15,
-# item 6; bench/kinds.sh, under a minute, its own 5-node cluster), the
-# variants interleaved in rounds. Writes bench/RESULTS-kinds.md (KINDS_NOTE:
-# a paragraph for it). `make bench-kinds-quick`: a few seconds, results in
-# $(BENCH_BUILD)/bench/RESULTS-kinds-quick.md.
-KINDS_NOTE ?=
-bench-kinds: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --note "$(KINDS_NOTE)"
-
-bench-kinds-quick: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/kinds.sh --quick
-
-# `make bench-scale`: cost in the number of locks and waiters (issue 24,
-# item 6; doc/design.md, "Cost flat in locks and waiters"; bench/scale.sh,
-# about 5 to 8 minutes, its own 5-node cluster, default options): acquire +
-# release of one resource with 0 / 1 000 / 10 000 / 100 000 locks held and
-# the time per lock of each 10 000 slice; handoff p50 with 1 .. 10 000
-# waiters (async on libuv; blocking threads up to 1 000); CPU and lateness
-# of 10 000 auto-extended locks against 1; heap per held lock and per
-# pending acquire, and after releasing them all. Each step
-# is bounded and reported "> bound" past it. Writes bench/RESULTS-scale.md
-# (SCALE_NOTE: a paragraph for it) and bench/scale.png, with the targets
-# PASS/FAIL. `make bench-scale-quick`: about a minute (up to 10 000 held,
-# 1 000 waiters), results in $(BENCH_BUILD)/bench only. Needs libuv.
-SCALE_NOTE ?=
-bench-scale: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --note "$(SCALE_NOTE)"
-
-bench-scale-quick: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/scale.sh --quick
-
-# `make bench-cluster`: Redlock nodes that are whole Redis Clusters against
-# plain masters (issue 25, item 8; bench/cluster.sh, about 5 minutes): 3
-# plain masters and 3 clusters of 3 primaries of its own, acquire + release
-# of fresh resources, serial and from 8 threads, the two handles
-# interleaved in rounds, once with the keys spread over the shards and once
-# all in one slot (the routing's own cost); the calls each shard served
-# (INFO commandstats) and its share of its cluster's; two targets of its
-# own PASS/FAIL (the routing's cost in one slot, the spread over the
-# shards). Writes bench/RESULTS-cluster.md (CLUSTER_NOTE: a paragraph for
-# it); a suite of `make bench` (cluster).
-# `make bench-cluster-quick`: under a minute, results in
-# $(BENCH_BUILD)/bench/RESULTS-cluster-quick.md. Needs Redis 7.
-CLUSTER_NOTE ?=
-bench-cluster: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/cluster.sh --note "$(CLUSTER_NOTE)"
-
-bench-cluster-quick: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/cluster.sh --quick
-
-# `make bench-fence`: what a fencing token costs next to a plain lock
-# (issue 26, item 2; bench/fence.sh, a few minutes, its own 5-node cluster,
-# default options): one caller's acquire and acquire + release latency of a
-# plain and a fenced handle interleaved in rounds, with a floor of raw round
-# trips of the same commands over hiredis (where the time goes), and 32
-# threads' throughput in alternating blocks; three runs, their spread, the
-# targets (fenced serial p50 <= 2.0x plain, throughput >= 0.6x) PASS/FAIL in
-# bench/RESULTS-fence.md (FENCE_NOTE: a paragraph for it). `make
-# bench-fence-quick`: one short run (about 20 s), results in
-# $(BENCH_BUILD)/bench only.
-FENCE_NOTE ?=
-bench-fence: bench-compile
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_fence
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/fence.sh --note "$(FENCE_NOTE)"
-
-bench-fence-quick: bench-compile
-	cmake --build $(BENCH_BUILD) -j $(JOBS) --target bench_fence
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/fence.sh --quick
-
-# `make bench-replicated`: what counting votes after replication costs
-# (issue 32, item 6; bench/replicated.sh, a few minutes, 3 Sentinel groups of
-# its own): serial acquire p50 and 32-thread cycles/s with min_replicas 1
-# against 0, interleaved, and the time from a master's death to the first
-# grant on its promoted replica. Writes bench/RESULTS-replicated.md (targets
-# <= 1.6x serial, >= 0.6x throughput). `make bench-replicated-quick`: under a
-# minute, results in $(BENCH_BUILD)/bench.
-REPLICATED_NOTE ?=
-bench-replicated: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/replicated.sh --note "$(REPLICATED_NOTE)"
-
-bench-replicated-quick: bench-compile
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/replicated.sh --quick
-
-# `make bench-hosts`: acquire latency with one node's name unresolvable
-# (bench/hosts.sh, in a private network namespace; writes bench/RESULTS-hosts.md).
-# `make bench-hosts-quick`: a few seconds, results in $(BENCH_BUILD)/bench.
-bench-hosts: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/hosts.sh
-
-bench-hosts-quick: bench-build
-	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/hosts.sh --quick
+$(BENCH_SUITE_RULES:=-quick): bench-%-quick: bench-build
+	BENCH_BUILD=$(CURDIR)/$(BENCH_BUILD) bench/all.sh --one $* --quick -- $(call bench_var,$*,ARGS)
 
 # ------------------------------------------------------------- fuzzing
 # `make fuzz`: the libFuzzer targets of test/fuzz/ (node URIs, a node's

@@ -26,6 +26,11 @@
 # always has every suite). Logs of each suite: $BENCH_BUILD/bench/all-logs/
 # (all-quick-logs/ for --quick).
 #
+# all.sh --one NAME [--quick] [-- ARGS...]: the suite NAME alone, as
+# `make bench-NAME` (and -quick) run it: its script with its full-mode
+# arguments below (or --quick), then ARGS; it writes its own result file
+# only (not bench/RESULTS.md) and all.sh exits with its status.
+#
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON, every program of its target
 # bench_all built (`make bench` and `make bench-quick` do it all).
@@ -56,11 +61,13 @@ export LC_ALL=C
 #      `summary WORKLOAD LIBREDLOCK NODE BASELINE TARGET VERDICT` (see
 #      bench/lib.sh; judge_targets does it for rows that carry the five
 #      summary fields), which writes nothing when run on its own;
-#   3. a line below (the fields as above);
-#   4. its program in the bench_all list at the end of bench/CMakeLists.txt,
-#      and make targets bench-NAME / bench-NAME-quick in the Makefile.
+#   3. its targets as rows of bench/targets.tsv, judged with `target` and
+#      printed with `targets_table` (bench/lib.sh);
+#   4. a line below (the fields as above): `make bench-NAME` and
+#      `make bench-NAME-quick` come from it (the Makefile reads this list);
+#   5. its program in the bench_all list at the end of bench/CMakeLists.txt.
 SUITES=(
-  "core|run.sh||RESULTS-core.md|latency.png||Core: floor, libredlock and node-redlock (issue 4)"
+  "core|core.sh||RESULTS-core.md|latency.png||Core: floor, libredlock and node-redlock (issue 4)"
   "async|async.sh||RESULTS-async.md|async.png||Non-blocking API on one libuv loop thread (issue 13)"
   "handoff|handoff.sh|--label latest|RESULTS-handoff.md|handoff.png|handoff.sh: section latest|Waiting for a taken lock (issue 14)"
   "degraded|degraded.sh||RESULTS-degraded.md|degraded.png||A minority of the nodes failing (issue 23)"
@@ -76,15 +83,30 @@ SUITES=(
 
 QUICK=0
 ONLY=""
+ONE=""
+EXTRA=()
 while (($#)); do
   case $1 in
     --quick) QUICK=1 ;;
     --only) ONLY=${2:-}; shift ;;
+    --one) ONE=${2:-}; shift ;;
+    --) shift; EXTRA=("$@"); break ;;
     -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "all.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [[ -n $ONE ]]; then
+  for s in "${SUITES[@]}"; do
+    IFS='|' read -r name script fargs _ <<<"$s"
+    [[ $name == "$ONE" ]] || continue
+    if ((QUICK)); then args=(--quick); else read -r -a args <<<"$fargs"; fi
+    cd "$ROOT" && exec "$ROOT/bench/$script" "${args[@]}" "${EXTRA[@]}"
+  done
+  echo "all.sh: no suite '$ONE' (the suites: $(printf '%s\n' "${SUITES[@]}" | cut -d'|' -f1 | paste -sd' ' -))" >&2
+  exit 2
+fi
+((${#EXTRA[@]} == 0)) || { echo "all.sh: arguments after -- go with --one" >&2; exit 2; }
 if [[ -n $ONLY ]] && ((!QUICK)); then
   echo "all.sh: --only goes with --quick (a full report has every suite; make bench-NAME runs one)" >&2
   exit 2
@@ -307,7 +329,7 @@ mkdir -p "$(dirname "$OUT_MD")"
       "$file_shown" "${shown:-—}" "$(cat "$WORK/$name.secs")" "$exit_shown"
   done
   echo
-  echo "Each suite's own log: \`$LOG_DIR/NAME.err\` (progress) and \`NAME.out\` (what it printed)."
+  echo "Each suite's own log: \`${LOG_DIR#"$ROOT"/}/NAME.err\` (progress) and \`NAME.out\` (what it printed)."
   for s in "${RAN[@]}"; do
     IFS='|' read -r name script fargs md _ section title <<<"$s"
     f=$OUT_DIR/$(quick_name "$md")

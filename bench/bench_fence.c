@@ -46,10 +46,8 @@
  * blocks failed, with the library before issue 26 as well).
  * --only plain|fenced: throughput blocks of that kind alone (for perf).
  *
- * Targets (issue 26): fenced acquire serial p50 <= 2.0 x plain, THREADS-
- * thread throughput >= 0.6 x plain. Prints markdown tables on stdout;
- * exits 1 when a serial acquire failed (a missed target is a FAIL in the
- * table, not an exit status). BENCH_FENCE_LOG=1: the library's warnings
+ * Prints markdown tables on stdout (bench/fence.sh judges the targets of
+ * bench/targets.tsv from them); exits 1 when a serial acquire failed. BENCH_FENCE_LOG=1: the library's warnings
  * on stderr. Diagnostics go to stderr; tokens are never printed. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -70,8 +68,6 @@
 
 #include "common.h"
 
-#define SERIAL_TARGET 2.0 /* fenced acquire p50 at most this x plain's */
-#define THRU_TARGET 0.6   /* fenced throughput at least this x plain's */
 #define FLOOR_TIMEOUT_MS 2000
 
 static struct {
@@ -674,9 +670,9 @@ static void round_ratio_range(const variant_t *v, const variant_t *base, double 
 /* Prints the tables; returns 1 when some acquire failed. */
 static int report(size_t nv, const thru_t *t) {
     printf("| variant | acquire p50 µs | acquire p99 µs | acquire + release p50 µs | acquire + release p99 µs "
-           "| acquire p50 ÷ base | per-round range | cycle p50 ÷ base | target | verdict |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
-    int missed = 0, bad = 0;
+           "| acquire p50 ÷ base | per-round range | cycle p50 ÷ base |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    int bad = 0;
     for (size_t i = 0; i < nv; i++) {
         variant_t *v = &vs[i];
         variant_t *base = v->kind == V_FLOOR ? &vs[FLOOR_BASE] : &vs[0];
@@ -685,37 +681,25 @@ static int report(size_t nv, const thru_t *t) {
         double ba = bench_quantile_us(&base->acq, 0.5), bc = bench_quantile_us(&base->cyc, 0.5), lo, hi;
         round_ratio_range(v, base, &lo, &hi);
         double ra = ba > 0 ? a50 / ba : 0;
-        char target[32] = "—", verdict[16] = "—";
-        if (v->kind == V_FENCED) {
-            int miss = !v->acq.n || ra > SERIAL_TARGET;
-            missed += miss;
-            snprintf(target, sizeof target, "≤ %.1f×", SERIAL_TARGET);
-            snprintf(verdict, sizeof verdict, "**%s**", miss ? "FAIL" : "PASS");
-        }
-        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f× | %.2f–%.2f | %.2f× | %s | %s |\n", v->name, a50, a99, c50,
-               c99, ra, lo, hi, bc > 0 ? c50 / bc : 0, target, verdict);
+        printf("| %s | %.0f | %.0f | %.0f | %.0f | %.2f× | %.2f–%.2f | %.2f× |\n", v->name, a50, a99, c50, c99, ra, lo,
+               hi, bc > 0 ? c50 / bc : 0);
     }
     printf("\n%zu nodes; serial: %u rounds × %u cycles per variant (%zu cycles each in all), TTL %u ms; the base of "
            "the library rows is plain, of the floor rows the floor's `SET NX PX`.\n",
            cfg.n_nodes, cfg.rounds, cfg.block, vs[0].acq.n, (unsigned)cfg.ttl_ms);
     if (t) {
         double n = cfg.trounds, p = t->plain_sum / n, f = t->fenced_sum / n, x = p > 0 ? f / p : 0;
-        int miss = x < THRU_TARGET;
-        missed += miss;
-        printf("\n| %u threads, one handle each kind | acquire + release cycles/s | ÷ plain | per-round range | target "
-               "| verdict |\n",
+        printf("\n| %u threads, one handle each kind | acquire + release cycles/s | ÷ plain | per-round range |\n",
                cfg.threads);
-        printf("|---|---:|---:|---:|---|---|\n");
-        printf("| plain | %.0f | 1.00× | — | — | — |\n", p);
-        printf("| fenced | %.0f | %.3f× | %.2f–%.2f | ≥ %.1f× | **%s** |\n", f, x, t->lo, t->hi, THRU_TARGET,
-               miss ? "FAIL" : "PASS");
+        printf("|---|---:|---:|---:|\n");
+        printf("| plain | %.0f | 1.00× | — |\n", p);
+        printf("| fenced | %.0f | %.3f× | %.2f–%.2f |\n", f, x, t->lo, t->hi);
         printf("\nthroughput: %u rounds of a %.1f s block per kind, plain and fenced alternating which goes first; "
                "refused acquires (nodes too slow for op_timeout_ms on a loaded machine; the thread pauses 1 ms): "
                "plain %llu, fenced %llu.\n",
                cfg.trounds, cfg.secs, (unsigned long long)atomic_load(&t_errors[0]),
                (unsigned long long)atomic_load(&t_errors[1]));
     }
-    printf("\ntargets missed: %d.\n", missed);
     for (size_t i = 0; i < nv; i++)
         if (vs[i].errors) {
             printf("ERRORS: %s: %llu failed acquires.\n", vs[i].name, (unsigned long long)vs[i].errors);

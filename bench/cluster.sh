@@ -259,7 +259,8 @@ slot_line "$SCRATCH/oneslot.stats" >"$SCRATCH/oneslot.line"
 # The headline figures, for the summary of `make bench` (bench/all.sh), and
 # the two targets that can be argued (section 3 of the report says why).
 SERIAL="serial: acquire p50 µs" CONC="$THREADS threads: cycles/s"
-SHARE_LO=30 SHARE_HI=37 ROUTE_MAX=1.2 EVEN=$(awk -v n="$SHARDS" 'BEGIN { printf "%.1f", 100 / n }')
+target_spec routing
+SHARE_LO=30 SHARE_HI=37 ROUTE_MAX=$T_LIMIT EVEN=$(awk -v n="$SHARDS" 'BEGIN { printf "%.1f", 100 / n }')
 read -r sp_p sp_c sp_r < <(measure "$SCRATCH/spread.md" "$SERIAL") || true
 read -r st_p st_c st_r < <(measure "$SCRATCH/spread.md" "$CONC") || true
 read -r op_p op_c op_r < <(measure "$SCRATCH/oneslot.md" "$SERIAL") || true
@@ -271,18 +272,14 @@ summary "Redis Cluster nodes, keys spread: $THREADS threads, cycles/s" "${st_c:+
   "${st_p:+plain nodes: $st_p/s}" "" ""
 summary "Redis Cluster nodes, all keys in one slot: $THREADS threads, cycles/s" "${ot_c:+$ot_c/s ($ot_r × plain)}" "" \
   "${ot_p:+plain nodes: $ot_p/s}" "" ""
-{
-  printf '%s\t%s\tle\t%s\t%s\t' "all keys in one slot (the routing's own cost): serial acquire p50, cluster ÷ plain ≤ $ROUTE_MAX" \
-    "${op_r:-}" "$ROUTE_MAX" "${op_r:+$op_r× ($op_c against $op_p µs)}"
-  printf '%s\t%s\t-\t%s\t%s\n' "Redis Cluster nodes, all keys in one slot (the routing's own cost): serial acquire p50" \
-    "${op_c:+$op_c µs ($op_r × plain)}" "${op_p:+plain nodes: $op_p µs}" "≤ $ROUTE_MAX × plain"
-  printf '%s\t%s\tle\t0\t%s\t' "keys spread: every shard's share of its cluster's lock calls within $SHARE_LO–$SHARE_HI %" \
-    "${outside:-}" "${members:+$((members - outside)) of $members shards within ($small–$big %)}"
-  printf '%s\t%s\t-\t%s\t%s\n' "Redis Cluster nodes, keys spread: largest shard's share of its cluster's lock calls" \
-    "${big:+$big % (member $big_m; smallest: $small %, member $small_m)}" "even over $SHARDS shards: $EVEN %" \
-    "every shard $SHARE_LO–$SHARE_HI %"
-} >"$SCRATCH/targets.tsv"
-judge_targets "target" "$SCRATCH/targets.tsv" >"$SCRATCH/targets.md"
+target routing "${op_r:-}" "${op_r:+$op_r× ($op_c against $op_p µs)}" \
+  "Redis Cluster nodes, all keys in one slot (the routing's own cost): serial acquire p50" \
+  "${op_c:+$op_c µs ($op_r × plain)}" "" "${op_p:+plain nodes: $op_p µs}"
+target spread "${outside:-}" "${outside:+$outside (${members:+$((members - outside)) of $members shards within, $small–$big %})}" \
+  "Redis Cluster nodes, keys spread: shards outside $SHARE_LO–$SHARE_HI % of their cluster's lock calls" \
+  "${big:+$outside (largest share $big %, member $big_m; smallest $small %, member $small_m)}" "" \
+  "even over $SHARDS shards: $EVEN %"
+targets_table "target (bench/targets.tsv)" >"$SCRATCH/targets.md"
 
 VERSION=$("$BIN" --version 2>/dev/null || echo "?")
 SHOWN="make bench-cluster"

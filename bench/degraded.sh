@@ -174,8 +174,6 @@ phase() {
   if ((viol)); then note "$tag: $viol overlapping grants!"; fi
 }
 
-# kv LINE KEY: KEY's value in a RESULT line.
-kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n 1; }
 
 # ------------------------------------------------------------ the runs
 
@@ -218,8 +216,8 @@ stats() {
   window "$shape" "$fault" >"$SCRATCH/g"
   awk '$3 != "-" { print $3 }' "$SCRATCH/g" | sort -g >"$SCRATCH/h"
   local p50 p99
-  p50=$(quantile 0.5 "$SCRATCH/h")
-  p99=$(quantile 0.99 "$SCRATCH/h")
+  p50=$(quantile 0.5 <"$SCRATCH/h")
+  p99=$(quantile 0.99 <"$SCRATCH/h")
   awk -v hold="$HOLD_MS" -v p50="${p50:--}" -v p99="${p99:--}" '
     FNR == NR { if ($1 == "W") { from[$2] = $3; to[$2] = $4; last[$2] = $3 } else { secs = $2; viol = $3; stuck = $4; reps = $5 }; next }
     { cnt[$1]++; if ($2 - last[$1] > gap) gap = $2 - last[$1]; last[$1] = $2 }
@@ -234,10 +232,6 @@ stats() {
         100 * total * hold / 1000 / secs, gap * 1000, viol, stuck, reps }' "$SCRATCH/w" "$SCRATCH/g"
 }
 
-# quantile Q FILE: the Q-quantile (nearest rank) of FILE's sorted numbers, "" when empty.
-quantile() {
-  awk -v q="$1" '{ v[NR] = $1 } END { if (!NR) exit; r = int(q * NR); if (r < q * NR) r++; if (r < 1) r = 1; print v[r] }' "$2"
-}
 
 declare -A WHO=(
   [one]="libredlock, 1 process × 8 threads, one redlock_t"
@@ -256,7 +250,6 @@ for shape in one two node; do
 done
 # field N of a stats line
 field() { awk -v n="$2" '{ print $n }' <<<"${ST[$1]:-}"; }
-ratio() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a != "" && a != "-" && b != "" && b != "-" && b + 0 > 0) printf "%.3f\n", a / b }'; }
 
 TABLE_MD=$SCRATCH/table.md
 {
@@ -283,51 +276,39 @@ TABLE_MD=$SCRATCH/table.md
   done
 } >"$TABLE_MD"
 
-# The targets: "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN", an empty VALUE is n/a;
-# then the row of the summary of `make bench`:
-# "WORKLOAD<TAB>LIBREDLOCK<TAB>NODE<TAB>BASELINE<TAB>TARGET".
-row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
-ROWS=$SCRATCH/targets.tsv
-{
-  pct() { local r; r=$(ratio "$(field "$1.$2" 1)" "$(field "$1.healthy" 1)"); [[ -z $r ]] || awk -v r="$r" 'BEGIN { printf "%.1f\n", 100 * r }'; }
-  # rate SHAPE FAULT: "grants/s (% of healthy)" for the summary
-  rate() { if [[ -n ${ST[$1.$2]:-} ]]; then echo "$(dec "$(field "$1.$2" 1)" 1)/s ($(dec "$(pct "$1" "$2")" 0) % of healthy)"; fi; }
-  healthy_rate() { if [[ -n ${ST[$1.healthy]:-} ]]; then echo "healthy: $(dec "$(field "$1.healthy" 1)" 1)/s"; fi; }
-  declare -A SHORT=([one]="1 process × 8 threads" [two]="2 processes × 4 threads")
-  v=$(pct one paused1); row "${WHO[one]}: 1 node paused ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %" \
-    "${SHORT[one]}: grants/s with 1 node of 5 paused" "$(rate one paused1)" "$(rate node paused1)" "$(healthy_rate one)" "≥ 80 % of healthy"
-  v=$(pct two paused1); row "${WHO[two]}: 1 node paused ≥ 50 % of healthy grants/s" "$v" ge 50 "$(dec "$v" 0) %" \
-    "${SHORT[two]}: grants/s with 1 node of 5 paused" "$(rate two paused1)" "" "$(healthy_rate two)" "≥ 50 % of healthy"
-  for shape in one two; do
-    v=$(pct "$shape" killed1); row "${WHO[$shape]}: 1 node killed ≥ 80 % of healthy grants/s" "$v" ge 80 "$(dec "$v" 0) %" \
-      "${SHORT[$shape]}: grants/s with 1 node of 5 killed" "$(rate "$shape" killed1)" \
-      "$(if [[ $shape == one ]]; then rate node killed1; fi)" "$(healthy_rate "$shape")" "≥ 80 % of healthy"
+# The targets (bench/targets.tsv), each also a row of the summary of `make bench`.
+pct() { local r; r=$(ratio "$(field "$1.$2" 1)" "$(field "$1.healthy" 1)" 3); [[ -z $r ]] || awk -v r="$r" 'BEGIN { printf "%.1f\n", 100 * r }'; }
+# rate SHAPE FAULT: "grants/s (% of healthy)" for the summary
+rate() { if [[ -n ${ST[$1.$2]:-} ]]; then echo "$(dec "$(field "$1.$2" 1)" 1)/s ($(dec "$(pct "$1" "$2")" 0) % of healthy)"; fi; }
+healthy_rate() { if [[ -n ${ST[$1.healthy]:-} ]]; then echo "healthy: $(dec "$(field "$1.healthy" 1)" 1)/s"; fi; }
+for t in one.paused1 two.paused1 one.killed1 two.killed1; do
+  shape=${t%.*} fault=${t#*.}
+  v=$(pct "$shape" "$fault")
+  target "${shape}_$fault" "$v" "${v:+$(dec "$v" 0) %}" "" "$(rate "$shape" "$fault")" \
+    "$(if [[ $shape == one ]]; then rate node "$fault"; fi)" "$(healthy_rate "$shape")"
+done
+for shape in one two; do
+  p=$(field "$shape.paused1" 5) h=$(field "$shape.healthy" 5)
+  v=$(ratio "$p" "$h" 3)
+  np=""
+  [[ $shape != one || -z ${ST[node.paused1]:-} ]] ||
+    np="$(dec "$(field node.paused1 5)" 0) µs ($(dec "$(ratio "$(field node.paused1 5)" "$(field node.healthy 5)" 3)" 2) × healthy)"
+  target "${shape}_p99" "$v" "${v:+$(dec "$v" 2) × ($(dec "$p" 0) vs $(dec "$h" 0) µs)}" "" \
+    "$(fig "$p" 0 " µs")${v:+ ($(dec "$v" 2) × healthy)}" "$np" "$(fig "$h" 0 " µs" | sed 's/^/healthy: /')"
+done
+ov="" n=0
+for shape in one two; do
+  for fault in $FAULTS; do
+    [[ -z ${ST[$shape.$fault]:-} ]] || { ov=$((${ov:-0} + $(field "$shape.$fault" 8))); n=$((n + 1)); }
   done
-  for shape in one two; do
-    p=$(field "$shape.paused1" 5) h=$(field "$shape.healthy" 5)
-    v=$(ratio "$p" "$h")
-    np=""
-    [[ $shape != one || -z ${ST[node.paused1]:-} ]] ||
-      np="$(dec "$(field node.paused1 5)" 0) µs ($(dec "$(ratio "$(field node.paused1 5)" "$(field node.healthy 5)")" 2) × healthy)"
-    row "${WHO[$shape]}: handoff p99 with 1 node paused ≤ 3 × healthy" "$v" le 3 "$(dec "$v" 2) × ($(dec "$p" 0) vs $(dec "$h" 0) µs)" \
-      "${SHORT[$shape]}: handoff p99 with 1 node paused" "$(fig "$p" 0 " µs")${v:+ ($(dec "$v" 2) × healthy)}" "$np" \
-      "$(fig "$h" 0 " µs" | sed 's/^/healthy: /')" "≤ 3 × healthy"
-  done
-  ov="" n=0
-  for shape in one two; do
-    for fault in $FAULTS; do
-      [[ -z ${ST[$shape.$fault]:-} ]] || { ov=$((${ov:-0} + $(field "$shape.$fault" 8))); n=$((n + 1)); }
-    done
-  done
-  row "libredlock, both shapes, every fault: 0 overlapping holders" "$ov" le 0 "${ov:-n/a} (in $n (shape, fault) cells)" \
-    "both shapes, every fault: overlapping holders" "${ov:-n/a} (in $n cells)" "" "" "0"
-  v=$(field one.healthy 4); row "${WHO[one]}: healthy handoff p50 ≤ 1 ms" "$v" le 1000 "$(dec "$v" 0) µs" \
-    "${SHORT[one]}: healthy handoff p50" "$(fig "$v" 0 " µs")" "$(fig "$(field node.healthy 4)" 0 " µs")" "" "≤ 1 ms"
-  v=$(field one.healthy 6); row "${WHO[one]}: healthy lock busy ≥ 85 %" "$v" ge 85 "$(dec "$v" 1) %" \
-    "${SHORT[one]}: healthy lock busy" "$(fig "$v" 1 " %")" "$(fig "$(field node.healthy 6)" 1 " %")" "" "≥ 85 %"
-} >"$ROWS"
+done
+target overlaps "$ov" "${ov:-n/a} (in $n (shape, fault) cells)" "" "${ov:-n/a} (in $n cells)"
+v=$(field one.healthy 4)
+target healthy_p50 "$v" "$(fig "$v" 0 " µs")" "" "$(fig "$v" 0 " µs")" "$(fig "$(field node.healthy 4)" 0 " µs")"
+v=$(field one.healthy 6)
+target healthy_busy "$v" "$(fig "$v" 1 " %")" "" "$(fig "$v" 1 " %")" "$(fig "$(field node.healthy 6)" 1 " %")"
 TARGETS_MD=$SCRATCH/targets.md
-judge_targets "target (issue 23)" "$ROWS" >"$TARGETS_MD"
+targets_table "target (issue 23)" >"$TARGETS_MD"
 
 # ------------------------------------------------------------ the plot
 

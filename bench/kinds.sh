@@ -6,7 +6,9 @@
 #
 # Runs bench_kinds (bench/bench_kinds.c says what each row is): one caller,
 # acquire + release cycles, the variants interleaved in rounds so that the
-# noise of a shared machine falls on all of them alike. Full mode: 30 rounds
+# noise of a shared machine falls on all of them alike; then
+# bench/script_cost.sh: what each kind's commands and scripts cost a server,
+# in instructions (valgrind), a figure the machine's load does not move. Full mode: 30 rounds
 # of 300 cycles per variant (under a minute); it writes
 # bench/RESULTS-kinds.md. --quick: 6 rounds of 100 (a few seconds), written
 # to $BENCH_BUILD/bench/RESULTS-kinds-quick.md. --note TEXT: a paragraph for
@@ -42,9 +44,27 @@ timeout --foreground -k 5 600 "$BIN" -u "$NODES" -r "$ROUNDS" -b "$BLOCK" >"$SCR
 if ((STATUS == 130 || STATUS == 143)); then exit "$STATUS"; fi
 cluster_down
 grep -q '^| variant' "$SCRATCH/table.md" || fail "bench_kinds printed no table (exit $STATUS)"
+"$ROOT/bench/script_cost.sh" $((QUICK ? 500 : 3000)) >"$SCRATCH/cost.md" 2>>"$LOG" ||
+  echo "(not measured: bench/script_cost.sh failed; its diagnostics are in the run's log)" >"$SCRATCH/cost.md"
+
+# The targets (bench/targets.tsv) from bench_kinds' table, whose columns are
+# variant, acquire p50, p99, acquire + release p50, p99, ÷ mutex, per-round
+# range; they are rows of the summary of `make bench` too.
+cell() { # cell VARIANT COLUMN: the table's cell (× and spaces dropped)
+  awk -F ' *[|] *' -v v="$1" -v c="$2" '$2 == v { gsub(/×/, "", $c); print $c; exit }' "$SCRATCH/table.md"
+}
+# shellcheck disable=SC2016 # backquotes: Markdown code in the variant's name
+MUTEX=$(cell 'mutex (`redlock_acquire_ex` + `redlock_release`)' 5)
+for t in "permit8|permit, limit 8|permit, limit 8" "reader|shared (a reader)|reader (a shared lock)"; do
+  IFS='|' read -r id variant what <<<"$t"
+  r=$(cell "$variant" 7) p=$(cell "$variant" 5)
+  target "$id" "$r" "${r:+$r× ($p vs $MUTEX µs; per round $(cell "$variant" 8))}" "$what: acquire + release p50" \
+    "${p:+$p µs ($r×)}" "" "${MUTEX:+mutex: $MUTEX µs}"
+done
 
 machine_info
 VERSION=$("$BIN" --version 2>/dev/null || echo "?")
+targets_table "target (issue 15)" >"$SCRATCH/targets.md"
 SHOWN="make bench-kinds"
 ((QUICK)) && SHOWN="make bench-kinds-quick"
 
@@ -65,8 +85,8 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "the acquire + release p50 over the mutex's; the per-round range is that ratio computed inside each round"
   echo "(its block p50s), the least and the largest. The permits \"held by others\" are slots 0 .. k-1 taken by a"
   echo "second handle for the whole run, so the probe passes them and takes the last slot; the 8 other readers"
-  echo "likewise hold the resource's hash. Targets (issue 15): a permit at limit 8 with a slot free ≤ 1.5 × the"
-  echo "mutex, a reader ≤ 1.3 × (an exclusive lock is the mutex row); the busy rows have no target."
+  echo "likewise hold the resource's hash. Targets (issue 15; bench/targets.tsv): below the table (an exclusive"
+  echo "lock is the mutex row; the busy rows have no target)."
   if [[ -n $NOTE ]]; then
     echo
     echo "$NOTE"
@@ -74,18 +94,24 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   cat "$SCRATCH/table.md"
   ((STATUS == 0)) || { echo; echo "bench_kinds exited with status $STATUS."; }
+  echo
+  cat "$SCRATCH/targets.md"
+  echo
+  echo "What the server spends on each (\`bench/script_cost.sh\`): one redis-server of its own under valgrind's callgrind"
+  echo "runs $((QUICK ? 500 : 3000)) acquire + release cycles of a variant, pipelined, with the commands and the lua/ scripts the"
+  echo "library sends for it (a permit: every slot free); its instructions, less those of a run without commands, per"
+  echo "cycle. Counted, not timed, so the figure does not move with the load of the machine; on 5 nodes sharing the"
+  echo "client's cores, that work is most of what a permit or a reader adds to a mutex's cycle."
+  echo
+  cat "$SCRATCH/cost.md"
 } >"$OUT_MD"
-
-# The rows with a target, for the summary of `make bench` (bench/all.sh):
-# bench_kinds' table columns are variant, acquire p50, p99, acquire +
-# release p50, p99, ÷ mutex, per-round range, target, verdict.
-awk -F ' *[|] *' '$2 ~ /^mutex \(/ { mutex = $5 }
-  $9 != "" && $9 != "—" && $10 ~ /PASS|FAIL/ {
-    printf "%s: acquire + release p50\t%s µs (%s)\t-\tmutex: %s µs\t%s the mutex\t%s\n", $2, $5, $7, mutex, $9, $10 }' \
-  "$SCRATCH/table.md" | while IFS=$'\t' read -r w l n b t v; do summary "$w" "$l" "$n" "$b" "$t" "$v"; done
 
 echo
 cat "$SCRATCH/table.md"
+echo
+cat "$SCRATCH/targets.md"
+echo
+cat "$SCRATCH/cost.md"
 echo
 echo "Report: $OUT_MD"
 exit "$STATUS"

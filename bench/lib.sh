@@ -12,8 +12,10 @@
 #   cluster_start N NAME [ARGS...]   other masters or Redis Clusters of its own
 #   node_redlock_setup SCRIPT        node-redlock from bench/node, or n/a
 #   machine_info                     DATE, CPU, REV, LOOSE, REDIS_V
-#   judge_targets TITLE ROWS         a targets table from "WHAT VALUE OP LIMIT SHOWN" rows
-#   summary ...                      a row of `make bench`'s summary table
+#   target ID VALUE SHOWN [...]      judges a measurement against its row of bench/targets.tsv
+#   targets_table [TITLE]            the suite's targets table, PASS/FAIL, with the counts
+#   summary ...                      a row of `make bench`'s summary table (without a target)
+#   ratio, ratio_x, median, least, most, quantile, kv, dec, fig   numbers
 #   bench_stamp                      "at git REV on DATE" for a report's first lines
 # Each of them leaves the script's own output as it was before it was
 # shared: the texts below are the scripts' own.
@@ -110,15 +112,19 @@ cluster_down() {
 }
 
 # node_redlock_setup SCRIPT: installs the pinned node-redlock into
-# bench/node/node_modules when it is missing (npm ci), then asks
-# bench/node/SCRIPT --version. NODE_OK 1 and NODE_VERSIONS
-# ("redlock=... ioredis=...") when it answers, else 0 and n/a.
+# bench/node/node_modules when it is missing or bench/node/package.json
+# changed since (npm ci; npm install without a lock file, or when ci
+# fails), then asks bench/node/SCRIPT --version. NODE_OK 1 and
+# NODE_VERSIONS ("redlock=... ioredis=...") when it answers, else 0 and n/a.
 node_redlock_setup() {
   NODE_OK=0 NODE_VERSIONS=n/a
   if command -v node >/dev/null && command -v npm >/dev/null; then
-    if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ]]; then
-      note "installing node-redlock (npm ci) into bench/node/node_modules"
-      (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$LOG" 2>&1 || true
+    if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ||
+          $NODE_DIR/package.json -nt $NODE_DIR/node_modules/.package-lock.json ]]; then
+      note "installing node-redlock (npm) into bench/node/node_modules"
+      { [[ -f $NODE_DIR/package-lock.json ]] && (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error); } \
+        >>"$LOG" 2>&1 ||
+        (cd "$NODE_DIR" && timeout 180 npm install --no-audit --no-fund --loglevel=error) >>"$LOG" 2>&1 || true
     fi
     NODE_VERSIONS=$(node "$NODE_DIR/$1" --version 2>>"$LOG" || echo n/a)
     if [[ $NODE_VERSIONS == *n/a* ]]; then NODE_VERSIONS=n/a; else NODE_OK=1; fi
@@ -177,26 +183,111 @@ summary() {
   printf '%s\t%s%s\n' "$suite" "$out" "$verdict" >>"$BENCH_SUMMARY"
 }
 
-# judge_targets TITLE ROWS: the targets table of ROWS, a file of lines
-# "WHAT<TAB>VALUE<TAB>ge|le<TAB>LIMIT<TAB>SHOWN" (an empty VALUE, or "-", is
-# n/a), with a PASS/FAIL verdict each and a count, on stdout. A row may
-# carry five more fields, "WORKLOAD<TAB>LIBREDLOCK<TAB>NODE<TAB>BASELINE<TAB>TARGET":
-# then it is also a row of the summary (with the verdict judged here).
-judge_targets() {
-  awk -F '\t' -v title="$1" -v rows="$2.summary" '
-    BEGIN { printf "| %s | measured | verdict |\n|---|---:|---|\n", title; printf "" > rows }
-    {
-      if ($2 == "" || $2 == "-") verdict = "n/a"
-      else if ($3 == "ge" ? $2 + 0 >= $4 + 0 : $2 + 0 <= $4 + 0) { verdict = "**PASS**"; pass++ }
-      else { verdict = "**FAIL**"; fail++ }
-      printf "| %s | %s | %s |\n", $1, $5, verdict
-      # "-" for an empty field: read splits at runs of tabs
-      if (NF >= 10) {
-        for (i = 6; i <= 10; i++) if ($i == "") $i = "-"
-        printf "%s\t%s\t%s\t%s\t%s\t%s\n", $6, $7, $8, $9, $10, verdict > rows
-      }
-    }
-    END { printf "\n%d passed, %d failed.\n", pass, fail }' "$2"
-  local w l n b t v
-  while IFS=$'\t' read -r w l n b t v; do summary "$w" "$l" "$n" "$b" "$t" "$v"; done <"$2.summary"
+# ------------------------------------------------------------ the targets
+
+# Every target of every suite is one row of bench/targets.tsv (its header
+# says the columns): the suite, an id, the workload as shown, the
+# comparison (le, ge or lt), the threshold and the unit shown after it. A
+# suite judges its measurement of row ID with `target`, and prints its
+# table with `targets_table`; the rows are that file's alone.
+TARGETS_TSV=$ROOT/bench/targets.tsv
+SUITE=${BENCH_SUITE:-$(basename "$0" .sh)}
+TARGET_LINES=() TARGET_IDS=()
+TARGETS_PASSED=0 TARGETS_FAILED=0 TARGETS_NA=0
+
+# target_spec ID: sets T_WORKLOAD, T_OP (le, ge, lt), T_LIMIT, T_UNIT and
+# T_TEXT (the target as shown: "≤ 1.15 × floor") from this suite's row ID of
+# bench/targets.tsv; fails (exit 1) when there is none or it is malformed.
+target_spec() {
+  local line
+  line=$(awk -F '\t' -v s="$SUITE" -v id="$1" '$1 == s && $2 == id { print $3 "\t" $4 "\t" $5 "\t" $6; exit }' "$TARGETS_TSV")
+  [[ -n $line ]] || fail "bench/targets.tsv has no target '$1' for the suite '$SUITE'"
+  IFS=$'\t' read -r T_WORKLOAD T_OP T_LIMIT T_UNIT <<<"$line"
+  case $T_OP in
+    le) T_TEXT="≤" ;;
+    ge) T_TEXT="≥" ;;
+    lt) T_TEXT="<" ;;
+    *) fail "bench/targets.tsv: $SUITE $1 compares with '$T_OP' (le, ge or lt)" ;;
+  esac
+  [[ $T_LIMIT =~ ^-?[0-9]+([.][0-9]+)?$ ]] || fail "bench/targets.tsv: $SUITE $1 has the threshold '$T_LIMIT' (a number)"
+  T_TEXT+=" $T_LIMIT$T_UNIT"
 }
+
+# target ID VALUE SHOWN [WORKLOAD LIBREDLOCK NODE BASELINE]: judges VALUE (a
+# number; empty, "-" or "n/a": not measured) against this suite's row ID of
+# bench/targets.tsv; keeps its row of the targets table (SHOWN: the
+# measurement as the table says it, VALUE when empty) and, when the summary
+# fields are given, its row of the summary of `make bench` (WORKLOAD
+# defaults to the row's, LIBREDLOCK to SHOWN). Counts it in TARGETS_PASSED,
+# TARGETS_FAILED or TARGETS_NA.
+target() {
+  local id=$1 v=${2:-} shown=${3:-} res verdict
+  target_spec "$id"
+  [[ $v != - && $v != n/a ]] || v=""
+  if [[ -z $v ]]; then
+    res="n/a" verdict="n/a"
+    TARGETS_NA=$((TARGETS_NA + 1))
+  else
+    res=$(awk -v m="$v" -v l="$T_LIMIT" -v op="$T_OP" 'BEGIN {
+      ok = op == "ge" ? m + 0 >= l + 0 : op == "lt" ? m + 0 < l + 0 : m + 0 <= l + 0
+      if (l + 0 == 0) margin = ""
+      else if (op == "ge") margin = sprintf(" (%.0f %% %s the limit)", (m / l - 1) * 100 * (ok ? 1 : -1), ok ? "over" : "short of")
+      else margin = sprintf(" (%.0f %% %s the limit)", (1 - m / l) * 100 * (ok ? 1 : -1), ok ? "under" : "over")
+      printf "%s%s\n", ok ? "PASS" : "FAIL", margin }')
+    verdict=${res%% *}
+    if [[ $verdict == PASS ]]; then TARGETS_PASSED=$((TARGETS_PASSED + 1)); else TARGETS_FAILED=$((TARGETS_FAILED + 1)); fi
+  fi
+  TARGET_IDS+=("$id")
+  [[ $res == n/a ]] || res="**${res%% *}**${res#"${res%% *}"}"
+  TARGET_LINES+=("| $T_WORKLOAD | $T_TEXT | ${shown:-${v:-n/a}} | $res |")
+  if (($# > 3)); then summary "${4:-$T_WORKLOAD}" "${5:-${shown:-$v}}" "${6:-}" "${7:-}" "$T_TEXT" "$verdict"; fi
+}
+
+# targets_table [TITLE]: the targets table of this run's rows (and, as not
+# measured, this suite's rows of bench/targets.tsv it never judged), then a
+# line with the counts.
+targets_table() {
+  local id rest x seen
+  printf '| %s | target | measured | verdict |\n|---|---|---:|---|\n' "${1:-target}"
+  ((${#TARGET_LINES[@]} == 0)) || printf '%s\n' "${TARGET_LINES[@]}"
+  while IFS=$'\t' read -r _ id rest; do
+    seen=0
+    for x in "${TARGET_IDS[@]}"; do [[ $x != "$id" ]] || seen=1; done
+    if ((!seen)); then
+      target_spec "$id"
+      printf '| %s | %s | not measured in this run | n/a |\n' "$T_WORKLOAD" "$T_TEXT"
+      TARGETS_NA=$((TARGETS_NA + 1))
+    fi
+  done < <(awk -F '\t' -v s="$SUITE" '$1 == s' "$TARGETS_TSV")
+  printf '\n%d passed, %d failed, %d not measured.\n' "$TARGETS_PASSED" "$TARGETS_FAILED" "$TARGETS_NA"
+}
+
+# ------------------------------------------------------------ numbers
+
+# ratio A B [DIGITS]: A ÷ B with DIGITS decimals (default 2); nothing when
+# either is missing (empty, "-", "n/a") or B is 0.
+ratio() {
+  awk -v a="${1:-}" -v b="${2:-}" -v d="${3:-2}" 'BEGIN {
+    if (a == "" || b == "" || a == "-" || b == "-" || a == "n/a" || b == "n/a" || b + 0 == 0) exit
+    printf "%.*f\n", d, a / b }'
+}
+
+# ratio_x A B: A ÷ B as "1.23×", n/a when it cannot be computed.
+ratio_x() { local r; r=$(ratio "$@"); if [[ -n $r ]]; then echo "${r}×"; else echo "n/a"; fi; }
+
+# median, least, most: of the numbers on stdin, one a line (nothing when
+# there are none); the median of an even count is the mean of the middle two.
+median() {
+  sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.6g\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+least() { sort -g | head -n 1; }
+most() { sort -g | tail -n 1; }
+
+# quantile Q: the Q-quantile (nearest rank) of the numbers on stdin; Q 1 is
+# the largest (nothing when there are none).
+quantile() {
+  sort -g | awk -v q="$1" '{ v[NR] = $1 } END { if (!NR) exit; r = int(q * NR); if (r < q * NR) r++; if (r < 1) r = 1; print v[r] }'
+}
+
+# kv LINE KEY: the value of KEY=VALUE in a RESULT line (nothing when absent).
+kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n 1; }

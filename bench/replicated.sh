@@ -15,8 +15,8 @@
 #                grant on that group alone (the redlock tool, one node,
 #                --wait), which its sentinels' promotion of the replica decides
 #
-# Targets: min_replicas 1 serial p50 <= 1.6 x min_replicas 0, 32-thread
-# cycles/s >= 0.6 x. Full mode writes bench/RESULTS-replicated.md; --quick
+# Targets (bench/targets.tsv): min_replicas 1 serial p50 <= 1.6 x min_replicas
+# 0, 32-thread cycles/s >= 0.6 x. Full mode writes bench/RESULTS-replicated.md; --quick
 # (fewer, shorter rounds) writes $BENCH_BUILD/bench/RESULTS-replicated-quick.md.
 # Under bench/all.sh (`make bench`) the targets are rows of the summary.
 #
@@ -55,11 +55,10 @@ run() {
 # floor_run [--wait-replicas N]: one serial floor run's acquire p50 (µs) on
 # the groups' masters.
 floor_run() {
-  timeout --foreground -k 5 300 "$FLOOR" -u "$MASTERS" -w serial -d "$D" --ttl 10000 "$@" 2>>"$LOG" |
-    grep -oE 'acq_p50_us=[0-9.]+' | cut -d= -f2
+  kv "$(timeout --foreground -k 5 300 "$FLOOR" -u "$MASTERS" -w serial -d "$D" --ttl 10000 "$@" 2>>"$LOG" |
+    grep '^RESULT' | tail -n 1)" acq_p50_us
 }
-field() { grep -oE "$1=[0-9.]+" <<<"$2" | cut -d= -f2; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+field() { kv "$2" "$1"; }
 
 MASTERS=""
 for g in 0 1 2; do
@@ -79,10 +78,9 @@ for ((r = 1; r <= REPS; r++)); do
 done
 col() { awk -v m="$1" -v c="$2" '$1 == m { print $c }' "$SCRATCH/rows" | median; }
 P0=$(col 0 2) P1=$(col 1 2) S0=$(col 0 3) S1=$(col 1 3) T0=$(col 0 4) T1=$(col 1 4)
-RP=$(awk -v a="$P1" -v b="$P0" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
-RT=$(awk -v a="$T1" -v b="$T0" 'BEGIN { if (b > 0) printf "%.3f", a / b }')
+RP=$(ratio "$P1" "$P0") RT=$(ratio "$T1" "$T0" 3)
 F0=$(awk '{ print $1 }' "$SCRATCH/floor" | median) F1=$(awk '{ print $2 }' "$SCRATCH/floor" | median)
-RF=$(awk -v a="$F1" -v b="$F0" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+RF=$(ratio "$F1" "$F0")
 
 # The failover: group 0's master killed; the time until a handle on that
 # group alone (quorum 1) is granted a lock again, on the promoted replica.
@@ -99,13 +97,9 @@ NEW=$("$CLUSTER_SH" master -d "$GROUPS_DIR" 0 2>>"$LOG" || echo "?")
 note "failover: master $OLD killed, first grant on the promoted $NEW after $FO_MS ms"
 cluster_down
 
-printf '%s\t%s\tle\t1.6\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-  "min_replicas 1: serial acquire p50 ≤ 1.6 × min_replicas 0" "$RP" "${RP}× ($P1 vs $P0 µs)" \
-  "min_replicas 1, serial acquire p50 ÷ min_replicas 0" "${RP}×" - "min_replicas 0: 1.00×" "≤ 1.6×" >"$SCRATCH/targets"
-printf '%s\t%s\tge\t0.6\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-  "min_replicas 1: 32-thread cycles/s ≥ 0.6 × min_replicas 0" "$RT" "${RT}× ($T1 vs $T0)" \
-  "min_replicas 1, 32 threads cycles/s ÷ min_replicas 0" "${RT}×" - "min_replicas 0: 1.00×" "≥ 0.6×" >>"$SCRATCH/targets"
-TARGETS=$(judge_targets "target (issue 32)" "$SCRATCH/targets")
+target serial "$RP" "${RP:+${RP}× ($P1 vs $P0 µs)}" "" "${RP:+${RP}×}" - "min_replicas 0: 1.00×"
+target throughput "$RT" "${RT:+${RT}× ($T1 vs $T0)}" "" "${RT:+${RT}×}" - "min_replicas 0: 1.00×"
+TARGETS=$(targets_table "target (issue 32)")
 
 machine_info
 mkdir -p "$(dirname "$OUT_MD")"
@@ -127,12 +121,12 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "|---:|---:|---:|---:|"
   echo "| 0 | $P0 | $S0 | $T0 |"
   echo "| 1 | $P1 | $S1 | $T1 |"
-  echo "| ratio 1 ÷ 0 | ${RP}× | | ${RT}× |"
+  echo "| ratio 1 ÷ 0 | ${RP:-n/a}× | | ${RT:-n/a}× |"
   echo
   echo "The floor, in the same rounds: \`bench/floor\` sends \`SET NX PX\` by hand over hiredis to the three"
   echo "masters and returns at the quorum; with \`--wait-replicas 1\` each SET is followed in the same write by"
   echo "\`WAIT 1\`, and a yes counts once WAIT says the replica has it. Acquire p50: **$F0 µs** without,"
-  echo "**$F1 µs** with (**${RF}×**): what the servers themselves charge for a vote counted after replication"
+  echo "**$F1 µs** with (**${RF:-n/a}×**): what the servers themselves charge for a vote counted after replication"
   echo "on this machine, against the library's ${RP}×."
   echo
   echo "Failover: group 0's master (port $OLD) killed with SIGKILL; the first grant on that group alone (the"

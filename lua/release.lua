@@ -3,9 +3,9 @@
 -- announce it to waiters on the channel 'redlock:released:' .. KEYS[1]
 -- (ARGV[2] = 'p': a permit's slot "<resource>:permit:<i>", announced on
 -- the semaphore's channel 'redlock:released:<resource>'; ARGV[3] = the
--- semaphore's limit: any other slot of it that holds our token on this
--- node -- a stray of the attempt, set on a node the attempt did not wait
--- for -- is deleted too).
+-- semaphore's limit: where the slot is not ours on this node, a slot of
+-- the semaphore that holds our token -- a stray of the attempt, set on a
+-- node the attempt did not wait for -- is deleted instead).
 -- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
 -- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's,
@@ -13,6 +13,10 @@
 -- On a Redis Cluster node the library passes ARGV[2] with an 'S' in front
 -- ('S1', 'Sp') and the release is announced with SPUBLISH on the sharded
 -- channel of the key's slot.
+-- (A token holds one slot of a semaphore on a node at the most:
+-- acquire_permit.lua keeps the one it has, and takes one alone only once
+-- it deleted the others. So where the slot is ours there is no stray to
+-- look for, and a release costs the server what a mutex's does.)
 local how, pub = ARGV[2], 'PUBLISH'
 if how and string.sub(how, 1, 1) == 'S' then
     how, pub = string.sub(how, 2), 'SPUBLISH'
@@ -27,20 +31,25 @@ if ours then
 end
 if how == '1' and ours then
     redis.pcall(pub, 'redlock:released:' .. KEYS[1], '')
-elseif how == 'p' then -- a permit: its semaphore's waiters, and its strays
-    local base, keys = string.gsub(KEYS[1], ':permit:%d+$', ''), {}
+elseif how == 'p' then -- a permit: its semaphore's waiters, or its stray
+    local base = string.gsub(KEYS[1], ':permit:%d+$', '')
     if ours then
         redis.pcall(pub, 'redlock:released:' .. base, '')
+        return 1
     end
+    local keys = {}
     for i = 1, tonumber(ARGV[3]) or 0 do
         keys[i] = base .. ':permit:' .. (i - 1)
     end
     if #keys > 0 then
-        local vals = redis.call('MGET', unpack(keys)) -- (nil, not an error, for a key of another type)
+        local vals, gone = redis.call('MGET', unpack(keys)), {} -- (nil, not an error, for a key of another type)
         for i = 1, #keys do
-            if vals[i] == ARGV[1] and keys[i] ~= KEYS[1] then
-                redis.call('DEL', keys[i])
+            if vals[i] == ARGV[1] then
+                gone[#gone + 1] = keys[i]
             end
+        end
+        if #gone > 0 then
+            redis.call('DEL', unpack(gone))
         end
     end
 end

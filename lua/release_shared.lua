@@ -1,7 +1,7 @@
 -- release_shared.lua: a reader leaves: its entry goes from the resource's
--- hash; the last reader out deletes the key and, when asked to (ARGV[2] =
--- '1': a holder's release, not an attempt's clean-up), announces it on
--- 'redlock:released:' .. KEYS[1] (a writer may be waiting).
+-- hash; the last reader out (Redis deletes a hash it empties) announces,
+-- when asked to (ARGV[2] = '1': a holder's release, not an attempt's
+-- clean-up), on 'redlock:released:' .. KEYS[1] (a writer may be waiting).
 -- KEYS[1] = resource; ARGV[1] = token.
 -- Returns 1 when this reader's entry was there, 0 when not.
 -- On a Redis Cluster node the library passes ARGV[2] with an 'S' in front
@@ -15,10 +15,7 @@ local key, token = KEYS[1], ARGV[1]
 if redis.call('TYPE', key)['ok'] ~= 'hash' or redis.call('HDEL', key, token) == 0 then
     return 0
 end
-if redis.call('HLEN', key) == 0 then
-    redis.call('DEL', key)
-    if how == '1' then
-        redis.pcall(pub, 'redlock:released:' .. key, '')
-    end
+if how == '1' and redis.call('EXISTS', key) == 0 then
+    redis.pcall(pub, 'redlock:released:' .. key, '')
 end
 return 1

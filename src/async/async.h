@@ -27,24 +27,30 @@ struct rl_call {
             char token[REDLOCK_TOKEN_LEN + 1]; /* a release's copy of the lock's token */
         } rel;
     } u;
-    int kind;
-    int started;                /* its op has been stepped at least once */
-    int cancelled;
-    int answered;               /* op.rc is the answer already: complete at the first step */
     redlock_acquire_cb acb;
     redlock_done_cb dcb;
     void *arg;
     redlock_lock_t *lock;       /* extend, release, watch: the lock */
     char *name;                 /* acquire: a copy of the resource (kept when pooled) */
-    size_t name_cap, name_len;
+    size_t name_len;
     const char *name_ptr;       /* what the op's keys point at */
-    size_t heap_at;             /* index in the timer heap, or SIZE_MAX */
     rl_call_t *next, *prev;     /* the pending list */
     rl_call_t *rnext, *rprev;   /* the ready list */
-    int queued;                 /* on the ready list */
+    uint8_t *free_slots;        /* a permit's acquire: its op's counts of free slots, REDLOCK_MAX_PERMITS
+                                 * (made on the first, kept when pooled: not every call pays for them) */
+    uint32_t name_cap;
+    uint32_t heap_at;           /* index in the timer heap, or RL_NOT_IN_HEAP */
+    /* (small types: a pending acquire is a call) */
+    uint8_t kind;               /* RL_CALL_* */
+    uint8_t started;            /* its op has been stepped at least once */
+    uint8_t cancelled;
+    uint8_t answered;           /* op.rc is the answer already: complete at the first step */
+    uint8_t queued;             /* on the ready list */
     _Alignas(rl_round_t) unsigned char rooms[]; /* the op's round, and with fencing its write-back's,
                                                    * room for n nodes each */
 };
+
+#define RL_NOT_IN_HEAP UINT32_MAX
 
 /* What a loop adapter was told to watch for one place. */
 typedef struct rl_io {

@@ -49,6 +49,13 @@ static int usable(const redlock_async_t *a) {
     return a && !a->dead;
 }
 
+/* Makes c's room for a permit's counts of free slots, kept across reuse.
+ * Returns 0, or -1 when out of memory. */
+static int permit_room(rl_call_t *c) {
+    if (!c->free_slots && !(c->free_slots = malloc(REDLOCK_MAX_PERMITS))) return -1;
+    return 0;
+}
+
 /* Copies the resource name into c (the buffer is kept across reuse). */
 static int copy_name(rl_call_t *c, const char *resource, size_t len) {
     if (c->name_cap <= len) {
@@ -85,7 +92,7 @@ static int async_acquire(redlock_async_t *a, const char *resource, int kind, uns
         return REDLOCK_ERR_INVALID;
     }
     rl_call_t *c = rl_call_get(a);
-    if (!c || copy_name(c, resource, len) < 0) {
+    if (!c || copy_name(c, resource, len) < 0 || (limit && permit_room(c) < 0)) {
         if (c) rl_call_recycle(a, c);
         return REDLOCK_ERR_NOMEM;
     }
@@ -95,7 +102,7 @@ static int async_acquire(redlock_async_t *a, const char *resource, int kind, uns
     rl_keys_t own = {1, &c->name_ptr, &c->name_len};
     rl_acquire_op_init(&c->u.acq, &a->ctx, &own, ttl_ms, wait_ms, NULL, a->ctx.clock());
     c->u.acq.op.waiter = c; /* queue_moved wakes this call */
-    rl_acquire_op_permit(&c->u.acq, limit);
+    rl_acquire_op_permit(&c->u.acq, limit, c->free_slots);
     if (kind == 2) rl_acquire_op_shared(&c->u.acq);
     start(a, c);
     return REDLOCK_OK;

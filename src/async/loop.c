@@ -312,6 +312,7 @@ void rl_async_teardown(redlock_async_t *a) {
         rl_call_t *c = a->pool;
         a->pool = c->next;
         free(c->name);
+        free(c->free_slots);
         free(c);
     }
     free(a->heap);
@@ -335,7 +336,7 @@ static int unhold_async(redlock_lock_t *lock) {
 static void queue_moved(redlock_t *ctx, rl_acquire_op_t *op) {
     redlock_async_t *a = (redlock_async_t *)ctx;
     rl_call_t *c = op->op.waiter;
-    if (a->dead || !c || c->heap_at == SIZE_MAX || !rl_acquire_op_in_line(op)) return;
+    if (a->dead || !c || c->heap_at == RL_NOT_IN_HEAP || !rl_acquire_op_in_line(op)) return;
     rl_heap_remove(a, c);
     rl_ready_push(a, c);
 }

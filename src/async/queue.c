@@ -14,8 +14,8 @@ static void heap_swap(redlock_async_t *a, size_t i, size_t j) {
     rl_call_t *t = a->heap[i];
     a->heap[i] = a->heap[j];
     a->heap[j] = t;
-    a->heap[i]->heap_at = i;
-    a->heap[j]->heap_at = j;
+    a->heap[i]->heap_at = (uint32_t)i;
+    a->heap[j]->heap_at = (uint32_t)j;
 }
 
 /* Restores the heap order around entry i. */
@@ -36,6 +36,7 @@ static void heap_fix(redlock_async_t *a, size_t i) {
 
 /* Adds c to wait until c->u.op.wake_us. Returns 0, or -1 out of memory. */
 int rl_heap_push(redlock_async_t *a, rl_call_t *c) {
+    if (a->heap_n >= RL_NOT_IN_HEAP) return -1; /* (its index would not fit) */
     if (a->heap_n == a->heap_cap) {
         size_t cap = a->heap_cap ? a->heap_cap * 2 : 64;
         rl_call_t **h = realloc(a->heap, cap * sizeof *h);
@@ -43,7 +44,7 @@ int rl_heap_push(redlock_async_t *a, rl_call_t *c) {
         a->heap = h;
         a->heap_cap = cap;
     }
-    c->heap_at = a->heap_n;
+    c->heap_at = (uint32_t)a->heap_n;
     a->heap[a->heap_n++] = c;
     heap_fix(a, c->heap_at);
     return 0;
@@ -52,11 +53,11 @@ int rl_heap_push(redlock_async_t *a, rl_call_t *c) {
 /* Takes c out of the heap if it is there. */
 void rl_heap_remove(redlock_async_t *a, rl_call_t *c) {
     size_t i = c->heap_at;
-    if (i == SIZE_MAX) return;
-    c->heap_at = SIZE_MAX;
+    if (i == RL_NOT_IN_HEAP) return;
+    c->heap_at = RL_NOT_IN_HEAP;
     if (i != --a->heap_n) {
         a->heap[i] = a->heap[a->heap_n];
-        a->heap[i]->heap_at = i;
+        a->heap[i]->heap_at = (uint32_t)i;
         heap_fix(a, i);
     }
 }
@@ -101,9 +102,11 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         a->pool = c->next;
         char *name = c->name;
         size_t cap = c->name_cap;
+        uint8_t *free_slots = c->free_slots;
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
+        c->free_slots = free_slots;
     } else if (!(c = calloc(1, sizeof *c + (a->ctx.opt.fencing ? 2 : 1) * rl_round_size(a->ns.n) +
                                    (a->ctx.opt.fencing ? a->ns.n * sizeof(uint64_t) : 0)))) {
         return NULL; /* (a second room and the counters read only for fencing's write-back) */
@@ -112,7 +115,7 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
     c->u.op.r = (rl_round_t *)(void *)c->rooms;
     c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->rooms + room) : NULL;
     c->u.op.seen = a->ctx.opt.fencing ? (uint64_t *)(void *)(c->rooms + 2 * room) : NULL;
-    c->heap_at = SIZE_MAX;
+    c->heap_at = RL_NOT_IN_HEAP;
     c->next = a->pending;
     if (a->pending) a->pending->prev = c;
     a->pending = c;

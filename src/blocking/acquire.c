@@ -16,11 +16,12 @@ static int acquire_keys(redlock_t *rl, const rl_keys_t *keys, int kind, uint32_t
     RL_ROUND(r);
     RL_ROUND(aux);
     uint64_t seen[REDLOCK_MAX_NODES];
+    uint8_t free_slots[REDLOCK_MAX_PERMITS];
     a.op.r = r;
     a.op.aux = aux;
     a.op.seen = seen;
     rl_acquire_op_init(&a, rl, keys, ttl_ms, wait_ms, rep, rl->clock());
-    if (kind > 0) rl_acquire_op_permit(&a, (unsigned)kind);
+    if (kind > 0) rl_acquire_op_permit(&a, (unsigned)kind, free_slots);
     if (kind == KIND_SHARED) rl_acquire_op_shared(&a);
     int rc = rl_drive(&a.op);
     *out = a.lock;

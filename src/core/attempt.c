@@ -124,7 +124,7 @@ static int refusal(const rl_acquire_op_t *a) {
     int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
     size_t server = 0;
     for (size_t i = 0; a->shared && i < r->n; i++) server += r->pn[i].err == REDLOCK_ERR_SERVER;
-    return rc == REDLOCK_ERR_NO_QUORUM && server > r->n - r->quorum ? REDLOCK_ERR_SERVER : rc;
+    return rc == REDLOCK_ERR_NO_QUORUM && server > (size_t)(r->n - r->quorum) ? REDLOCK_ERR_SERVER : rc;
 }
 
 /* Makes the lock once a quorum granted it, if validity remains. */
@@ -178,10 +178,10 @@ void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uin
         snprintf(m, n, "%s: waited %llu ms behind earlier local waiters for the same resource (wait_ms=%lld)",
                  redlock_strerror(a->op.rc), ms, (long long)a->wait_ms);
     else if (a->note == RL_NOTE_WAITED)
-        snprintf(m, n, "%s: %zu yes, %zu no, %zu failed of %zu nodes (quorum %zu) at the last of %u attempts; "
+        snprintf(m, n, "%s: %u yes, %u no, %u failed of %u nodes (quorum %u) at the last of %u attempts; "
                  "waited %llu ms", redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->tries, ms);
     else if (a->note == RL_NOTE_FENCE)
-        snprintf(m, n, "fencing token write-back: %zu of %zu nodes (quorum %zu)", w->yes, w->n, w->quorum);
+        snprintf(m, n, "fencing token write-back: %u of %u nodes (quorum %u)", w->yes, w->n, w->quorum);
 }
 
 /* Ends the op with a note for its report (see rl_acquire_op_describe). */

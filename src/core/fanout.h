@@ -49,6 +49,8 @@ typedef struct rl_round_node {
     uint16_t conn;   /* the connection its request went to (nodes.h: ns->all[conn]) */
 } rl_round_node_t;
 
+_Static_assert(REDLOCK_MAX_NODES <= UINT8_MAX, "a round counts its nodes in 8 bits");
+
 typedef struct rl_round {
     /* set by the caller before rl_engine_run */
     const char *cmd;                /* encoded request for every node (but see node_cmd) */
@@ -56,20 +58,24 @@ typedef struct rl_round {
     const char *ccmd;               /* the same for Redis Cluster nodes, its keys named as there
                                      * (slot.h's rl_cluster_key); NULL: cmd serves them too */
     size_t ccmd_len;
-    int32_t hslot;                  /* the slot of its keys on a cluster node; RL_SLOT_NONE: it
-                                     * has none, RL_SLOT_MIXED: they span slots */
     const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
                                      * NOSCRIPT the engine sends the EVAL form, rebuilt
                                      * from cmd's arguments and the script's text */
     rl_classify_fn classify;
-    int stop;
-    int send_all;                   /* send to every node even once decided (release) */
-    int grants;                     /* an acquire: a quarantined node's yes does not count */
-    int replicate;                  /* a write (acquire, extend, fencing): on a node with replicas
+    int32_t hslot;                  /* the slot of its keys on a cluster node; RL_SLOT_NONE: it
+                                     * has none, RL_SLOT_MIXED: they span slots */
+    /* (small types: every pending async acquire holds a round) */
+    uint8_t stop;                   /* RL_STOP_* */
+    uint8_t send_all;               /* send to every node even once decided (release) */
+    uint8_t grants;                 /* an acquire: a quarantined node's yes does not count */
+    uint8_t replicate;              /* a write (acquire, extend, fencing): on a node with replicas
                                      * to wait for, a WAIT follows it and decides its yes */
-    int skip;                       /* cmd is skip + 1 commands (MULTI .. EXEC, at most 255): a
+    uint8_t skip;                   /* cmd is skip + 1 commands (MULTI .. EXEC, at most 255): a
                                      * node's first skip replies to it are dropped, the last votes */
-    size_t n, quorum;
+    uint8_t done;                   /* kept by the core: decided */
+    uint8_t n, quorum;              /* nodes (at most REDLOCK_MAX_NODES) and the quorum */
+    /* kept by the core as votes come */
+    uint8_t yes, no, failed, pending, auth_failed;
     redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
     void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (from inside the driver) */
     void *reply_arg;
@@ -82,9 +88,6 @@ typedef struct rl_round {
     /* optional: votes in place of classify, knowing the node and node_arg */
     redlock_vote_t (*judge)(void *arg, size_t node, const void *reply, int *err, char *detail, size_t n);
     void *node_arg;                   /* node_cmd's and judge's argument */
-    /* kept by the core as votes come */
-    size_t yes, no, failed, pending, auth_failed;
-    int done;
     uint64_t t0_us;                   /* when the round was sent */
     uint64_t grace_us;                /* its outcome is known: the nodes still unheard are waited
                                        * for until then (0: not yet; see rl_round_settled) */

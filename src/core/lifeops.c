@@ -16,9 +16,9 @@ static int wrong_kind(rl_life_op_t *e, int rc) {
     const rl_round_t *r = e->op.r;
     size_t wrong = 0;
     for (size_t i = 0; i < r->n; i++) wrong += r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
-    if (wrong <= r->n - r->quorum) return rc;
+    if (wrong <= (size_t)(r->n - r->quorum)) return rc;
     if (e->op.rep)
-        snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %zu nodes: %s",
+        snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %u nodes: %s",
                  e->keys.k[0], wrong, r->n, RL_WRONG_KIND);
     return REDLOCK_ERR_INVALID;
 }

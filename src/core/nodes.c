@@ -640,6 +640,7 @@ static int track(rl_nodes_t *ns, rl_conn_t *c) {
     c->k = (int)ns->nall;
     ns->all[ns->nall++] = c;
     c->req_moved = req_moved;
+    c->ring_hold = !ns->cfg.subscriber; /* lock traffic, a request a cycle: hold a grown ring */
     c->closing = ns->closing;
     c->closing_arg = ns->closing_arg;
     if (c->uri.tls) {

@@ -55,26 +55,28 @@ typedef struct rl_acquire_op {
     rl_op_t op;
     rl_keys_t keys;         /* the caller's names (must outlive the op) */
     char token[REDLOCK_TOKEN_LEN + 1];
-    uint32_t ttl_ms;
-    int64_t wait_ms;
-    uint64_t start_us;
-    uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
-    uint32_t tries;         /* attempts sent, also those a heard release prompted */
+    /* (the small fields together, no padding between: a pending async acquire holds an op) */
     uint8_t last;           /* the current attempt is the one at the wait deadline */
     uint8_t splits;         /* attempts in a row that split the vote (see attempt.c) */
     uint8_t poll;           /* the coming attempt is a fallback poll (the retry delay ran out) */
     uint8_t fenced;
-    uint64_t fence_max;     /* highest fence counter the granting nodes returned */
-    uint64_t deadline_us;
-    redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
     uint8_t queued;         /* in the handle's local queue (waitq.c) */
     uint8_t woken;          /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
     uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
     uint8_t limit;          /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
     int8_t only;            /* permit: this attempt takes only this slot (-1: the first free) */
     uint8_t shared;         /* a reader of the resource's read-write lock */
-    uint8_t free[REDLOCK_MAX_PERMITS]; /* permit: nodes that said each slot is free or ours */
     uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
+    uint8_t *free;          /* permit: nodes that said each slot is free or ours, REDLOCK_MAX_PERMITS
+                             * counts in the driver's room (see rl_acquire_op_permit) */
+    uint32_t ttl_ms;
+    uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
+    uint32_t tries;         /* attempts sent, also those a heard release prompted */
+    int64_t wait_ms;
+    uint64_t start_us;
+    uint64_t fence_max;     /* highest fence counter the granting nodes returned */
+    uint64_t deadline_us;
+    redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
     uint64_t woke_at_us;
     struct rl_acquire_op *qnext;  /* the next in its line (waitq.c) */
     struct rl_waitline *line;     /* its resource's line while queued */
@@ -90,7 +92,9 @@ typedef struct rl_acquire_op {
 void rl_permit_send_attempt(rl_acquire_op_t *a);
 #define RL_PERMIT_AGAIN 1 /* rl_permit_attempted: a second round went out (one slot a quorum has free) */
 #define RL_PERMIT_FENCE 2 /* rl_permit_attempted: won; the slot's fencing token is being written (op.aux) */
-void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit); /* after init: a permit (0: a mutex) */
+/* after init: a permit (limit 0: a mutex); free, REDLOCK_MAX_PERMITS bytes of the driver's
+ * (unused for a mutex, may be NULL then), lives as long as the op */
+void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit, uint8_t *free);
 void rl_acquire_op_shared(rl_acquire_op_t *a);                 /* after init: a reader (attempt.c) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
 void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r);

@@ -30,9 +30,11 @@ size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slo
     return rl_key_with(buf, cap, res, len, suffix);
 }
 
-/* The slot in a node's reply {slot, left, free[, fence]} (see acquire_permit.lua),
- * or INT32_MIN when it is not shaped so. */
+/* The slot in a node's reply (see acquire_permit.lua): {slot, left,
+ * free[, fence]}, or the slot alone when every slot was free there (or
+ * the token's); INT32_MIN when it is not shaped so. */
 static long long reply_slot(const redisReply *r) {
+    if (r->type == REDIS_REPLY_INTEGER) return r->integer >= 0 ? r->integer : INT32_MIN;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_STRING)
         return INT32_MIN;
@@ -54,6 +56,11 @@ static void note_permit(void *arg, size_t node, const void *reply) {
     const redisReply *r = reply;
     long long slot = reply_slot(r);
     if (slot == INT32_MIN) return;
+    if (r->type == REDIS_REPLY_INTEGER) { /* (a slot given, every slot free there) */
+        a->op.r->pn[node].u.left_ms = slot > INT32_MAX ? INT32_MAX : (int32_t)slot;
+        for (size_t i = 0; i < a->limit; i++) a->free[i]++;
+        return;
+    }
     long long v = slot >= 0 ? slot : r->element[1]->integer;
     a->op.r->pn[node].u.left_ms = v < 0 ? 0 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
     const redisReply *f = r->element[2];
@@ -65,8 +72,9 @@ static void note_permit(void *arg, size_t node, const void *reply) {
     }
 }
 
-void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit) {
+void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit, uint8_t *free) {
     a->limit = (uint8_t)limit;
+    a->free = free;
     a->only = -1;
 }
 
@@ -75,16 +83,20 @@ void rl_permit_send_attempt(rl_acquire_op_t *a) {
     char ttl[16], limit[8], only[8];
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     snprintf(limit, sizeof limit, "%u", a->limit);
-    snprintf(only, sizeof only, "%d", a->only);
     const char *extra[4] = {ttl, limit, only, a->fenced ? "f" : "-"};
-    memset(a->free, 0, sizeof a->free);
+    int n_extra = 2; /* (the first free slot, unfenced: the script's defaults) */
+    if (a->only >= 0 || a->fenced) {
+        snprintf(only, sizeof only, "%d", a->only);
+        n_extra = 4;
+    }
+    memset(a->free, 0, REDLOCK_MAX_PERMITS);
     a->fence_max = 0;
     rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
     op->r->replicate = 1;
     op->r->on_reply = note_permit;
     op->r->reply_arg = a;
-    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, 4, classify_permit);
+    rl_run_script_args(op->rl, op->r, op->rl->s_acquire_permit, &a->keys, a->token, extra, n_extra, classify_permit);
 }
 
 /* Sends the release of every slot the attempt set except keep (-1: all),

@@ -40,11 +40,11 @@
 typedef struct rl_sub {
     rl_map_node_t node; /* in rl_subs_t.map, by resource */
     struct rl_sub *idle_prev, *idle_next; /* on the idle list while it has no waiter */
-    uint32_t waiters;   /* joins minus leaves */
     uint64_t idle_us;   /* with no waiter: when the last left */
-    uint8_t heard;      /* a node confirmed the subscription */
     size_t len;
-    char res[];         /* the resource's bytes */
+    uint32_t waiters;   /* joins minus leaves */
+    uint8_t heard;      /* a node confirmed the subscription */
+    char res[];         /* the resource's bytes (no padding before them: one per resource waited on) */
 } rl_sub_t;
 
 typedef struct rl_subs {

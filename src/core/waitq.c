@@ -28,12 +28,13 @@
 /* The kinds of lock a resource's waiters may want. */
 enum { LINE_MUTEX = 0, LINE_PERMIT, LINE_SHARED, LINE_KINDS };
 
+/* A line is never empty (the last to leave frees it), so its name is its
+ * head's: no copy of it (one line per resource waited on). */
 typedef struct rl_waitline {
     rl_map_node_t node;      /* in rl->waitq */
     rl_acquire_op_t *head, *tail;
-    size_t len;
+    uint32_t len;            /* the resource's bytes: head->keys.k[0] */
     uint8_t kind;
-    char res[];              /* the resource's bytes */
 } rl_waitline_t;
 
 static int kind_of(const rl_acquire_op_t *a) {
@@ -45,7 +46,7 @@ static rl_waitline_t *find_line(const redlock_t *rl, const char *res, size_t len
     uint64_t h = rl_map_hash2(&rl->waitq, res, len, (uint64_t)kind);
     for (rl_map_node_t *x = rl_map_first(&rl->waitq, h); x; x = rl_map_next(x)) {
         rl_waitline_t *w = RL_MAP_ENTRY(x, rl_waitline_t, node);
-        if (w->kind == kind && w->len == len && !memcmp(w->res, res, len)) return w;
+        if (w->kind == kind && w->len == len && !memcmp(w->head->keys.k[0], res, len)) return w;
     }
     return NULL;
 }
@@ -57,11 +58,10 @@ static rl_waitline_t *line_for(redlock_t *rl, const rl_acquire_op_t *a) {
     size_t len = a->keys.len[0];
     int kind = kind_of(a);
     rl_waitline_t *w = find_line(rl, res, len, kind);
-    if (w || !(w = malloc(sizeof *w + len))) return w;
-    w->head = w->tail = NULL;
-    w->len = len;
+    if (w || !(w = malloc(sizeof *w))) return w;
+    w->head = w->tail = NULL; /* (a joins it at once: never empty in the table) */
+    w->len = (uint32_t)len;
     w->kind = (uint8_t)kind;
-    memcpy(w->res, res, len);
     rl_map_insert(&rl->waitq, &w->node, rl_map_hash2(&rl->waitq, res, len, (uint64_t)kind));
     return w;
 }

@@ -18,7 +18,7 @@
 #include "redlock.h"
 #include "resp.h"
 
-static void shrink(rl_conn_t *c);
+static void shrink(rl_conn_t *c, int at_once);
 
 int rl_conn_init(rl_conn_t *c, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
     memset(c, 0, sizeof *c);
@@ -212,7 +212,7 @@ void rl_conn_close(rl_conn_t *c) {
     rl_buf_reset(&c->out);
     rl_buf_reset(&c->fb);
     c->qhead = c->qlen = 0;
-    shrink(c);
+    shrink(c, 1);
     c->due_us = UINT64_MAX;
     c->close_at_us = 0;
     c->wait_owed = 0;
@@ -225,11 +225,36 @@ void rl_conn_close(rl_conn_t *c) {
     c->arena.error[0] = '\0';
 }
 
+/* The ring's hysteresis: one that grows back within RL_QCAP_REGROW_US of
+ * shrinking serves a steady load that empties it between replies, and
+ * keeps its size for a hold that starts at RL_QCAP_HOLD_MIN_US and
+ * doubles with each such regrowth, up to RL_QCAP_HOLD_MAX_US; a growth
+ * long after a shrink is a new burst, and its ring is given back as soon
+ * as it is empty. */
+#define RL_QCAP_REGROW_US 1000000u
+#define RL_QCAP_HOLD_MIN_US 1000000u
+#define RL_QCAP_HOLD_MAX_US 64000000u
+
+/* Notes a growth at now_us for the hysteresis (the first since a shrink). */
+static void note_growth(rl_conn_t *c, uint64_t now_us) {
+    if (!c->qshrunk_us || !c->ring_hold) return;
+    if (now_us < c->qshrunk_us + RL_QCAP_REGROW_US) {
+        c->qhold_us = !c->qhold_us ? RL_QCAP_HOLD_MIN_US
+                      : c->qhold_us < RL_QCAP_HOLD_MAX_US / 2 ? 2 * c->qhold_us
+                                                              : RL_QCAP_HOLD_MAX_US;
+        c->qkeep_us = now_us + c->qhold_us;
+    } else {
+        c->qhold_us = 0;
+    }
+    c->qshrunk_us = 0;
+}
+
 /* Doubles c's ring (up to qmax), its requests moved to the front in
  * order; req_moved tells each one's round its new slot. Returns 0, or -1
  * at qmax or when out of memory. */
-static int grow(rl_conn_t *c) {
+static int grow(rl_conn_t *c, uint64_t now_us) {
     if (c->qcap >= c->qmax) return -1;
+    note_growth(c, now_us);
     uint32_t cap = c->qcap > c->qmax / 2 ? c->qmax : c->qcap * 2;
     rl_req_t *q = malloc((size_t)cap * sizeof *q);
     if (!q) return -1;
@@ -245,7 +270,7 @@ static int grow(rl_conn_t *c) {
 }
 
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us) {
-    if (c->qlen == c->qcap && grow(c) < 0) return NULL;
+    if (c->qlen == c->qcap && grow(c, now_us) < 0) return NULL;
     rl_req_t *r = &c->q[(c->qhead + c->qlen) % c->qcap];
     c->qlen++;
     r->round = round;
@@ -262,19 +287,26 @@ rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint6
     return r;
 }
 
-/* An empty ring this large goes back to RL_QCAP_START slots. */
+/* An empty ring this large goes back to RL_QCAP_START slots; one that a
+ * steady load holds, to this many (48 KiB) at the most. */
 #define RL_QCAP_SHRINK 1024u
 
 /* Gives an empty ring's memory back once a burst grew it (doc/design.md,
- * "Cost flat in locks and waiters"). */
-static void shrink(rl_conn_t *c) {
+ * "Cost flat in locks and waiters"): at once when the connection closed
+ * (at_once), else unless a steady load holds it (see note_growth; only
+ * with ring_hold). Replies were read at last_rx_us: the clock. */
+static void shrink(rl_conn_t *c, int at_once) {
     if (c->qlen || c->qcap < RL_QCAP_SHRINK) return;
-    rl_req_t *q = malloc(RL_QCAP_START * sizeof *q);
+    int held = !at_once && c->last_rx_us < c->qkeep_us;
+    uint32_t cap = held ? RL_QCAP_SHRINK : RL_QCAP_START;
+    if (cap >= c->qcap) return;
+    rl_req_t *q = malloc(cap * sizeof *q);
     if (!q) return;
     free(c->q);
     c->q = q;
-    c->qcap = RL_QCAP_START;
+    c->qcap = cap;
     c->qhead = 0;
+    if (!at_once) c->qshrunk_us = c->last_rx_us;
 }
 
 void rl_conn_pop(rl_conn_t *c) {
@@ -282,7 +314,7 @@ void rl_conn_pop(rl_conn_t *c) {
     rl_buf_consume(&c->fb, c->q[c->qhead].fb_len);
     c->qhead = (c->qhead + 1) % c->qcap;
     c->qlen--;
-    shrink(c);
+    shrink(c, 0);
 }
 
 int rl_conn_send(rl_conn_t *c, const char *p, size_t n) {

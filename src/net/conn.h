@@ -89,6 +89,12 @@ typedef struct rl_conn {
     rl_req_t *q;               /* ring of qcap requests owed a reply; doubles when full, up
                                 * to qmax (RL_QCAP_START at first) */
     uint32_t qcap, qhead, qlen, qmax;
+    /* giving a burst's ring back, with hysteresis (see shrink in conn.c) when ring_hold is
+     * set (a connection of lock rounds, whose load is steady; not a subscriber's) */
+    int ring_hold;
+    uint64_t qshrunk_us;       /* when it last shrank, until it grows again (0: not since) */
+    uint64_t qhold_us;         /* how long a ring that grew back soon after keeps its size */
+    uint64_t qkeep_us;         /* no shrinking before this */
     /* told when growing the ring moved a request with a round to another
      * slot (the round keeps its requests' slots), or NULL */
     void (*req_moved)(struct rl_round *round, int idx, uint32_t slot);

@@ -127,7 +127,7 @@ static void run(int stop, size_t n, int with_nodes, int64_t rtt, const uint8_t *
         size_t pending = n - (t.yes + t.no + t.auth + t.other);
         FUZZ_CHECK(r->pn[i].vote == (uint8_t)kind);
         FUZZ_CHECK(r->yes == t.yes && r->no == t.no && r->failed == t.auth + t.other && r->auth_failed == t.auth);
-        FUZZ_CHECK(r->pending == pending && r->yes + r->no + r->failed + r->pending == n);
+        FUZZ_CHECK(r->pending == pending && (size_t)(r->yes + r->no + r->failed + r->pending) == n);
         if (with_nodes) {
             FUZZ_CHECK(nodes[i].vote == kind && nodes[i].err == err && nodes[i].rtt_us == (failing ? -1 : rtt));
             FUZZ_CHECK(memchr(nodes[i].detail, '\0', sizeof nodes[i].detail));

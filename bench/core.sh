@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh [--quick | --stats-only] -- libredlock's benchmark suite (issue 4), in one run on one
-# machine so that the ratios hold on a noisy shared box.
+# core.sh [--quick | --stats-only] [--note TEXT] -- libredlock's core benchmark suite
+# (issue 4), in one run on one machine so that the ratios hold on a noisy
+# shared box.
 #
 #   floor          bench/floor.c: hand-written hiredis fan-out (the cost the
 #                  network and the servers impose)
@@ -22,6 +23,8 @@
 # overwrites the full results.
 # --stats-only (about a minute) runs only the cost of the statistics
 # (redlock_stats' counters on and off, interleaved) and prints its table.
+# --note TEXT: a paragraph for the report. The targets are rows of
+# bench/targets.tsv.
 #
 # Environment: BENCH_BUILD (default build-bench), the CMake build directory
 # configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-core` does all of it).
@@ -32,7 +35,7 @@ export LC_ALL=C
 
 FLOOR=$BUILD/bench/floor
 LIB=$BUILD/bench/bench_redlock
-bench_args run.sh "quick stats-only" -- "$@"
+bench_args core.sh "quick stats-only note" -- "$@"
 
 if ((QUICK)); then
   MODE=quick
@@ -83,43 +86,19 @@ TTL=10000
 
 # ------------------------------------------------------------------ helpers
 
-START_TS=$SECONDS
-log() { printf '[%4ds] %s\n' "$((SECONDS - START_TS))" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+NOTE_WIDTH=4
+[[ -x $FLOOR && -x $LIB ]] || fail "benchmarks not built in $BUILD (run: make bench, or configure with -DREDLOCK_BUILD_BENCH=ON)"
+command -v redis-server >/dev/null || fail "redis-server is not installed"
 
-[[ -x $FLOOR && -x $LIB ]] || die "benchmarks not built in $BUILD (run: make bench, or configure with -DREDLOCK_BUILD_BENCH=ON)"
-command -v redis-server >/dev/null || die "redis-server is not installed"
-
-TMP=$(mktemp -d /tmp/redlock-bench.XXXXXX)
-RAW=$TMP/raw.txt
-ERRLOG=$TMP/stderr.log
+bench_scratch core
+TMP=$SCRATCH RAW=$SCRATCH/raw.txt ERRLOG=$LOG
 : >"$RAW"
-: >"$ERRLOG"
-CLUSTERS=()
 
-cleanup() {
-  local rc=$? d
-  for d in "${CLUSTERS[@]}"; do
-    "$CLUSTER_SH" stop -d "$d" >/dev/null 2>&1 || true
-  done
-  if ((rc != 0)) && [[ -s $ERRLOG ]]; then
-    echo "--- last diagnostics:" >&2
-    tail -n 20 "$ERRLOG" >&2 || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# start_cluster N NAME: starts N masters in $TMP/NAME; sets CDIR.
+# start_cluster N NAME: N masters of their own in $TMP/NAME (lib.sh's
+# cluster_start); sets CDIR.
 start_cluster() {
-  CDIR=$TMP/$2
-  CLUSTERS+=("$CDIR")
-  "$CLUSTER_SH" start -n "$1" -d "$CDIR" >/dev/null 2>>"$ERRLOG" || die "cluster.sh could not start $1 nodes"
-}
-
-stop_cluster() {
-  "$CLUSTER_SH" stop -d "$1" >/dev/null 2>>"$ERRLOG" || true
+  cluster_start "$1" "$2"
+  CDIR=$CLUSTER
 }
 
 # uris DIR [N]: the first N (default all) URIs of a cluster, comma-separated.
@@ -142,12 +121,7 @@ record() {
 }
 
 # val TAG KEY: the median of the recorded values ("" if none).
-val() {
-  local list=${R[$1.$2]:-}
-  [[ -n $list ]] || { echo ""; return; }
-  tr ' ' '\n' <<<"$list" | sort -g | awk '{a[NR]=$1} END {
-    if (NR % 2) printf "%.6g\n", a[(NR + 1) / 2]; else printf "%.6g\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
+val() { tr ' ' '\n' <<<"${R[$1.$2]:-}" | grep . | median; }
 
 # run_bench TAG LABEL TIMEOUT CMD...: runs CMD, records its RESULT line.
 run_bench() {
@@ -156,30 +130,23 @@ run_bench() {
   out=$(timeout -k 5 "$limit" "$@" 2>>"$ERRLOG") || rc=$?
   line=$(grep '^RESULT ' <<<"$out" | tail -n 1 || true)
   if [[ -z $line ]]; then
-    log "$label: no result (exit $rc)"
+    note "$label: no result (exit $rc)"
     return 0
   fi
-  ((rc == 0)) || log "$label: exit status $rc (result kept)"
+  ((rc == 0)) || note "$label: exit status $rc (result kept)"
   echo "$tag $line" >>"$RAW"
   # shellcheck disable=SC2086
   record "$tag" $line
   local summary="" k v
   for k in acq_p50_us cps grants_per_s handoff_p50_us cpu_us_per_cycle allocs_per_cycle rss_after_kb errors; do
-    v=$(sed -n "s/.* $k=\([^ ]*\).*/\1/p" <<<"$line")
+    v=$(kv "$line" "$k")
     if [[ -n $v ]]; then summary+=" $k=$v"; fi
   done
-  log "$label:$summary"
+  note "$label:$summary"
 }
 
-# Number formatting for the table.
-num() { # num VALUE [DECIMALS]
-  [[ -n ${1:-} ]] || { echo "n/a"; return; }
-  awk -v v="$1" -v d="${2:-0}" 'BEGIN { printf "%.*f\n", d, v }'
-}
-ratio() { # ratio A B: A/B as "1.23x", or n/a
-  awk -v a="${1:-}" -v b="${2:-}" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
-}
-times() { local r; r=$(ratio "$@"); [[ $r == n/a ]] && echo "n/a" || echo "${r}×"; }
+# vs A B DIGITS UNIT: "A UNIT vs B UNIT" for a target's measured column.
+vs() { echo "$(dec "$1" "$3")$4 vs $(dec "$2" "$3")$4"; }
 # us VALUE / per_s VALUE: a field of the summary of `make bench`, nothing
 # without a value.
 us() { fig "${1:-}" 1 " µs"; }
@@ -187,34 +154,16 @@ per_s() { fig "${1:-}" 0 "/s"; }
 
 # ------------------------------------------------------------ preparations
 
-log "libredlock benchmark suite, $MODE mode; scratch in $TMP"
+note "libredlock benchmark suite, $MODE mode; scratch in $TMP"
 LIB_VERSION=$("$LIB" --version 2>/dev/null || echo "?")
 
-# node-redlock: install the pinned packages into bench/node/node_modules.
-NODE_OK=0
-NODE_VERSIONS="n/a"
+# node-redlock: the pinned packages in bench/node/node_modules.
+NODE_OK=0 NODE_VERSIONS="n/a"
 if ((STATS_ONLY)); then
-  log "--stats-only: no node-redlock"
-elif command -v node >/dev/null && command -v npm >/dev/null; then
-  if [[ ! -f $NODE_DIR/node_modules/redlock/package.json || ! -f $NODE_DIR/node_modules/ioredis/package.json ||
-        $NODE_DIR/package.json -nt $NODE_DIR/node_modules/.package-lock.json ]]; then
-    log "installing node-redlock (npm) into bench/node/node_modules"
-    if [[ -f $NODE_DIR/package-lock.json ]]; then
-      (cd "$NODE_DIR" && timeout 180 npm ci --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 ||
-        (cd "$NODE_DIR" && timeout 180 npm install --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 || true
-    else
-      (cd "$NODE_DIR" && timeout 180 npm install --no-audit --no-fund --loglevel=error) >>"$ERRLOG" 2>&1 || true
-    fi
-  fi
-  if NODE_VERSIONS=$(cd "$NODE_DIR" && timeout 30 node bench.js --version 2>>"$ERRLOG") &&
-     [[ $NODE_VERSIONS != *n/a* ]]; then
-    NODE_OK=1
-  else
-    NODE_VERSIONS="n/a"
-    log "node-redlock unavailable (npm install failed?): its column will be n/a"
-  fi
+  note "--stats-only: no node-redlock"
 else
-  log "node or npm missing: node-redlock will be n/a"
+  node_redlock_setup bench.js
+  ((NODE_OK)) || note "node-redlock unavailable (node or npm missing, or npm failed): its column will be n/a"
 fi
 
 node_bench() { # node_bench TAG LABEL ARGS...
@@ -228,7 +177,7 @@ start_cluster 5 c5
 C5=$CDIR
 C5_STARTED=$SECONDS
 U5=$(uris "$C5")
-log "cluster of 5 up: $U5"
+note "cluster of 5 up: $U5"
 
 # ------------------------------------------------------- statistics cost
 
@@ -252,13 +201,13 @@ stats_table() {
   on=$(val lib.cpu.stats_on cpu_us_per_cycle)
   echo "| libredlock, N=5, cpu workload (median of $STATS_REPS interleaved runs) | statistics off | statistics on | difference |"
   echo "|---|---:|---:|---:|"
-  printf '| client CPU per acquire+release cycle (µs) | %s | %s | %s |\n' "$(num "$off" 2)" "$(num "$on" 2)" \
+  printf '| client CPU per acquire+release cycle (µs) | %s | %s | %s |\n' "$(dec "$off" 2)" "$(dec "$on" 2)" \
     "$(awk -v a="$on" -v b="$off" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%+.2f %% (target: at most +2 %%)\n", (a / b - 1) * 100 }')"
   printf '| heap allocations per cycle, whole process | %s | %s | |\n' \
-    "$(num "$(val lib.cpu.stats_off allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on allocs_per_cycle)" 3)"
+    "$(dec "$(val lib.cpu.stats_off allocs_per_cycle)" 3)" "$(dec "$(val lib.cpu.stats_on allocs_per_cycle)" 3)"
   printf '| heap allocations per cycle by libredlock | %s | %s | |\n' \
-    "$(num "$(val lib.cpu.stats_off own_allocs_per_cycle)" 3)" "$(num "$(val lib.cpu.stats_on own_allocs_per_cycle)" 3)"
-  printf '| cycles/s | %s | %s | |\n' "$(num "$(val lib.cpu.stats_off cps)")" "$(num "$(val lib.cpu.stats_on cps)")"
+    "$(dec "$(val lib.cpu.stats_off own_allocs_per_cycle)" 3)" "$(dec "$(val lib.cpu.stats_on own_allocs_per_cycle)" 3)"
+  printf '| cycles/s | %s | %s | |\n' "$(dec "$(val lib.cpu.stats_off cps)" 0)" "$(dec "$(val lib.cpu.stats_on cps)" 0)"
 }
 if ((STATS_ONLY)); then
   stats_cost_runs
@@ -285,7 +234,7 @@ done
 
 # ------------------------------------------------------------ server limit
 
-log "server limit: redis-benchmark -P 16 on all 5 nodes at once ($RB_REQS requests each)"
+note "server limit: redis-benchmark -P 16 on all 5 nodes at once ($RB_REQS requests each)"
 rb_pids=()
 i=0
 while read -r uri; do
@@ -299,12 +248,12 @@ for p in "${rb_pids[@]}"; do wait "$p" || true; done
 RB_TOTAL=0
 for ((k = 0; k < i; k++)); do
   rps=$(tr '\r' '\n' <"$TMP/rb.$k" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
-  [[ -n $rps ]] || { log "redis-benchmark on node $k printed no result"; rps=0; }
+  [[ -n $rps ]] || { note "redis-benchmark on node $k printed no result"; rps=0; }
   RB_TOTAL=$(awk -v a="$RB_TOTAL" -v b="$rps" 'BEGIN { printf "%.1f", a + b }')
 done
 SERVER_LIMIT=$(awk -v t="$RB_TOTAL" 'BEGIN { printf "%.1f", t / (2 * 5) }')
 echo "limit server commands_per_s=$RB_TOTAL cycles_per_s=$SERVER_LIMIT" >>"$RAW"
-log "server limit: $RB_TOTAL commands/s in total -> $SERVER_LIMIT lock cycles/s"
+note "server limit: $RB_TOTAL commands/s in total -> $SERVER_LIMIT lock cycles/s"
 
 # Informational: a lock cycle is one SET and one release-script EVALSHA per
 # node, and the script costs the server more than a SET. The same pipelined
@@ -337,7 +286,7 @@ done
 if ((mix_ok && i > 0)); then
   MIX_LIMIT=$(awk -v t="$mix_sum" -v n="$i" 'BEGIN { printf "%.1f", t / n }')
   echo "limit server_mix cycles_per_s=$MIX_LIMIT" >>"$RAW"
-  log "server limit with the release script: $MIX_LIMIT lock cycles/s (SET + EVALSHA per node)"
+  note "server limit with the release script: $MIX_LIMIT lock cycles/s (SET + EVALSHA per node)"
 fi
 while read -r uri; do
   hp=${uri#redis://}
@@ -367,7 +316,7 @@ run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one k
 # up for longer than that, or its nodes would be in their restart quarantine.
 wait_s=$(((TTL / 1000 + 3) - (SECONDS - C5_STARTED)))
 if ((wait_s > 0)); then
-  log "waiting ${wait_s}s: the nodes must be up longer than max_ttl_ms ($TTL ms) for the quarantine runs"
+  note "waiting ${wait_s}s: the nodes must be up longer than max_ttl_ms ($TTL ms) for the quarantine runs"
   sleep "$wait_s"
 fi
 SAFE_REPS=$((QUICK ? 1 : REPS))
@@ -392,33 +341,33 @@ stats_cost_runs
 
 # ---------------------------------------------------------------- degraded
 
-"$CLUSTER_SH" kill 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not kill node 4"
-log "node 4 of 5 killed"
+"$CLUSTER_SH" kill 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not kill node 4"
+note "node 4 of 5 killed"
 run_bench lib.killed "libredlock serial, 1 of 5 killed" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
 run_bench floor.killed "floor serial, 1 of 5 killed" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-"$CLUSTER_SH" restart 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not restart node 4"
-log "node 4 restarted"
+"$CLUSTER_SH" restart 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not restart node 4"
+note "node 4 restarted"
 
-"$CLUSTER_SH" pause 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not pause node 3"
-"$CLUSTER_SH" pause 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not pause node 4"
-log "nodes 3 and 4 of 5 paused (SIGSTOP)"
+"$CLUSTER_SH" pause 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 3"
+"$CLUSTER_SH" pause 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 4"
+note "nodes 3 and 4 of 5 paused (SIGSTOP)"
 run_bench lib.paused "libredlock serial, 2 of 5 paused" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
 run_bench floor.paused "floor serial, 2 of 5 paused" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-"$CLUSTER_SH" resume 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not resume node 3"
-"$CLUSTER_SH" resume 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || die "could not resume node 4"
-log "nodes 3 and 4 resumed"
+"$CLUSTER_SH" resume 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 3"
+"$CLUSTER_SH" resume 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 4"
+note "nodes 3 and 4 resumed"
 sleep 0.5 # let the resumed nodes work through the backlog they were sent
 
 # ------------------------------------------------------------------ memory
 
 MEM_LIMIT=$((QUICK ? 120 : 1800))
-log "memory: $MEM_CYCLES cycles on $MEM_THREADS thread(s) (VmRSS before and after)"
+note "memory: $MEM_CYCLES cycles on $MEM_THREADS thread(s) (VmRSS before and after)"
 MEM_T0=$SECONDS
 run_bench lib.memory "libredlock memory ($MEM_CYCLES cycles)" "$MEM_LIMIT" \
   "$LIB" -u "$U5" -w memory -t "$MEM_THREADS" -n "$MEM_CYCLES" --ttl "$TTL"
 MEM_WALL=$((SECONDS - MEM_T0))
 if ((MEM16_CYCLES > 0)); then
-  log "memory: $MEM16_CYCLES cycles on 16 threads"
+  note "memory: $MEM16_CYCLES cycles on 16 threads"
   run_bench lib.memory16 "libredlock memory, 16 threads ($MEM16_CYCLES cycles)" "$MEM_LIMIT" \
     "$LIB" -u "$U5" -w memory -t 16 -n "$MEM16_CYCLES" --ttl "$TTL"
 fi
@@ -428,10 +377,10 @@ fi
 if ((SCALE_CLUSTER == 5)); then
   CS=$C5
 else
-  stop_cluster "$C5"
+  "$CLUSTER_SH" stop -d "$C5" >/dev/null 2>>"$ERRLOG" || true # (the 9 take its place)
   start_cluster "$SCALE_CLUSTER" c$SCALE_CLUSTER
   CS=$CDIR
-  log "cluster of $SCALE_CLUSTER up for the scaling runs"
+  note "cluster of $SCALE_CLUSTER up for the scaling runs"
 fi
 for ((rep = 1; rep <= SCALE_REPS; rep++)); do
   for n in $SCALE_NS; do
@@ -444,18 +393,17 @@ for ((rep = 1; rep <= SCALE_REPS; rep++)); do
     run_bench "lib.n$n" "libredlock serial N=$n (rep $rep/$SCALE_REPS)" 120 "$LIB" -u "$(uris "$CS" "$n")" -w serial -d "$D_SCALE" --ttl "$TTL"
   done
 done
-for d in "${CLUSTERS[@]}"; do stop_cluster "$d"; done
-CLUSTERS=()
-RUN_SECS=$((SECONDS - START_TS))
-log "measurements done in ${RUN_SECS}s; writing the report"
+cluster_down
+RUN_SECS=$((SECONDS - START))
+note "measurements done in ${RUN_SECS}s; writing the report"
 
 # ------------------------------------------------------------------ report
 
 TABLE=$TMP/table.md
 row() { # row LABEL FLOOR LIB NODE [DECIMALS]
   local d=${5:-0}
-  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$(num "$2" "$d")" "$(num "$3" "$d")" "$(num "$4" "$d")" \
-    "$(times "$3" "$2")" "$(times "$3" "$4")"
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$(dec "$2" "$d")" "$(dec "$3" "$d")" "$(dec "$4" "$d")" \
+    "$(ratio_x "$3" "$2")" "$(ratio_x "$3" "$4")"
 }
 NV() { ((NODE_OK)) && val "$@" || echo ""; }
 {
@@ -505,7 +453,7 @@ NV() { ((NODE_OK)) && val "$@" || echo ""; }
 # The cost of the safety features, each against the plain runs interleaved with it.
 SAFETY=$TMP/safety.md
 srow() { # srow LABEL PLAIN WITH [DECIMALS]
-  printf '| %s | %s | %s | %s |\n' "$1" "$(num "$2" "${4:-1}")" "$(num "$3" "${4:-1}")" "$(times "$3" "$2")"
+  printf '| %s | %s | %s | %s |\n' "$1" "$(dec "$2" "${4:-1}")" "$(dec "$3" "${4:-1}")" "$(ratio_x "$3" "$2")"
 }
 {
   echo "| workload (libredlock, N=5) | plain | with the feature | ratio |"
@@ -529,9 +477,9 @@ summary "single caller, acquire + release cycles" "$(per_s "$(val lib.serial cps
   "$(per_s "$(val floor.serial cps)" | sed 's/^/floor: /')" "" ""
 stats_off=$(val lib.cpu.stats_off cpu_us_per_cycle) stats_on=$(val lib.cpu.stats_on cpu_us_per_cycle)
 stats_pct=$(awk -v a="$stats_on" -v b="$stats_off" 'BEGIN { if (a != "" && b != "" && b + 0 != 0) printf "%+.2f", (a / b - 1) * 100 }')
-summary "statistics counters on, client CPU per cycle (single caller)" "$(us "$stats_on")${stats_pct:+ ($stats_pct %)}" "" \
-  "$(us "$stats_off" | sed 's/^/counters off: /')" "≤ +2 %" \
-  "$(if [[ -z $stats_pct ]]; then echo n/a; elif awk -v p="$stats_pct" 'BEGIN { exit !(p <= 2) }'; then echo PASS; else echo FAIL; fi)"
+target stats "$stats_pct" "${stats_pct:+$stats_pct % ($(vs "$stats_on" "$stats_off" 2 " µs"))}" \
+  "statistics counters on, client CPU per cycle (single caller)" "$(us "$stats_on")${stats_pct:+ ($stats_pct %)}" "" \
+  "$(us "$stats_off" | sed 's/^/counters off: /')"
 
 # Run-to-run spread of the repeated runs (the medians above hide it).
 SPREAD=$TMP/spread.md
@@ -554,101 +502,54 @@ spread() { # spread TAG KEY: "min / median / max (n runs)"
   echo "| 32 threads / callers, cycles/s (first column: node-redlock) | $(spread node.conc32 cps) | $(spread lib.conc32 cps) |"
 } >"$SPREAD"
 
-# Targets: verdict LABEL MEASURED OP LIMIT -> a table row with PASS/MISS.
+# The targets (bench/targets.tsv), each also a row of the summary of `make bench`.
 TARGETS=$TMP/targets.md
-PASSES=0
-MISSES=0
-# With five more arguments, WORKLOAD LIBREDLOCK NODE BASELINE TARGET, the
-# row is also one of the summary of `make bench` (bench/all.sh).
-verdict() { # verdict TARGET MEASURED(ratio) le|ge LIMIT [UNIT-NOTE [WORKLOAD LIB NODE BASELINE TARGET]]
-  local what=$1 m=$2 op=$3 lim=$4 note=${5:-} res
-  if [[ -z $m || $m == n/a ]]; then
-    printf '| %s | n/a | n/a | %s |\n' "$what" "$note"
-    if (($# > 5)); then summary "$6" "$7" "$8" "$9" "${10}" "n/a"; fi
-    return
-  fi
-  res=$(awk -v m="$m" -v l="$lim" -v op="$op" 'BEGIN {
-    if (op == "le") { if (m <= l) printf "PASS (%.0f%% under the limit)", (1 - m / l) * 100; else printf "MISS by %.0f%%", (m / l - 1) * 100 }
-    else            { if (m >= l) printf "PASS (%.0f%% over the limit)", (m / l - 1) * 100; else printf "MISS by %.0f%%", (1 - m / l) * 100 } }')
-  if [[ $res == PASS* ]]; then PASSES=$((PASSES + 1)); else MISSES=$((MISSES + 1)); fi
-  printf '| %s | %s | **%s** | %s |\n' "$what" "$m" "$res" "$note"
-  if (($# > 5)); then summary "$6" "$7" "$8" "$9" "${10}" "$res"; fi
-}
-{
-  echo "| target | measured | verdict | from |"
-  echo "|---|---:|---|---|"
-  verdict "single caller: acquire p50 ≤ 1.15 × floor" "$(ratio "$(val lib.serial acq_p50_us)" "$(val floor.serial acq_p50_us)")" le 1.15 \
-    "$(num "$(val lib.serial acq_p50_us)" 1) µs vs $(num "$(val floor.serial acq_p50_us)" 1) µs" \
-    "single caller, acquire p50" "$(us "$(val lib.serial acq_p50_us)")" "$(us "$(NV node.serial acq_p50_us)")" \
-    "$(us "$(val floor.serial acq_p50_us)" | sed 's/^/floor: /')" "≤ 1.15 × floor"
-  verdict "single caller: client CPU per cycle ≤ 1.2 × floor" "$(ratio "$(val lib.cpu cpu_us_per_cycle)" "$(val floor.cpu cpu_us_per_cycle)")" le 1.2 \
-    "$(num "$(val lib.cpu cpu_us_per_cycle)" 1) µs vs $(num "$(val floor.cpu cpu_us_per_cycle)" 1) µs" \
-    "single caller, client CPU per acquire + release cycle" "$(us "$(val lib.cpu cpu_us_per_cycle)")" \
-    "$(us "$(NV node.serial cpu_us_per_cycle)")" "$(us "$(val floor.cpu cpu_us_per_cycle)" | sed 's/^/floor: /')" "≤ 1.2 × floor"
-  verdict "32 threads: cycles/s ≥ 4 × node-redlock with 32 callers" "$(ratio "$(val lib.conc32 cps)" "$(NV node.conc32 cps)")" ge 4 \
-    "$(num "$(val lib.conc32 cps)") vs $(num "$(NV node.conc32 cps)") cycles/s" \
-    "32 threads (node-redlock: 32 callers), distinct keys, cycles" "$(per_s "$(val lib.conc32 cps)")" \
-    "$(per_s "$(NV node.conc32 cps)")" "" "≥ 4 × node-redlock"
-  verdict "32 threads: cycles/s ≥ 50 % of the server limit" "$(ratio "$(val lib.conc32 cps)" "$SERVER_LIMIT")" ge 0.5 \
-    "$(num "$(val lib.conc32 cps)") vs $(num "$SERVER_LIMIT") cycles/s (SET-only limit; $(ratio "$(val lib.conc32 cps)" "$MIX_LIMIT") of the SET+EVALSHA limit $(num "$MIX_LIMIT"))" \
-    "32 threads, distinct keys, cycles against the servers' limit" "$(per_s "$(val lib.conc32 cps)")" "" \
-    "$(per_s "$SERVER_LIMIT" | sed 's/^/server limit: /')" "≥ 50 % of the server limit"
-  verdict "2 of 5 paused: acquire p50 ≤ 1.5 × healthy" "$(ratio "$(val lib.paused acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.5 \
-    "$(num "$(val lib.paused acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs" \
-    "2 of 5 nodes paused, single caller, acquire p50" "$(us "$(val lib.paused acq_p50_us)")" "" \
-    "$(us "$(val lib.serial acq_p50_us)" | sed 's/^/healthy: /')" "≤ 1.5 × healthy"
-  verdict "1 of 5 killed: acquire p50 ≤ 1.2 × healthy" "$(ratio "$(val lib.killed acq_p50_us)" "$(val lib.serial acq_p50_us)")" le 1.2 \
-    "$(num "$(val lib.killed acq_p50_us)" 1) µs vs $(num "$(val lib.serial acq_p50_us)" 1) µs" \
-    "1 of 5 nodes killed, single caller, acquire p50" "$(us "$(val lib.killed acq_p50_us)")" "" \
-    "$(us "$(val lib.serial acq_p50_us)" | sed 's/^/healthy: /')" "≤ 1.2 × healthy"
-  lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
-  fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
-  dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print ""; else { d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.0f", d } }')
-  if [[ -z $dev ]]; then
-    printf '| %s | n/a | n/a | |\n' "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's"
-    res="n/a"
-  else
-    if ((dev <= 10)); then res="PASS"; PASSES=$((PASSES + 1)); else res="MISS ($dev % off, 10 % allowed)"; MISSES=$((MISSES + 1)); fi
-    printf '| %s | %s %% off | **%s** | libredlock %s×, floor %s× |\n' \
-      "scaling: libredlock p50(N=$last)/p50(N=$first) within 10 % of the floor's" "$dev" "$res" "$lr" "$fr"
-  fi
-  scaled="" floor_scaled=""
-  if [[ -n $dev ]]; then scaled="$lr× ($dev % off the floor's)" floor_scaled="floor: $fr×"; fi
-  summary "scaling, acquire p50 with N=$last ÷ with N=$first" "$scaled" "" "$floor_scaled" "within 10 % of the floor's" "$res"
-  al=$(val lib.serial allocs_per_cycle)
-  own=$(val lib.serial own_allocs_per_cycle)
-  if [[ -n $al ]]; then
-    if awk -v a="$al" 'BEGIN { exit !(a < 0.01) }'; then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**: $(num "$al" 2) per cycle"; MISSES=$((MISSES + 1)); fi
-    printf '| no heap allocation per cycle once warm (serial, after %s warm-up cycles) | %s | %s | %s made by libredlock itself, the rest inside hiredis/libc |\n' \
-      "200" "$(num "$al" 2)" "$res" "$(num "$own" 2)"
-    summary "heap allocations per cycle once warm (serial, whole process)" "$(num "$al" 2)" "" \
-      "$(fig "$(val floor.serial allocs_per_cycle)" 2 | sed 's/^/floor: /')" "< 0.01" "$res"
-  fi
-  rb=$(val lib.memory rss_before_kb)
-  ra=$(val lib.memory rss_after_kb)
-  if [[ -n $rb && -n $ra ]]; then
-    growth=$((ra - rb))
-    allowed=$(awk -v b="$rb" 'BEGIN { a = b * 0.05; if (a < 512) a = 512; printf "%d", a }')
-    if ((growth <= allowed)); then res="**PASS**"; PASSES=$((PASSES + 1)); else res="**MISS**"; MISSES=$((MISSES + 1)); fi
-    printf '| resident size flat over %s cycles (growth after warm-up ≤ max(512 KiB, 5 %%)) | %+d KiB | %s | %s → %s KiB (%s at 50 %%), %s thread(s), %s s |\n' \
-      "$MEM_CYCLES" "$growth" "$res" "$rb" "$ra" "$(val lib.memory rss_at_50_pct_kb)" "$MEM_THREADS" "$MEM_WALL"
-    summary "resident size over $MEM_CYCLES cycles" "$(printf '%+d KiB (%s → %s KiB)' "$growth" "$rb" "$ra")" "" "" \
-      "growth ≤ max(512 KiB, 5 %)" "$res"
-  fi
-} >"$TARGETS"
-
+S50=$(val lib.serial acq_p50_us) F50=$(val floor.serial acq_p50_us)
+r=$(ratio "$S50" "$F50")
+target serial_p50 "$r" "${r:+$r× ($(vs "$S50" "$F50" 1 " µs"))}" "single caller, acquire p50" "$(us "$S50")" \
+  "$(us "$(NV node.serial acq_p50_us)")" "$(us "$F50" | sed 's/^/floor: /')"
+c=$(val lib.cpu cpu_us_per_cycle) fc=$(val floor.cpu cpu_us_per_cycle)
+r=$(ratio "$c" "$fc")
+target cpu "$r" "${r:+$r× ($(vs "$c" "$fc" 1 " µs"))}" "single caller, client CPU per acquire + release cycle" "$(us "$c")" \
+  "$(us "$(NV node.serial cpu_us_per_cycle)")" "$(us "$fc" | sed 's/^/floor: /')"
+c32=$(val lib.conc32 cps) n32=$(NV node.conc32 cps)
+r=$(ratio "$c32" "$n32")
+target conc32_node "$r" "${r:+$r× ($(vs "$c32" "$n32" 0 " cycles/s"))}" \
+  "32 threads (node-redlock: 32 callers), distinct keys, cycles" "$(per_s "$c32")" "$(per_s "$n32")"
+r=$(ratio "$c32" "$SERVER_LIMIT")
+target conc32_limit "$r" "${r:+$r× ($(vs "$c32" "$SERVER_LIMIT" 0 " cycles/s"), the SET-only limit; $(ratio_x "$c32" "$MIX_LIMIT") of the SET+EVALSHA limit $(dec "$MIX_LIMIT" 0))}" \
+  "32 threads, distinct keys, cycles against the servers' limit" "$(per_s "$c32")" "" \
+  "$(per_s "$SERVER_LIMIT" | sed 's/^/server limit: /')"
+for t in paused2:paused:"2 of 5 nodes paused" killed1:killed:"1 of 5 nodes killed"; do
+  IFS=: read -r id tag what <<<"$t"
+  v=$(val "lib.$tag" acq_p50_us)
+  r=$(ratio "$v" "$S50")
+  target "$id" "$r" "${r:+$r× ($(vs "$v" "$S50" 1 " µs"))}" "$what, single caller, acquire p50" "$(us "$v")" "" \
+    "$(us "$S50" | sed 's/^/healthy: /')"
+done
+lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
+fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
+dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "" || b == "" || b == 0) exit; d = (a / b - 1) * 100; if (d < 0) d = -d; printf "%.0f", d }')
+target scaling "$dev" "${dev:+$dev % off (libredlock ${lr}×, floor ${fr}×, N=$last ÷ N=$first)}" \
+  "scaling, acquire p50 with N=$last ÷ with N=$first" "${dev:+$lr× ($dev % off the floor ratio)}" "" "${fr:+floor: $fr×}"
+al=$(val lib.serial allocs_per_cycle)
+target allocs "$al" "${al:+$(dec "$al" 2) ($(dec "$(val lib.serial own_allocs_per_cycle)" 2) by libredlock itself, the rest in hiredis/libc; after 200 warm-up cycles)}" \
+  "" "${al:+$(dec "$al" 2)}" "" "$(fig "$(val floor.serial allocs_per_cycle)" 2 | sed 's/^/floor: /')"
+rb=$(val lib.memory rss_before_kb) ra=$(val lib.memory rss_after_kb) growth="" share=""
+if [[ -n $rb && -n $ra ]]; then
+  growth=$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%+d", a - b }')
+  share=$(awk -v a="$ra" -v b="$rb" 'BEGIN { m = b * 0.05; if (m < 512) m = 512; printf "%.3f", (a - b) / m }')
+fi
+target rss "$share" "${growth:+$growth KiB over $MEM_CYCLES cycles ($rb → $ra KiB, $(val lib.memory rss_at_50_pct_kb) at 50 %; $MEM_THREADS thread(s), $MEM_WALL s)}" \
+  "resident size over $MEM_CYCLES cycles" "${growth:+$growth KiB ($rb → $ra KiB)}"
+targets_table "target (issue 4)" >"$TARGETS"
 # Machine and versions.
-CPU_MODEL=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+machine_info
+CPU_MODEL=$CPU GIT_REV=$REV${LOOSE:+ + uncommitted changes in src/include/lua}
 OS_NAME=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-?}" || echo "?")
 MEM_TOTAL=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-REDIS_V=$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')
 HIREDIS_V=$(pkg-config --modversion hiredis 2>/dev/null || echo "?")
 NODE_V=$(node --version 2>/dev/null || echo "n/a")
-DATE=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
-GIT_REV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "?")
-if [[ $GIT_REV != "?" && -n $(git -C "$ROOT" status --porcelain -- src include lua CMakeLists.txt 2>/dev/null) ]]; then
-  GIT_REV="$GIT_REV + uncommitted changes in src/include"
-fi
 
 # The plot.
 PLOT_NOTE="not drawn (gnuplot missing)"
@@ -740,7 +641,7 @@ fi
 {
   echo "# libredlock: core benchmark results (issue 4)"
   echo
-  echo "Made by \`bench/run.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) at git $GIT_REV on $DATE; the measurements took ${RUN_SECS} s."
+  echo "Made by \`bench/core.sh$( ((QUICK)) && echo " --quick")\` ($MODE mode) at git $GIT_REV on $DATE; the measurements took ${RUN_SECS} s."
   echo "Everything below comes from this one run on one machine: compare the ratios, not the absolute numbers."
   echo
   echo "- **Machine**: $(nproc) cores, $CPU_MODEL, $MEM_TOTAL RAM; kernel $(uname -r); $OS_NAME"
@@ -780,8 +681,6 @@ fi
   echo
   cat "$TARGETS"
   echo
-  echo "$PASSES passed, $MISSES missed."
-  echo
   echo "Run-to-run spread (the machine is shared: a verdict whose margin is smaller than this spread is not resolved by one run):"
   echo
   cat "$SPREAD"
@@ -811,8 +710,6 @@ echo
 cat "$STATS_MD"
 echo
 cat "$TARGETS"
-echo
-echo "$PASSES passed, $MISSES missed."
 echo
 echo "Report: $OUT_MD"
 echo "Plot:   $OUT_PNG"
