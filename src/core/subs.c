@@ -141,7 +141,10 @@ static void cluster_upkeep(rl_subs_t *s, uint64_t now) {
 static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
     rl_sub_t *e = malloc(offsetof(rl_sub_t, res) + len);
     if (!e) return NULL;
-    *e = (rl_sub_t){.len = len};
+    /* (not a compound literal: it would write sizeof *e, the padding after
+     * res included, past a short name's allocation) */
+    memset(e, 0, offsetof(rl_sub_t, res));
+    e->len = len;
     memcpy(e->res, res, len);
     rl_map_insert(&s->map, &e->node, rl_map_hash(&s->map, res, len));
     s->n++;
