@@ -139,7 +139,7 @@ static void cluster_upkeep(rl_subs_t *s, uint64_t now) {
 
 /* Adds an entry for res with no waiters yet; NULL when out of memory. */
 static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
-    rl_sub_t *e = malloc(offsetof(rl_sub_t, res) + len);
+    rl_sub_t *e = malloc(sizeof *e + len);
     if (!e) return NULL;
     *e = (rl_sub_t){.len = len};
     memcpy(e->res, res, len);

@@ -44,7 +44,7 @@ typedef struct rl_sub {
     size_t len;
     uint32_t waiters;   /* joins minus leaves */
     uint8_t heard;      /* a node confirmed the subscription */
-    char res[];         /* the resource's bytes (no padding before them: one per resource waited on) */
+    char res[];         /* the resource's bytes */
 } rl_sub_t;
 
 typedef struct rl_subs {
