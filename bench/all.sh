@@ -52,20 +52,21 @@ export LC_ALL=C
 # the report takes that section and what stands outside every section.
 #
 # To add a suite:
-#   1. its script bench/NAME.sh sources bench/lib.sh, takes --quick, writes
+#   1. its script bench/NAME.sh sources bench/lib.sh, takes --quick and
+#      --note TEXT (bench_args), writes
 #      bench/RESULTS-NAME.md in full mode (its first lines naming the commit
 #      and the date: `bench_stamp`, or machine_info's REV and DATE) and
 #      RESULTS-NAME-quick.md into $BUILD/bench with --quick, and exits
 #      non-zero only when it could not run;
-#   2. for each headline workload and each target it calls
-#      `summary WORKLOAD LIBREDLOCK NODE BASELINE TARGET VERDICT` (see
-#      bench/lib.sh; judge_targets does it for rows that carry the five
-#      summary fields), which writes nothing when run on its own;
-#   3. its targets as rows of bench/targets.tsv, judged with `target` and
-#      printed with `targets_table` (bench/lib.sh);
-#   4. a line below (the fields as above): `make bench-NAME` and
+#   2. its targets as rows of bench/targets.tsv, judged with `target ID
+#      VALUE SHOWN WORKLOAD LIBREDLOCK NODE BASELINE` and printed with
+#      `targets_table` (bench/lib.sh), which also makes them rows of the
+#      summary; a headline workload without a target is a row of it with
+#      `summary WORKLOAD LIBREDLOCK NODE BASELINE "" ""`; both write no
+#      summary row when the script runs on its own;
+#   3. a line below (the fields as above): `make bench-NAME` and
 #      `make bench-NAME-quick` come from it (the Makefile reads this list);
-#   5. its program in the bench_all list at the end of bench/CMakeLists.txt.
+#   4. its program in the bench_all list at the end of bench/CMakeLists.txt.
 SUITES=(
   "core|core.sh||RESULTS-core.md|latency.png||Core: floor, libredlock and node-redlock (issue 4)"
   "async|async.sh||RESULTS-async.md|async.png||Non-blocking API on one libuv loop thread (issue 13)"

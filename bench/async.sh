@@ -336,13 +336,7 @@ REPORT=$TMP/report.md
     printf -- '- %s\n' "${PROBLEMS[@]}"
   fi
   echo
-  echo "<details><summary>every RESULT line of this run</summary>"
-  echo
-  echo '```'
-  cat "$RAW"
-  echo '```'
-  echo
-  echo "</details>"
+  raw_details "$RAW" "every RESULT line of this run"
 } >"$REPORT"
 
 mkdir -p "$(dirname "$OUT_MD")"

@@ -23,7 +23,7 @@
  *               max(5000, 1 %) cycles in the same threads; VmRSS after the
  *               warm-up, at 25/50/75 % and at the end (and the largest seen).
  *
- * Degraded runs are the orchestrator's business (bench/run.sh pauses or kills
+ * Degraded runs are the orchestrator's business (bench/core.sh pauses or kills
  * nodes before starting this program): the library returns at the quorum,
  * and op_timeout_ms defaults to a generous 1000 ms here so that a paused
  * node's requests are not what decides a round. */

@@ -691,13 +691,7 @@ fi
   echo
   echo "## Raw results"
   echo
-  echo "<details><summary>every RESULT line of this run</summary>"
-  echo
-  echo '```'
-  cat "$RAW"
-  echo '```'
-  echo
-  echo "</details>"
+  raw_details "$RAW" "every RESULT line of this run"
 } >"$OUT_MD"
 
 echo

@@ -444,13 +444,7 @@ mkdir -p "$OUT_DIR"
   echo
   echo "$PLOT_NOTE"
   echo
-  echo "<details><summary>the RESULT lines of this run (whole runs, warm-up included)</summary>"
-  echo
-  echo '```'
-  cat "$LINES"
-  echo '```'
-  echo
-  echo "</details>"
+  raw_details "$LINES" "the RESULT lines of this run (whole runs, warm-up included)"
 } >"$OUT_MD.tmp"
 mv "$OUT_MD.tmp" "$OUT_MD"
 

@@ -287,13 +287,7 @@ SECTION=$SCRATCH/section.md
     printf -- '- %s\n' "${TROUBLE[@]}"
   fi
   echo
-  echo "<details><summary>the RESULT lines of this section</summary>"
-  echo
-  echo '```'
-  cat "$LINES"
-  echo '```'
-  echo
-  echo "</details>"
+  raw_details "$LINES" "the RESULT lines of this section"
   echo "<!-- handoff.sh: end $SLUG -->"
 } >"$SECTION"
 

@@ -16,6 +16,7 @@
 #   targets_table [TITLE]            the suite's targets table, PASS/FAIL, with the counts
 #   summary ...                      a row of `make bench`'s summary table (without a target)
 #   ratio, ratio_x, median, least, most, quantile, kv, dec, fig   numbers
+#   raw_details FILE SUMMARY         a run's RESULT lines, folded, for a report
 #   bench_stamp                      "at git REV on DATE" for a report's first lines
 # Each of them leaves the script's own output as it was before it was
 # shared: the texts below are the scripts' own.
@@ -146,6 +147,14 @@ machine_info() {
 # lines of a report (needs machine_info).
 bench_stamp() {
   printf 'at git %s%s on %s' "$REV" "${LOOSE:+ (with uncommitted changes in src/include/lua)}" "$DATE"
+}
+
+# raw_details FILE SUMMARY: FILE (the RESULT lines of a run) as a folded
+# block of a report, SUMMARY its title.
+raw_details() {
+  printf '<details><summary>%s</summary>\n\n```\n' "$2"
+  cat "$1"
+  printf '```\n\n</details>\n'
 }
 
 # dec VALUE DIGITS: VALUE with DIGITS decimals, "n/a" when empty (or "-").
