@@ -279,6 +279,7 @@ void rl_async_release_all(redlock_async_t *a) {
  * sockets close. */
 static void flush_before_close(redlock_async_t *a) {
     uint64_t end = a->ctx.clock() + (uint64_t)a->ctx.opt.op_timeout_ms * 1000u;
+    a->ns.closing_now = 1; /* (no WAIT answer will be read: nothing is held for one) */
     for (;;) {
         uint64_t now = a->ctx.clock();
         rl_nodes_flush(&a->ns, now);

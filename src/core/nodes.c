@@ -540,15 +540,28 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     return next;
 }
 
+/* 1 while c's later output is held: replicated writes queued since the
+ * WAIT that is out on c wait for its answer, then go with one WAIT of
+ * their own (a blocked connection runs nothing sent behind a WAIT before
+ * its answer anyway). What precedes that WAIT still goes. */
+static int held(const rl_nodes_t *ns, const rl_conn_t *c) {
+    return c->wait_owed && c->waits_out && !ns->closing_now;
+}
+
+/* The bytes of c's output that may be written now. */
+static size_t sendable(const rl_nodes_t *ns, const rl_conn_t *c) {
+    return held(ns, c) ? c->wait_unsent : rl_buf_pending(&c->out);
+}
+
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (c->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
+        if (!held(ns, c) && c->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
             node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
             continue;
         }
-        if (c->state != RL_CONN_READY || !rl_buf_pending(&c->out)) continue;
-        int rc = rl_conn_flush(c);
+        if (c->state != RL_CONN_READY || !sendable(ns, c)) continue;
+        int rc = rl_conn_flush_n(c, sendable(ns, c));
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }
@@ -559,7 +572,7 @@ short rl_nodes_interest(const rl_nodes_t *ns, size_t k) {
     short ev = POLLIN;
     if (c->state == RL_CONN_CONNECTING)
         ev |= c->tcp_up ? c->want : POLLOUT;
-    else if (rl_buf_pending(&c->out))
+    else if (sendable(ns, c))
         ev |= POLLOUT;
     return ev;
 }

@@ -65,6 +65,7 @@ typedef struct rl_nodes {
      * ch (len bytes, valid during the call) arrived from node i */
     void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len);
     const struct rl_ns_ops *ops; /* nodes.c's own steps, for route.c (set by rl_nodes_init) */
+    int closing_now;           /* the driver is closing: output held behind a WAIT goes at once */
 } rl_nodes_t;
 
 /* What one request carries to a connection (see rl_ns_ops_t.place). */

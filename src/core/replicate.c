@@ -29,7 +29,10 @@ int rl_repl_append(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     int n = snprintf(cmd, sizeof cmd, "*3\r\n$4\r\nWAIT\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", la, a, lb, b);
     c->wait_owed = 0;
     if (rl_conn_send(c, cmd, (size_t)n) < 0) return -1;
-    return rl_conn_push(c, RL_REQ_WAIT, NULL, now, c->wait_last_us) ? 0 : -1;
+    if (!rl_conn_push(c, RL_REQ_WAIT, NULL, now, c->wait_last_us)) return -1;
+    c->waits_out++;
+    c->wait_unsent = rl_buf_pending(&c->out);
+    return 0;
 }
 
 /* Marks the write just queued on c (q) as counted after replication: the
@@ -64,6 +67,7 @@ void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t no
     const redisReply *rep = reply;
     uint64_t sent = rl_conn_head(c)->sent_us;
     rl_conn_pop(c);
+    if (c->waits_out) c->waits_out--;
     uint32_t want = rl_repl_want(ns, c);
     char detail[RL_DETAIL_LEN] = "";
     int err = REDLOCK_OK;

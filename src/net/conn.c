@@ -139,14 +139,20 @@ int rl_conn_finish_connect(rl_conn_t *c) {
 }
 
 int rl_conn_flush(rl_conn_t *c) {
-    while (rl_buf_pending(&c->out)) {
+    return rl_conn_flush_n(c, SIZE_MAX);
+}
+
+int rl_conn_flush_n(rl_conn_t *c, size_t max) {
+    while (rl_buf_pending(&c->out) && max) {
         const char *p = c->out.data + c->out.off;
-        size_t len = rl_buf_pending(&c->out);
+        size_t len = rl_buf_pending(&c->out) < max ? rl_buf_pending(&c->out) : max;
         ssize_t n = c->ssl ? rl_tls_write(c->ssl, p, len, c->last_detail, sizeof c->last_detail)
                            : send(c->fd, p, len, MSG_NOSIGNAL);
         if (n < 0 && c->ssl && errno == EIO) return c->last_err = REDLOCK_ERR_IO;
         if (n > 0) {
             rl_buf_consume(&c->out, (size_t)n);
+            max -= (size_t)n;
+            c->wait_unsent -= (size_t)n < c->wait_unsent ? (size_t)n : c->wait_unsent;
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -216,6 +222,8 @@ void rl_conn_close(rl_conn_t *c) {
     c->due_us = UINT64_MAX;
     c->close_at_us = 0;
     c->wait_owed = 0;
+    c->waits_out = 0;
+    c->wait_unsent = 0;
     c->nwaiting = 0; /* (the core failed their rounds' votes before closing) */
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);

@@ -152,6 +152,12 @@ typedef struct rl_conn {
     int wait_owed;             /* a replicated write was queued since the last WAIT */
     uint64_t wait_first_us;    /* the earliest deadline of those writes: the WAIT's timeout */
     uint64_t wait_last_us;     /* the latest: the WAIT's own deadline */
+    uint32_t waits_out;        /* WAITs sent and not answered yet: while one is out, replicated
+                                * writes queued since (and what follows them) are held, so that
+                                * they share the next WAIT instead of each paying a replica's
+                                * round trip behind the blocked connection */
+    size_t wait_unsent;        /* output bytes up to the end of the last WAIT not written yet
+                                * (they go even while later ones are held) */
     rl_waiting_t *waiting;     /* yes votes waiting for the next WAIT's answer */
     uint32_t nwaiting, capwaiting;
 } rl_conn_t;
@@ -187,8 +193,10 @@ void rl_conn_drop_socket(rl_conn_t *c);
  * says for what), or a REDLOCK_ERR_* with last_detail set. */
 int rl_conn_finish_connect(rl_conn_t *c);
 
-/* Writes as much of c->out as the socket takes. Returns 0 or REDLOCK_ERR_IO. */
+/* Writes as much of c->out as the socket takes (rl_conn_flush_n: of its
+ * first max bytes). Returns 0 or REDLOCK_ERR_IO. */
 int rl_conn_flush(rl_conn_t *c);
+int rl_conn_flush_n(rl_conn_t *c, size_t max);
 
 /* Reads what is available into the reply reader. Returns 0, or
  * REDLOCK_ERR_IO on EOF or error (last_detail says which). */
