@@ -128,7 +128,7 @@ static void take_max(void *arg, size_t node, const void *reply) {
     rl_acquire_op_t *a = arg;
     uint64_t v = 0, c = 0;
     int err;
-    char detail[8];
+    char detail[RL_DETAIL_LEN]; /* (unused: only a yes matters here) */
     if (fenced_reply(reply, &v, &c, &err, detail, sizeof detail) != REDLOCK_VOTE_YES) return;
     if (v > a->fence_max) a->fence_max = v;
     a->op.seen[node] = c;

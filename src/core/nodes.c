@@ -100,7 +100,7 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
             memcpy(r->nodes[i].address, c->addr, sizeof r->nodes[i].address);
     }
     if (ns->cl && ns->cl[i] && detail && detail[0] && r->nodes) {
-        snprintf(shard, sizeof shard, "%s %s:%d: %s", c->k < (int)ns->n ? "member" : "shard", c->uri.host,
+        snprintf(shard, sizeof shard, "%s %.64s:%d: %.160s", c->k < (int)ns->n ? "member" : "shard", c->uri.host,
                  c->uri.port, detail);
         detail = shard;
     }
