@@ -83,6 +83,24 @@ void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
 }
 
+/* The rounds whose yes on c waits for a WAIT's answer (replicate.c): one
+ * whose grace ended is finished without that vote, like a round whose
+ * request is still out (finishing takes it off c's list: the scan starts
+ * over). Returns due lowered to the earliest grace left. */
+static uint64_t waiting_grace(rl_nodes_t *ns, rl_conn_t *c, uint64_t due, uint64_t now) {
+    for (uint32_t k = 0; k < c->nwaiting;) {
+        rl_round_t *r = c->waiting[k].round;
+        if (r->grace_us && now >= r->grace_us) {
+            ns->ops->finish(ns, r, now);
+            k = 0;
+            continue;
+        }
+        if (r->grace_us && r->grace_us < due) due = r->grace_us;
+        k++;
+    }
+    return due;
+}
+
 /* Scans c's queue once its due time has come: a round whose grace ended
  * is finished without this node's vote; a request or probe past its
  * deadline makes the node late (node_late; a round's request votes
@@ -115,6 +133,7 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         q->round = NULL;
         if (r) ns->ops->vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_TIMEOUT, REDLOCK_ERR_TIMEOUT, -1, why, now);
     }
+    due = waiting_grace(ns, c, due, now);
     c->due_us = due;
     if (!why[0]) return 0;
     node_late(ns, c, why, probe, now);

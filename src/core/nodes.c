@@ -489,7 +489,9 @@ static void note_unheard(rl_round_t *r, uint64_t now) {
     for (size_t i = 0; r->nodes && i < r->n; i++)
         if (r->pn[i].vote == REDLOCK_VOTE_NONE)
             snprintf(r->nodes[i].detail, sizeof r->nodes[i].detail,
-                     "not waited for: no reply %llu us after the round was sent, when its outcome was known",
+                     "not waited for: %s %llu us after the round was sent, when its outcome was known",
+                     r->pn[i].u.slot == RL_SLOT_WAITING ? "written, its WAIT for replicas not answered"
+                                                        : "no reply",
                      (unsigned long long)(now - r->t0_us));
 }
 

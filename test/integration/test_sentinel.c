@@ -239,7 +239,7 @@ typedef struct par {
     redlock_lock_t *lk[PAR_EACH];
     int yes[PAR_EACH][GROUPS];
     int failed;
-    char why[256];      /* the first refusal's message */
+    char why[1280];     /* the first refusal's message and the groups' details */
 } par_t;
 
 static void *par_thread(void *arg) {
@@ -324,6 +324,55 @@ Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_repl
     for (int t = 0; t < PAR_THREADS; t++)
         for (int i = 0; i < PAR_EACH; i++) cr_assert_eq(redlock_release(rl, p[t].lk[i]), REDLOCK_OK);
     redlock_free(rl);
+}
+
+/* A round that can no longer grant, but whose reason is not settled yet,
+ * waits for a node whose yes waits on a WAIT only for the round's grace,
+ * as for a node that has not answered, not until the WAIT's own timeout:
+ * group 0 holds the lock (taken), group 2 refuses writes (out of memory),
+ * group 1 writes but its replica is paused. */
+Test(sentinel, an_outcome_known_does_not_wait_out_a_lagging_groups_wait) {
+    redlock_t *h1 = groups_rl(0, 0);
+    redlock_lock_t *held = NULL, *lk = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(h1, "sentinel:grace", 30000, 2000, &held, &rep), REDLOCK_OK, "%s", rep.message);
+    int m1 = master_port(1), m2 = master_port(2);
+    redisReply *r = cmd(m1, "DEL %s", "sentinel:grace");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "DEL on group 1's master");
+    freeReplyObject(r);
+    r = cmd(m2, "CONFIG SET maxmemory 1", NULL);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "CONFIG SET maxmemory on group 2's master");
+    freeReplyObject(r);
+    char rep1[16];
+    snprintf(rep1, sizeof rep1, "1.%d", S.port[1][0] == m1 ? 1 : 0);
+    cr_assert_eq(sh("pause", rep1), 0, "pause %s", rep1);
+    const char *nodes[GROUPS];
+    for (int g = 0; g < GROUPS; g++) nodes[g] = S.uri[g];
+    redlock_options_t o;
+    rt_options(&o);
+    o.nodes = nodes;
+    o.n_nodes = GROUPS;
+    o.op_timeout_ms = o.connect_timeout_ms = 2000; /* group 1's WAIT: 1.5 s */
+    o.node_down_ms = 4000;
+    o.min_replicas = 1;
+    redlock_t *h2 = NULL;
+    char err[256] = "";
+    cr_assert_eq(redlock_new_ex(&h2, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    int rc = redlock_acquire_ex(h2, "sentinel:grace", 30000, 0, &lk, &rep);
+    sh("resume", rep1);
+    r = cmd(m2, "CONFIG SET maxmemory 0", NULL);
+    if (r) freeReplyObject(r);
+    cr_assert_neq(rc, REDLOCK_OK, "granted: %s", rep.message);
+    cr_assert_eq(rep.nodes[0].vote, REDLOCK_VOTE_NO, "group 0 holds the lock: %s", rep.nodes[0].detail);
+    cr_assert_eq(rep.nodes[2].vote, REDLOCK_VOTE_ERROR, "group 2 refuses writes: %s", rep.nodes[2].detail);
+    cr_assert_eq(rep.nodes[1].vote, REDLOCK_VOTE_NONE, "group 1's WAIT was waited for: %s (%s)",
+                 redlock_strerror(rep.nodes[1].err), rep.nodes[1].detail);
+#ifndef RL_TEST_ASYNC
+    cr_assert(strstr(rep.nodes[1].detail, "WAIT for replicas not answered"), "'%s'", rep.nodes[1].detail);
+#endif
+    redlock_free(h2);
+    cr_assert_eq(redlock_release(h1, held), REDLOCK_OK);
+    redlock_free(h1);
 }
 
 Test(sentinel, with_min_replicas_1_and_two_groups_replicas_paused_nothing_is_granted) {
