@@ -240,7 +240,8 @@ typedef struct redlock_options {
     void *log_arg;               /**< passed to log as its first argument */
     int log_level;               /**< highest level passed to log, default REDLOCK_LOG_WARN */
     int reentrant;               /**< a thread re-acquiring a resource it holds gets it at once, default 1 */
-    /* TLS, for rediss:// nodes (OpenSSL). Files are read by redlock_new. */
+    /* TLS, for rediss:// nodes and TLS sentinels (rediss+sentinel://, sentinel_tls=yes) (OpenSSL).
+     * Files are read by redlock_new. */
     const char *tls_ca_file;     /**< PEM CA bundle; NULL: tls_ca_dir or the system's default store */
     const char *tls_ca_dir;      /**< directory of hashed CA certificates, or NULL */
     const char *tls_cert_file;   /**< client certificate chain for mutual TLS, or NULL */

@@ -104,6 +104,8 @@ void cli_print_usage(FILE *f, const char *prog) {
 "                         or a Sentinel group (master and replicas) as one node:\n"
 "                         redis+sentinel://[user[:password]@]host[:port]/NAME\n"
 "                         [?sentinel=host:port&...&sentinel_password=P]\n"
+"                         (rediss+sentinel: TLS to master and sentinels;\n"
+"                         sentinel_tls=no|yes sets it for the sentinels only)\n"
 "                         Any URI takes replicas=N (see --min-replicas)\n"
 "  --connect-timeout DUR  per-node connect timeout (default 100ms)\n"
 "  --op-timeout DUR       per-node reply timeout in each round (default 50ms)\n"

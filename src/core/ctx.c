@@ -24,12 +24,17 @@ static int copy_nodes(redlock_t *rl, const redlock_options_t *opt) {
     return 0;
 }
 
-/* 1 when any node URI is rediss:// (scheme letters in any case). */
+/* 1 when any node speaks TLS: a rediss scheme, or sentinels asked over TLS (sentinel_tls). */
 static int uses_tls(const redlock_options_t *opt) {
-    for (size_t i = 0; i < opt->n_nodes; i++)
-        if (!strncasecmp(opt->nodes[i], "rediss://", 9) || !strncasecmp(opt->nodes[i], "rediss+cluster://", 17))
-            return 1;
-    return 0;
+    int tls = 0;
+    for (size_t i = 0; i < opt->n_nodes && !tls; i++) {
+        rl_uri_t u;
+        char err[8];
+        if (rl_uri_parse(opt->nodes[i], &u, err, sizeof err) != REDLOCK_OK) continue; /* (checked elsewhere) */
+        tls = u.tls || u.sentinel_tls;
+        rl_uri_clear(&u);
+    }
+    return tls;
 }
 
 /* How many of opt's nodes are whole Redis Clusters. */

@@ -658,11 +658,12 @@ static int track(rl_nodes_t *ns, rl_conn_t *c) {
     c->ring_hold = !ns->cfg.subscriber; /* lock traffic, a request a cycle: hold a grown ring */
     c->closing = ns->closing;
     c->closing_arg = ns->closing_arg;
-    if (c->uri.tls) {
-        c->tls_ctx = ns->cfg.tls_ctx;
+    if (c->uri.tls || c->uri.sentinel_tls) {
         c->tls_name = ns->cfg.tls_server_name;
         c->tls_verify = ns->cfg.tls_verify;
     }
+    if (c->uri.tls) c->tls_ctx = ns->cfg.tls_ctx;
+    if (c->uri.sentinel_tls) c->sentinel_tls_ctx = ns->cfg.tls_ctx;
     return 0;
 }
 

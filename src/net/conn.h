@@ -74,6 +74,8 @@ typedef struct rl_conn {
     rl_tls_ctx_t *tls_ctx;     /* the redlock_t's TLS context (not owned), NULL for plain */
     const char *tls_name;      /* override for host verification and SNI, or NULL */
     int tls_verify;
+    rl_tls_ctx_t *sentinel_tls_ctx; /* sentinel_tls: what the sentinels are asked with (not owned: the
+                                     * lookups and the watch take their own references) */
     uint64_t rx_bytes;         /* bytes read since the connection opened */
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
     void (*closing)(void *arg, struct rl_conn *c, int fd); /* told just before fd is closed

@@ -67,6 +67,12 @@ void rl_dial_free(rl_conn_t *c) {
     c->lookup = NULL;
 }
 
+/* How c's sentinels are asked: the handle's TLS context and settings
+ * when c->uri.sentinel_tls, else plain TCP (no context). */
+static rl_bio_tls_t sentinel_tls(const rl_conn_t *c) {
+    return (rl_bio_tls_t){.ctx = c->sentinel_tls_ctx, .server_name = c->tls_name, .verify = c->tls_verify};
+}
+
 /* Starts a lookup of c's name when it has no addresses or they are stale,
  * unless one runs (and is not hung) or one started less than
  * RL_LOOKUP_REFRESH_MS ago. */
@@ -82,7 +88,8 @@ static void maybe_lookup(rl_conn_t *c, uint64_t now) {
     uint32_t refresh = c->uri.sentinel ? RL_SENTINEL_REFRESH_MS : RL_LOOKUP_REFRESH_MS;
     if (c->lookups && now - c->lookup_started_us < (uint64_t)refresh * 1000u) return;
     uint64_t budget_ms = c->connect_deadline_us > now ? (c->connect_deadline_us - now) / 1000u : 0;
-    c->lookup = c->uri.sentinel ? rl_sentinel_lookup_start(&c->uri, budget_ms > 20 ? (uint32_t)budget_ms : 20,
+    rl_bio_tls_t tls = sentinel_tls(c);
+    c->lookup = c->uri.sentinel ? rl_sentinel_lookup_start(&c->uri, &tls, budget_ms > 20 ? (uint32_t)budget_ms : 20,
                                                            c->notify_fd)
                                 : rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
     c->lookup_started_us = now;
@@ -157,7 +164,10 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
     c->tried[0] = '\0';
     c->tried_timeout = 0;
     c->ai = 0;
-    if (c->uri.sentinel && c->follow && !c->watch) c->watch = rl_sentinel_watch_start(&c->uri, c->notify_fd);
+    if (c->uri.sentinel && c->follow && !c->watch) {
+        rl_bio_tls_t tls = sentinel_tls(c);
+        c->watch = rl_sentinel_watch_start(&c->uri, &tls, c->notify_fd);
+    }
     if (!c->literal) maybe_lookup(c, now);
     if (c->addrs.n) return dial_from(c, now);
     uint64_t waited = now - c->lookup_started_us, budget = c->connect_deadline_us - now;

@@ -22,6 +22,8 @@
 typedef struct rl_sentinel_job {
     char name[136];
     char *pass;                /* the sentinels' password, or NULL */
+    int tls_on;                /* the sentinels are asked over TLS (u->sentinel_tls) */
+    rl_bio_tls_t tls;          /* then with this (its own context reference) */
     uint32_t timeout_ms;
     size_t n;
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
@@ -72,8 +74,12 @@ static int fold(rl_sentinel_job_t *j, const redisReply *addr, const redisReply *
 /* Asks sentinel s. Returns 0 when it named the master, else -1 with why. */
 static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, size_t n) {
     uint64_t deadline = rl_bio_now_us() + (uint64_t)j->timeout_ms * 1000u;
-    int fd = rl_bio_dial(s->host, s->port, deadline, why, n);
-    if (fd < 0) return -1;
+    rl_bio_stream_t st;
+    if (j->tls_on && !j->tls.ctx) {
+        snprintf(why, n, "no TLS context for the sentinels");
+        return -1;
+    }
+    if (rl_bio_open(&st, s->host, s->port, &j->tls, deadline, why, n) < 0) return -1;
     char *auth = NULL, *get = NULL, *info = NULL;
     int la = j->pass ? redisFormatCommand(&auth, "AUTH %s", j->pass) : 0;
     int lg = redisFormatCommand(&get, "SENTINEL GET-MASTER-ADDR-BY-NAME %s", j->name);
@@ -87,7 +93,9 @@ static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, siz
         if (la > 0) memcpy(cmd, auth, (size_t)la), at = (size_t)la;
         memcpy(cmd + at, get, (size_t)lg);
         memcpy(cmd + at + (size_t)lg, info, (size_t)li);
-        rc = rl_bio_exchange(fd, cmd, len, rep, nreq, deadline, why, n);
+        rc = rl_bio_exchange(&st, cmd, len, rep, nreq, deadline, why, n);
+        if (rc && !st.ssl && strstr(why, "closed")) /* what a TLS port does to plain text */
+            snprintf(why + strlen(why), n - strlen(why), " (a TLS port? rediss+sentinel:// or sentinel_tls=yes)");
     } else {
         snprintf(why, n, "out of memory");
     }
@@ -103,7 +111,7 @@ static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, siz
     redisFreeCommand(auth);
     redisFreeCommand(get);
     redisFreeCommand(info);
-    close(fd);
+    rl_bio_close(&st);
     return rc;
 }
 
@@ -139,7 +147,7 @@ static int sentinel_job(void *arg, rl_addrs_t *out, char *why, size_t n) {
     size_t used = 0;
     why[0] = '\0';
     for (size_t i = 0; i < j->n; i++) {
-        char one[128];
+        char one[200];
         j->info.asked++;
         if (ask(j, &j->s[i], one, sizeof one) == 0) continue;
         int w = snprintf(why + used, n - used, "%ssentinel %s:%d: %s", used ? "; " : "", j->s[i].host, j->s[i].port, one);
@@ -149,9 +157,10 @@ static int sentinel_job(void *arg, rl_addrs_t *out, char *why, size_t n) {
     return resolve_master(j->info.master, out, why, n);
 }
 
-/* Frees a job (its password wiped). */
+/* Frees a job (its password wiped, its TLS context reference dropped). */
 static void job_free(void *arg) {
     rl_sentinel_job_t *j = arg;
+    rl_bio_tls_clear(&j->tls);
     if (j->pass) {
         memset(j->pass, 0, strlen(j->pass));
         free(j->pass);
@@ -169,9 +178,15 @@ size_t rl_sentinel_addrs(const rl_uri_t *u, rl_sentinel_addr_t *s, size_t max) {
     return n;
 }
 
-rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, uint32_t timeout_ms, int notify_fd) {
+rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms,
+                                      int notify_fd) {
     rl_sentinel_job_t *j = calloc(1, sizeof *j);
     if (!j) return NULL;
+    j->tls_on = u->sentinel_tls;
+    if (rl_bio_tls_copy(&j->tls, tls, j->tls_on) < 0) {
+        free(j);
+        return NULL;
+    }
     snprintf(j->name, sizeof j->name, "%s", u->master);
     j->timeout_ms = timeout_ms;
     j->info.role_age_ms = -1;

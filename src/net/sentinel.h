@@ -8,6 +8,7 @@
 #define RL_SENTINEL_H
 #include <stdint.h>
 
+#include "blockio.h"
 #include "resolve.h"
 #include "uri.h"
 
@@ -33,9 +34,13 @@ typedef struct rl_group_info {
 
 /* Starts a lookup of u's master (u->sentinel), each sentinel given
  * timeout_ms to connect and answer; notify_fd gets a byte when it ends.
- * Returns the lookup (see resolve.h: take or drop it), or NULL when out
- * of memory or threads. */
-rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, uint32_t timeout_ms, int notify_fd);
+ * When u->sentinel_tls, the sentinels are asked over TLS with tls (the
+ * handle's settings: the lookup keeps its own reference to the context,
+ * so the handle may be freed before the lookup ends). Returns the lookup
+ * (see resolve.h: take or drop it), or NULL when out of memory or
+ * threads. */
+rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms,
+                                      int notify_fd);
 
 /* Takes a finished sentinel lookup: 0 with *out (the master's address)
  * and *info filled, or -1 with why (every sentinel's reason). Frees l. */

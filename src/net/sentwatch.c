@@ -2,6 +2,7 @@
  * a thread of the watch's own (see sentwatch.h). */
 #include "sentwatch.h"
 
+#include <errno.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <pthread.h>
@@ -32,12 +33,15 @@ struct rl_sentinel_watch {
     int notify_fd, stop_fd;
     char name[136];
     char *pass;           /* the sentinels' password, or NULL */
+    int tls_on;           /* the sentinels are asked over TLS (u->sentinel_tls) */
+    rl_bio_tls_t tls;     /* then with this (the watch's own context reference) */
     size_t n, next;       /* sentinels, and the one to try next */
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
 };
 
-/* Frees w (its password wiped). */
+/* Frees w (its password wiped, its TLS context reference dropped). */
 static void destroy(rl_sentinel_watch_t *w) {
+    rl_bio_tls_clear(&w->tls);
     if (w->pass) {
         memset(w->pass, 0, strlen(w->pass));
         free(w->pass);
@@ -70,13 +74,14 @@ static void nap(rl_sentinel_watch_t *w, int ms) {
     if (!stopped(w)) (void)poll(&p, 1, ms);
 }
 
-/* Connects to sentinel s and subscribes to CHANNEL (after AUTH when the
- * sentinels have a password). Returns the socket, or -1. */
-static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s) {
-    char why[128];
+/* Connects st to sentinel s (over TLS when the watch's are) and
+ * subscribes to CHANNEL (after AUTH when the sentinels have a password).
+ * Returns 0, or -1 (st then holds nothing). */
+static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s, rl_bio_stream_t *st) {
+    char why[200];
     uint64_t deadline = rl_bio_now_us() + 1000000u;
-    int fd = rl_bio_dial(s->host, s->port, deadline, why, sizeof why);
-    if (fd < 0) return -1;
+    if ((w->tls_on && !w->tls.ctx) || rl_bio_open(st, s->host, s->port, &w->tls, deadline, why, sizeof why) < 0)
+        return -1;
     char *auth = NULL, *sub = NULL;
     int la = w->pass ? redisFormatCommand(&auth, "AUTH %s", w->pass) : 0;
     int ls = redisFormatCommand(&sub, "SUBSCRIBE %s", CHANNEL);
@@ -86,7 +91,7 @@ static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s) {
     if (cmd) {
         if (la > 0) memcpy(cmd, auth, (size_t)la);
         memcpy(cmd + (la > 0 ? la : 0), sub, (size_t)ls);
-        ok = rl_bio_exchange(fd, cmd, (size_t)la + (size_t)ls, rep, nreq, deadline, why, sizeof why) == 0;
+        ok = rl_bio_exchange(st, cmd, (size_t)la + (size_t)ls, rep, nreq, deadline, why, sizeof why) == 0;
     }
     for (int i = 0; ok && i < nreq; i++) ok = rep[i]->type != REDIS_REPLY_ERROR;
     for (int i = 0; i < 2; i++)
@@ -94,8 +99,8 @@ static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s) {
     free(cmd);
     redisFreeCommand(auth);
     redisFreeCommand(sub);
-    if (!ok) close(fd);
-    return ok ? fd : -1;
+    if (!ok) rl_bio_close(st);
+    return ok ? 0 : -1;
 }
 
 /* Takes one pushed message: a switch of w's group counts, keeps the new
@@ -124,23 +129,24 @@ static void set_live(rl_sentinel_watch_t *w, int live) {
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Reads fd's messages until the sentinel fails, leaves a PING unanswered,
+/* Reads st's messages until the sentinel fails, leaves a PING unanswered,
  * or w is stopped. */
-static void listen_on(rl_sentinel_watch_t *w, int fd) {
+static void listen_on(rl_sentinel_watch_t *w, rl_bio_stream_t *st) {
     redisReader *rd = redisReaderCreate();
     int pinged = 0, ok = rd != NULL;
     set_live(w, 1);
     while (ok && !stopped(w)) {
-        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = w->stop_fd, .events = POLLIN}};
-        int rc = poll(p, 2, RL_WATCH_PING_MS);
+        struct pollfd p[2] = {{.fd = st->fd, .events = POLLIN}, {.fd = w->stop_fd, .events = POLLIN}};
+        int rc = rl_bio_pending(st) ? 1 : poll(p, 2, RL_WATCH_PING_MS); /* (a TLS record read in part) */
         if (rc == 0) { /* quiet: is the sentinel still there? */
-            ok = !pinged && rl_bio_send(fd, "*1\r\n$4\r\nPING\r\n", 14, rl_bio_now_us() + 1000000u) == 0;
+            ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_bio_now_us() + 1000000u) == 0;
             pinged = 1;
             continue;
         }
-        if (rc < 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (rc < 0 || (!rl_bio_pending(st) && !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))) continue;
         char buf[4096];
-        ssize_t got = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        long got = rl_bio_recv(st, buf, sizeof buf);
+        if (got < 0 && errno == EAGAIN) continue; /* TLS bytes that made no whole record yet */
         ok = got > 0 && redisReaderFeed(rd, buf, (size_t)got) == REDIS_OK;
         pinged = 0;
         void *r = NULL;
@@ -159,12 +165,13 @@ static void listen_on(rl_sentinel_watch_t *w, int fd) {
 static void *watch_main(void *arg) {
     rl_sentinel_watch_t *w = arg;
     while (!stopped(w)) {
-        int fd = subscribe(w, &w->s[w->next]);
+        rl_bio_stream_t st;
+        int ok = subscribe(w, &w->s[w->next], &st) == 0;
         w->next = (w->next + 1) % w->n;
-        if (fd >= 0) {
+        if (ok) {
             w->next = (w->next + w->n - 1) % w->n; /* stay with a sentinel that answered */
-            listen_on(w, fd);
-            close(fd);
+            listen_on(w, &st);
+            rl_bio_close(&st);
         }
         nap(w, RL_WATCH_RETRY_MS);
     }
@@ -176,7 +183,7 @@ static void *watch_main(void *arg) {
     return NULL;
 }
 
-rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, int notify_fd) {
+rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, const rl_bio_tls_t *tls, int notify_fd) {
     rl_sentinel_watch_t *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     pthread_mutex_init(&w->mu, NULL);
@@ -186,7 +193,9 @@ rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, int notify_fd) {
     w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     snprintf(w->name, sizeof w->name, "%s", u->master);
     w->n = rl_sentinel_addrs(u, w->s, sizeof w->s / sizeof w->s[0]);
+    w->tls_on = u->sentinel_tls;
     int ok = w->stop_fd >= 0 && w->n > 0 && (!u->sentinel_pass || (w->pass = strdup(u->sentinel_pass)));
+    ok = ok && rl_bio_tls_copy(&w->tls, tls, w->tls_on) == 0;
     sigset_t all, old;
     sigfillset(&all); /* the thread takes no signals: they stay with the application's threads */
     pthread_sigmask(SIG_SETMASK, &all, &old);

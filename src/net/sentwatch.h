@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blockio.h"
 #include "uri.h"
 
 /* A sentinel that sent nothing for this long is PINGed; one that does not
@@ -28,10 +29,12 @@
 
 typedef struct rl_sentinel_watch rl_sentinel_watch_t;
 
-/* Starts watching u's group (u->sentinel). Returns the watch, or NULL
- * when out of memory or threads (the node then follows failovers only
- * by its own connection's failures). */
-rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, int notify_fd);
+/* Starts watching u's group (u->sentinel), over TLS with tls when
+ * u->sentinel_tls (the watch keeps its own reference to the context: it
+ * may outlive the handle). Returns the watch, or NULL when out of memory
+ * or threads (the node then follows failovers only by its own
+ * connection's failures). */
+rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, const rl_bio_tls_t *tls, int notify_fd);
 
 /* How many switches of the group's master were announced so far (0 at
  * first); to (n bytes) gets the last new master as "ip:port". */

@@ -64,6 +64,19 @@ void rl_tls_ctx_free(rl_tls_ctx_t *ctx) {
     if (ctx) SSL_CTX_free((SSL_CTX *)ctx);
 }
 
+rl_tls_ctx_t *rl_tls_ctx_ref(rl_tls_ctx_t *ctx) {
+    if (ctx && SSL_CTX_up_ref((SSL_CTX *)ctx) != 1) return NULL;
+    return ctx;
+}
+
+void rl_tls_ctx_unref(rl_tls_ctx_t *ctx) {
+    rl_tls_ctx_free(ctx);
+}
+
+int rl_tls_pending(void *ssl) {
+    return ssl && SSL_pending((SSL *)ssl) > 0;
+}
+
 /* 1 when host is a literal IPv4 or IPv6 address. */
 static int is_address(const char *host) {
     unsigned char buf[16];

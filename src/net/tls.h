@@ -11,7 +11,13 @@ typedef struct rl_tls_ctx rl_tls_ctx_t; /* really an SSL_CTX */
 /* Makes the client context from opt's tls_* fields. Returns REDLOCK_OK,
  * or REDLOCK_ERR_CONFIG with a message naming the file or setting. */
 int rl_tls_ctx_new(rl_tls_ctx_t **out, const redlock_options_t *opt, char *err, size_t errlen);
-void rl_tls_ctx_free(rl_tls_ctx_t *ctx); /* NULL-safe */
+void rl_tls_ctx_free(rl_tls_ctx_t *ctx); /* NULL-safe; drops one reference */
+
+/* Takes one more reference to ctx (NULL-safe) and returns it: a thread
+ * that may outlive the handle holds its own, and lets go of it with
+ * rl_tls_ctx_unref; the context is freed with the last reference. */
+rl_tls_ctx_t *rl_tls_ctx_ref(rl_tls_ctx_t *ctx);
+void rl_tls_ctx_unref(rl_tls_ctx_t *ctx); /* NULL-safe */
 
 /* Starts a session on the connected socket fd for host (verified against
  * the certificate and sent as SNI unless it is an address; server_name
@@ -30,5 +36,9 @@ int rl_tls_handshake(void *ssl, char *detail, size_t n);
  * with detail set. Writes never raise SIGPIPE. */
 long rl_tls_read(void *ssl, void *buf, size_t len, char *detail, size_t n);
 long rl_tls_write(void *ssl, const void *buf, size_t len, char *detail, size_t n);
+
+/* 1 when the session holds decrypted bytes that a read returns without
+ * the socket becoming readable, else 0. */
+int rl_tls_pending(void *ssl);
 
 #endif

@@ -136,9 +136,26 @@ static const char *parse_member(const char *p, const char *end, rl_uri_t *u, con
     return NULL;
 }
 
+/* Parses sentinel_tls's value [v, end): yes/1 or no/0. Returns NULL or a
+ * reason naming the bad value (in scratch). */
+static const char *parse_yesno(const char *v, const char *end, rl_uri_t *u, char *scratch, size_t n) {
+    size_t len = (size_t)(end - v);
+    int yes = (len == 3 && !strncasecmp(v, "yes", 3)) || (len == 1 && *v == '1');
+    int no = (len == 2 && !strncasecmp(v, "no", 2)) || (len == 1 && *v == '0');
+    if (u->sentinel_tls_given) return "sentinel_tls given twice";
+    if (!yes && !no) {
+        snprintf(scratch, n, "sentinel_tls must be yes or no (or 1 or 0), not '%.*s'", (int)(len > 40 ? 40 : len), v);
+        return scratch;
+    }
+    u->sentinel_tls = yes;
+    u->sentinel_tls_given = 1;
+    return NULL;
+}
+
 /* The query parameters a node of u's kind takes, for the messages. */
 static const char *params_taken(const rl_uri_t *u) {
-    if (u->sentinel) return "a sentinel group takes sentinel=host:port, sentinel_password=, db=N and replicas=N";
+    if (u->sentinel) return "a sentinel group takes sentinel=host:port, sentinel_password=, sentinel_tls=yes|no, db=N and "
+                                "replicas=N";
     if (u->cluster) return "a cluster takes seed=host:port and replicas=N";
     if (u->kind == RL_URI_UNIX) return "a socket path takes db=N and replicas=N";
     return "a node takes replicas=N";
@@ -164,6 +181,7 @@ static const char *parse_param(const char *p, const char *end, rl_uri_t *u, char
         if (u->sentinel_pass) return "sentinel_password given twice";
         return (u->sentinel_pass = dupn(v, (size_t)(end - v))) ? NULL : "out of memory";
     }
+    if (RL_KEY("sentinel_tls") && u->sentinel) return parse_yesno(v, end, u, scratch, n);
     if (RL_KEY("db") && (u->sentinel || u->kind == RL_URI_UNIX))
         return parse_int(v, end, 0, 1000000, &u->db) < 0 ? "database must be a number" : NULL;
 #undef RL_KEY
@@ -241,6 +259,7 @@ static int make_display(rl_uri_t *u) {
         add_param(buf, sizeof buf, &np, one);
     }
     if (u->sentinel_pass) add_param(buf, sizeof buf, &np, "sentinel_password=***");
+    if (u->sentinel_tls_given) add_param(buf, sizeof buf, &np, u->sentinel_tls ? "sentinel_tls=yes" : "sentinel_tls=no");
     if (u->db && (u->sentinel || u->kind == RL_URI_UNIX)) { /* in the form the parser reads back */
         snprintf(one, sizeof one, "db=%d", u->db);
         add_param(buf, sizeof buf, &np, one);
@@ -303,6 +322,7 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         if (strcmp(why, "out of memory") == 0) return REDLOCK_ERR_NOMEM;
         return uri_fail(s, why, err, errlen);
     }
+    if (u->sentinel && !u->sentinel_tls_given) u->sentinel_tls = u->tls; /* all TLS or none, by default */
     if (make_display(u) < 0) goto nomem;
     return REDLOCK_OK;
 nomem:

@@ -8,8 +8,10 @@
  *                                                 doc/design.md, "Cluster routing"):
  *                                                 host and the seeds are members
  *   redis+sentinel://[user[:password]@]host[:port]/NAME[?sentinel=host:port&...
- *       &sentinel_password=P&db=N]                 one Sentinel group (host and the
- *   rediss+sentinel://...                          sentinel= ones are its sentinels)
+ *       &sentinel_password=P&sentinel_tls=yes|no&db=N]  one Sentinel group (host and the
+ *   rediss+sentinel://...                          sentinel= ones are its sentinels;
+ *                                                  rediss: TLS to the master and, unless
+ *                                                  sentinel_tls=no, to the sentinels)
  * Every kind also takes replicas=N (votes counted after replication). */
 #ifndef RL_URI_H
 #define RL_URI_H
@@ -39,6 +41,9 @@ typedef struct rl_uri {
     int sentinel;  /* 1 for redis+sentinel:// (a Sentinel group; host:port its first sentinel) */
     char *master;  /* sentinel: the master's name in the sentinels */
     char *sentinel_pass; /* sentinel: the sentinels' own password (sentinel_password=), or NULL */
+    int sentinel_tls;    /* sentinel: 1 when the sentinels are asked over TLS (rediss+sentinel://
+                          * unless sentinel_tls=no; redis+sentinel:// with sentinel_tls=yes) */
+    int sentinel_tls_given; /* 1 when the URI said sentinel_tls= (shown in display) */
     rl_seed_t *seeds; /* cluster: the seed= members; sentinel: the sentinel= ones (malloc'd) */
     size_t nseeds;
     int replicas;  /* replicas=N: votes count after N replicas acknowledged; -1 when absent */

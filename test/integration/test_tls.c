@@ -191,3 +191,107 @@ Test(tls, bad_tls_files_are_configuration_errors) {
     cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
     cr_assert(strstr(err, "tls_cert_file") && strstr(err, "/nonexistent/client.crt"), "%s", err);
 }
+
+/* Fills o for the TLS sentinel's group "tg" (scheme rediss+sentinel or
+ * redis+sentinel, extra query parameters or ""), trusting the CA ca
+ * ("ca": the test CA, "other": one that signed neither). */
+static void sentinel_opts(redlock_options_t *o, const char **uri, char *buf, size_t n, const char *scheme,
+                          const char *params, const char *ca_name) {
+    static char ca[600];
+    snprintf(buf, n, "%s://127.0.0.1:%d/tg%s", scheme, port_of("sentinel"), params);
+    snprintf(ca, sizeof ca, "%s/%s.crt", dir, ca_name);
+    *uri = buf;
+    rt_options(o);
+    o->nodes = uri;
+    o->n_nodes = 1;
+    o->connect_timeout_ms = 2000;
+    o->op_timeout_ms = 1000;
+    o->node_down_ms = 5000;
+    o->tls_ca_file = ca;
+}
+
+/* Acquires res on o's node, trying for up to 10 s (the first look-up of
+ * the group may come after a busy machine's connect deadline). Returns
+ * the last code; a granted lock is left in *lk on rl. */
+static int lock_within(redlock_t *rl, const char *res, redlock_lock_t **lk, redlock_report_t *rep) {
+    uint64_t until = rt_now_us() + 10000000u;
+    int rc;
+    while ((rc = redlock_acquire_ex(rl, res, 10000, 0, lk, rep)) != REDLOCK_OK && rt_now_us() < until)
+        rt_sleep_ms(100);
+    return rc;
+}
+
+/* How many clients of the TLS sentinel hold a subscription (its CLIENT
+ * LIST asked with redis-cli over TLS), or -1 when it cannot be asked. */
+static int sentinel_subscribers(void) {
+    char cmd[1400], line[1024];
+    snprintf(cmd, sizeof cmd, "redis-cli --tls --cacert '%s/ca.crt' -h 127.0.0.1 -p %d CLIENT LIST 2>/dev/null", dir,
+             port_of("sentinel"));
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    int n = 0, lines = 0;
+    while (fgets(line, sizeof line, p)) {
+        lines++;
+        n += strstr(line, " sub=1 ") != NULL;
+    }
+    return pclose(p) == 0 && lines ? n : -1;
+}
+
+Test(tls, a_tls_sentinel_names_the_master_and_the_lock_is_on_it) {
+    redlock_options_t o, direct;
+    const char *uri, *duri;
+    char buf[256], dbuf[128], err[256];
+    redlock_report_t rep;
+    sentinel_opts(&o, &uri, buf, sizeof buf, "rediss+sentinel", "", "ca");
+    redlock_t *rl = NULL, *other = NULL;
+    cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    redlock_lock_t *lk = NULL;
+    int rc = lock_within(rl, "tls:sentinel", &lk, &rep);
+    cr_assert_eq(rc, REDLOCK_OK, "%s: %s", rep.message, rep.nodes[0].detail);
+    /* the +switch-master watch holds its subscription over TLS too (the
+     * sentinel has no other port) */
+    int subs = 0;
+    for (uint64_t until = rt_now_us() + 10000000u; (subs = sentinel_subscribers()) < 1 && rt_now_us() < until;)
+        rt_sleep_ms(100);
+    cr_assert_geq(subs, 1, "no subscription on the TLS sentinel (%d)", subs);
+    /* the lock is on the good node: a handle asking it directly is refused */
+    opts_for(&direct, &duri, dbuf, sizeof dbuf, "rediss", "127.0.0.1", "good");
+    cr_assert_eq(redlock_new_ex(&other, &direct, err, sizeof err), REDLOCK_OK, "%s", err);
+    redlock_lock_t *lk2 = NULL;
+    redlock_report_t rep2;
+    rc = redlock_acquire_ex(other, "tls:sentinel", 5000, 0, &lk2, &rep2);
+    cr_assert_neq(rc, REDLOCK_OK, "the good node granted a lock the sentinel's master holds");
+    cr_assert_eq(rep2.nodes[0].vote, REDLOCK_VOTE_NO, "vote %s: %s", redlock_vote_name(rep2.nodes[0].vote),
+                 rep2.nodes[0].detail);
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    rc = lock_within(other, "tls:sentinel", &lk2, &rep2); /* and free on it once released */
+    cr_assert_eq(rc, REDLOCK_OK, "%s: %s", rep2.message, rep2.nodes[0].detail);
+    cr_assert_eq(redlock_release(other, lk2), REDLOCK_OK);
+    redlock_free(other);
+    redlock_free(rl);
+}
+
+Test(tls, plain_text_to_a_tls_sentinel_says_the_sentinel_was_not_asked) {
+    redlock_options_t o;
+    const char *uri;
+    char buf[256];
+    redlock_report_t rep;
+    sentinel_opts(&o, &uri, buf, sizeof buf, "rediss+sentinel", "?sentinel_tls=no", "ca");
+    assert_rejected(try_lock(&o, &rep, NULL), &rep, "sentinel 127.0.0.1:");
+    cr_assert(strstr(rep.nodes[0].detail, "closed") || strstr(rep.nodes[0].detail, "no answer"), "%s",
+              rep.nodes[0].detail);
+}
+
+Test(tls, a_sentinel_certificate_the_ca_does_not_trust_is_refused) {
+    redlock_options_t o;
+    const char *uri;
+    char buf[256];
+    redlock_report_t rep;
+    sentinel_opts(&o, &uri, buf, sizeof buf, "rediss+sentinel", "", "other");
+    assert_rejected(try_lock(&o, &rep, NULL), &rep, "certificate rejected");
+    char want[64];
+    snprintf(want, sizeof want, "sentinel 127.0.0.1:%d", port_of("sentinel"));
+    cr_assert(strstr(rep.nodes[0].detail, want), "detail '%s' lacks '%s'", rep.nodes[0].detail, want);
+    o.tls_verify_peer = 0; /* insecure: for experiments only; sentinels and master are then let in */
+    cr_assert_eq(try_lock(&o, &rep, NULL), REDLOCK_OK, "%s", rep.nodes[0].detail);
+}

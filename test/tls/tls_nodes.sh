@@ -8,6 +8,8 @@
 #   untrusted TLS, certificate from a CA the client does not trust
 #   mutual   TLS, client certificates required
 #   plain    no TLS
+#   sentinel a Sentinel on a TLS port only (server certificate), watching
+#            the good node as master "tg" over TLS (tls-replication yes)
 # and writes DIR/ports ("name port" lines). stop: kills them, removes DIR.
 set -euo pipefail
 cmd=${1:-}
@@ -67,6 +69,47 @@ node() {
   return 0 # (the start's check below reports it)
 }
 
+# sentinel: a TLS-only sentinel (config file DIR/sentinel.conf, which it
+# rewrites) monitoring the good node as "tg"; recorded in DIR/ports once it
+# answers SENTINEL GET-MASTER-ADDR-BY-NAME over TLS. Retried like node().
+sentinel() {
+  local port good try i
+  good=$(awk '$1 == "good" {print $2}' "$dir/ports")
+  [ -n "$good" ] || return 0
+  for try in 1 2 3 4 5; do
+    port=$(free_port)
+    cat > "$dir/sentinel.conf" <<CONF
+bind 127.0.0.1
+port 0
+tls-port $port
+tls-cert-file $dir/server.crt
+tls-key-file $dir/server.key
+tls-ca-cert-file $dir/ca.crt
+tls-auth-clients optional
+tls-replication yes
+daemonize yes
+dir $dir
+pidfile $dir/sentinel.pid
+logfile $dir/sentinel.log
+sentinel monitor tg 127.0.0.1 $good 1
+sentinel down-after-milliseconds tg 5000
+CONF
+    : > "$dir/sentinel.log"
+    redis-server "$dir/sentinel.conf" --sentinel
+    for i in $(seq 50); do
+      if redis-cli --tls --cacert "$dir/ca.crt" -h 127.0.0.1 -p "$port" \
+           SENTINEL GET-MASTER-ADDR-BY-NAME tg 2>/dev/null | grep -qx "$good"; then
+        echo "sentinel $port" >> "$dir/ports"
+        return 0
+      fi
+      grep -q "Address already in use" "$dir/sentinel.log" 2>/dev/null && break
+      sleep 0.1
+    done
+    [ -f "$dir/sentinel.pid" ] && kill -KILL "$(cat "$dir/sentinel.pid")" 2>/dev/null && rm -f "$dir/sentinel.pid"
+  done
+  return 0
+}
+
 case "$cmd" in
 start)
   stop
@@ -85,13 +128,14 @@ start)
   node untrusted yes untrusted optional
   node mutual yes server yes
   node plain no "" ""
+  sentinel
   for i in $(seq 50); do
     up=0
     for f in "$dir"/*.pid; do [ -f "$f" ] && up=$((up + 1)); done
-    [ "$up" -eq 5 ] && break
+    [ "$up" -eq 6 ] && [ "$(wc -l < "$dir/ports")" -eq 6 ] && break
     sleep 0.1
   done
-  [ "$up" -eq 5 ] || { echo "tls_nodes.sh: nodes did not start" >&2; tail -n 3 "$dir"/*.log >&2; stop; exit 1; }
+  [ "$up" -eq 6 ] && [ "$(wc -l < "$dir/ports")" -eq 6 ] || { echo "tls_nodes.sh: nodes did not start" >&2; tail -n 3 "$dir"/*.log >&2; stop; exit 1; }
   sleep 0.2
   ;;
 stop) stop ;;

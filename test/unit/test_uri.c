@@ -238,6 +238,12 @@ static const bad_case_t bad[] = {
     {"redis+sentinel://h/m?sentinel_password=a&sentinel_password=b", NULL, "twice"},
     {"redis+sentinel://h/m?db=x", NULL, "database must be a number"},
     {"redis+sentinel:///m", NULL, "missing host"},
+    {"redis+sentinel://h/m?sentinel_tls=maybe", NULL, "not 'maybe'"},
+    {"redis+sentinel://h/m?sentinel_tls=maybe&db=1", NULL, "not 'maybe'"},
+    {"rediss+sentinel://h/m?sentinel_tls=", NULL, "sentinel_tls must be yes or no"},
+    {"redis+sentinel://h/m?sentinel_tls=yes&sentinel_tls=no", NULL, "sentinel_tls given twice"},
+    {"rediss://h?sentinel_tls=yes", NULL, "unknown parameter 'sentinel_tls'"},
+    {"redis+cluster://h?sentinel_tls=no", NULL, "unknown parameter 'sentinel_tls'"},
     {"redis://h?replicas=x", NULL, "replicas must be 0..1000"},
     {"redis://h?replicas=1001", NULL, "replicas must be 0..1000"},
     {"redis://h?replicas", NULL, "has no value"},
@@ -606,6 +612,38 @@ Test(uri, sentinel_uris) {
     rl_uri_clear(&g2);
     rl_uri_clear(&other);
     rl_uri_clear(&u);
+}
+
+/* sentinel_tls: TLS to the sentinels follows the scheme unless the
+ * parameter says otherwise; the display shows it only when given. */
+Test(uri, sentinel_tls_parameter) {
+    struct {
+        const char *in;
+        int tls, sentinel_tls;
+        const char *display;
+    } cases[] = {
+        {"redis+sentinel://h:1/m", 0, 0, "redis+sentinel://h:1/m"},
+        {"rediss+sentinel://h:1/m", 1, 1, "rediss+sentinel://h:1/m"},
+        {"redis+sentinel://h:1/m?sentinel_tls=yes", 0, 1, "redis+sentinel://h:1/m?sentinel_tls=yes"},
+        {"redis+sentinel://h:1/m?sentinel_tls=1&db=2", 0, 1, "redis+sentinel://h:1/m?sentinel_tls=yes&db=2"},
+        {"rediss+sentinel://h:1/m?sentinel_tls=no", 1, 0, "rediss+sentinel://h:1/m?sentinel_tls=no"},
+        {"rediss+sentinel://h:1/m?sentinel=g:2&sentinel_tls=0", 1, 0,
+         "rediss+sentinel://h:1/m?sentinel=g:2&sentinel_tls=no"},
+        {"redis+sentinel://h:1/m?sentinel_tls=no", 0, 0, "redis+sentinel://h:1/m?sentinel_tls=no"},
+        {"rediss+sentinel://h:1/m?sentinel_tls=YES", 1, 1, "rediss+sentinel://h:1/m?sentinel_tls=yes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rl_uri_t u, back;
+        char err[512] = "";
+        cr_assert_eq(rl_uri_parse(cases[i].in, &u, err, sizeof err), REDLOCK_OK, "%s: %s", cases[i].in, err);
+        cr_expect_eq(u.tls, cases[i].tls, "%s: tls to the master", cases[i].in);
+        cr_expect_eq(u.sentinel_tls, cases[i].sentinel_tls, "%s: tls to the sentinels", cases[i].in);
+        cr_expect_str_eq(u.display, cases[i].display, "%s", cases[i].in);
+        cr_assert_eq(rl_uri_parse(u.display, &back, err, sizeof err), REDLOCK_OK, "%s: %s", u.display, err);
+        cr_expect_eq(back.sentinel_tls, u.sentinel_tls, "%s read back", u.display);
+        rl_uri_clear(&back);
+        rl_uri_clear(&u);
+    }
 }
 
 Test(uri, replicas_on_every_kind) {
