@@ -5,6 +5,7 @@
  *
  *   bench_cluster -p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES]
  *                 [-t THREADS] [-d MS] [--warmup CYCLES] [--ttl MS] [--tag TAG]
+ *                 [--op-timeout MS]
  *   bench_cluster --version
  *
  * Two redlock_t handles in one process: "plain" over the -p nodes
@@ -98,6 +99,7 @@ static struct {
     uint32_t ttl_ms;
     const char *tag; /* --tag: the cluster handle's resources all carry this hash tag */
     unsigned pid;
+    uint32_t op_timeout_ms; /* --op-timeout: both handles' op_timeout_ms (0: the default) */
 } cfg = {.rounds = 30, .block = 300, .threads = 8, .warmup = 300, .conc_ms = 1000, .ttl_ms = 10000};
 
 /* A handle with the default options over v's nodes; exits if refused. */
@@ -106,6 +108,8 @@ static redlock_t *make_handle(const variant_t *v) {
     redlock_options_init(&opt);
     opt.nodes = v->uris;
     opt.n_nodes = v->n_nodes;
+    if (cfg.op_timeout_ms) opt.op_timeout_ms = cfg.op_timeout_ms;
+    if (opt.node_down_ms < opt.op_timeout_ms) opt.node_down_ms = opt.op_timeout_ms;
     char err[256];
     redlock_t *rl = NULL;
     int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
@@ -316,10 +320,12 @@ static unsigned long long print_table(void) {
     }
     printf("\n%zu plain nodes, %zu cluster nodes; %u rounds, each a serial block of %u cycles and a %u ms block of "
            "%u threads per handle, the handle going first alternating. Cycles measured, serial: %llu plain, %llu "
-           "cluster; concurrent: %llu plain, %llu cluster. TTL %u ms, one attempt per acquire (wait_ms 0).\n",
+           "cluster; concurrent: %llu plain, %llu cluster. TTL %u ms, one attempt per acquire (wait_ms 0), op "
+           "timeout %s%u ms.\n",
            vs[0].n_nodes, vs[1].n_nodes, cfg.rounds, cfg.block, cfg.conc_ms, cfg.threads,
            (unsigned long long)vs[0].serial_n, (unsigned long long)vs[1].serial_n, (unsigned long long)vs[0].conc_n,
-           (unsigned long long)vs[1].conc_n, (unsigned)cfg.ttl_ms);
+           (unsigned long long)vs[1].conc_n, (unsigned)cfg.ttl_ms, cfg.op_timeout_ms ? "" : "the default ",
+           (unsigned)(cfg.op_timeout_ms ? cfg.op_timeout_ms : 50u));
     unsigned long long bad = 0;
     for (int i = 0; i < 2; i++) {
         unsigned long long af = atomic_load(&vs[i].acq_fail), rf = atomic_load(&vs[i].rel_fail);
@@ -351,6 +357,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--warmup")) cfg.warmup = (unsigned)bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--ttl")) cfg.ttl_ms = (uint32_t)bench_arg_num(a, v), i++;
         else if (!strcmp(a, "--tag")) cfg.tag = v, i++;
+        else if (!strcmp(a, "--op-timeout")) cfg.op_timeout_ms = (uint32_t)bench_arg_num(a, v), i++;
         else bad = 1, i = argc;
     }
     for (int i = 0; i < 2; i++)
@@ -360,7 +367,7 @@ static void parse_args(int argc, char **argv) {
         !cfg.ttl_ms) {
         fprintf(stderr,
                 "usage: %s -p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS] [-d MS]\n"
-                "          [--warmup CYCLES] [--ttl MS] [--tag TAG]\n"
+                "          [--warmup CYCLES] [--ttl MS] [--tag TAG] [--op-timeout MS]\n"
                 "       %s --version\n",
                 argv[0], argv[0]);
         exit(2);

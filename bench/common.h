@@ -3,7 +3,7 @@
  *
  * Every result is printed as ONE line on stdout:
  *   RESULT impl=NAME workload=NAME key=value key=value ...
- * with latencies in microseconds; the bench/*.sh scripts parse these lines. Anything
+ * with latencies in microseconds; the scripts bench/NAME.sh parse these lines. Anything
  * else (diagnostics) goes to stderr. */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
