@@ -218,6 +218,24 @@ Test(sentinel, a_group_is_one_node_found_through_its_sentinels) {
     redlock_free(rl);
 }
 
+/* A handle over the three groups with min_replicas 1 and 2 s timeouts
+ * (connect and op; node_down 4 s). */
+static redlock_t *patient_rl(void) {
+    const char *nodes[GROUPS];
+    for (int g = 0; g < GROUPS; g++) nodes[g] = S.uri[g];
+    redlock_options_t o;
+    rt_options(&o);
+    o.nodes = nodes;
+    o.n_nodes = GROUPS;
+    o.op_timeout_ms = o.connect_timeout_ms = 2000;
+    o.node_down_ms = 4000;
+    o.min_replicas = 1;
+    redlock_t *rl = NULL;
+    char err[256] = "";
+    cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    return rl;
+}
+
 /* Calls of cmd (lower case, "wait") the server on port counted since its
  * last CONFIG RESETSTAT; -1 when it does not say. */
 static long calls(int port, const char *name) {
@@ -264,18 +282,7 @@ static void *par_thread(void *arg) {
  * write before it on its connection), yet each yes still means that
  * group's replica had that very lock when it was counted. */
 Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_replica) {
-    const char *nodes[GROUPS];
-    for (int g = 0; g < GROUPS; g++) nodes[g] = S.uri[g];
-    redlock_options_t o;
-    rt_options(&o);
-    o.nodes = nodes;
-    o.n_nodes = GROUPS;
-    o.op_timeout_ms = o.connect_timeout_ms = 2000; /* (slow under valgrind: the point is not speed) */
-    o.node_down_ms = 4000;
-    o.min_replicas = 1;
-    redlock_t *rl = NULL;
-    char err[256] = "";
-    cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    redlock_t *rl = patient_rl(); /* (slow under valgrind: the point is not speed) */
     redlock_lock_t *warm = NULL; /* the groups' masters found and connected before the threads start */
     redlock_report_t wr;
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:par:warm", 30000, 10000, &warm, &wr), REDLOCK_OK, "%s", wr.message);
@@ -353,18 +360,7 @@ Test(sentinel, an_outcome_known_does_not_wait_out_a_lagging_groups_wait) {
     char rep1[16];
     snprintf(rep1, sizeof rep1, "1.%d", S.port[1][0] == m1 ? 1 : 0);
     cr_assert_eq(sh("pause", rep1), 0, "pause %s", rep1);
-    const char *nodes[GROUPS];
-    for (int g = 0; g < GROUPS; g++) nodes[g] = S.uri[g];
-    redlock_options_t o;
-    rt_options(&o);
-    o.nodes = nodes;
-    o.n_nodes = GROUPS;
-    o.op_timeout_ms = o.connect_timeout_ms = 2000; /* group 1's WAIT: 1.5 s */
-    o.node_down_ms = 4000;
-    o.min_replicas = 1;
-    redlock_t *h2 = NULL;
-    char err[256] = "";
-    cr_assert_eq(redlock_new_ex(&h2, &o, err, sizeof err), REDLOCK_OK, "%s", err);
+    redlock_t *h2 = patient_rl(); /* group 1's WAIT: 1.5 s */
     int rc = redlock_acquire_ex(h2, "sentinel:grace", 30000, 0, &lk, &rep);
     sh("resume", rep1);
     r = cmd(m2, "CONFIG SET maxmemory 0", NULL);

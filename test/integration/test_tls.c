@@ -35,12 +35,9 @@ static void setup(void) {
 
 TestSuite(tls, .init = setup, .timeout = 60);
 
-/* Fills o for the single node URI (scheme and host given, port of name). */
-static void opts_for(redlock_options_t *o, const char **uri, char *buf, size_t n, const char *scheme,
-                     const char *host, const char *name) {
-    static char ca[600];
-    snprintf(buf, n, "%s://%s:%d", scheme, host, port_of(name));
-    snprintf(ca, sizeof ca, "%s/ca.crt", dir);
+/* o: the test's options over the one node *uri = buf (redlock_new reads
+ * the uri then), trusting the CA file ca, with timeouts for a busy machine. */
+static void one_node(redlock_options_t *o, const char **uri, char *buf, const char *ca) {
     *uri = buf;
     rt_options(o);
     o->nodes = uri;
@@ -49,6 +46,15 @@ static void opts_for(redlock_options_t *o, const char **uri, char *buf, size_t n
     o->op_timeout_ms = 1000;
     o->node_down_ms = 5000;
     o->tls_ca_file = ca;
+}
+
+/* Fills o for the single node URI (scheme and host given, port of name). */
+static void opts_for(redlock_options_t *o, const char **uri, char *buf, size_t n, const char *scheme,
+                     const char *host, const char *name) {
+    static char ca[600];
+    snprintf(buf, n, "%s://%s:%d", scheme, host, port_of(name));
+    snprintf(ca, sizeof ca, "%s/ca.crt", dir);
+    one_node(o, uri, buf, ca);
 }
 
 /* One acquire on o's node; returns the code, fills rep, releases on success. */
@@ -200,14 +206,7 @@ static void sentinel_opts(redlock_options_t *o, const char **uri, char *buf, siz
     static char ca[600];
     snprintf(buf, n, "%s://127.0.0.1:%d/tg%s", scheme, port_of("sentinel"), params);
     snprintf(ca, sizeof ca, "%s/%s.crt", dir, ca_name);
-    *uri = buf;
-    rt_options(o);
-    o->nodes = uri;
-    o->n_nodes = 1;
-    o->connect_timeout_ms = 2000;
-    o->op_timeout_ms = 1000;
-    o->node_down_ms = 5000;
-    o->tls_ca_file = ca;
+    one_node(o, uri, buf, ca);
 }
 
 /* Acquires res on o's node, trying for up to 10 s (the first look-up of
