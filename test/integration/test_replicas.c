@@ -5,6 +5,7 @@
  * the master's word. (Sentinel groups with real replicas: test_sentinel.)
  * Built twice: blocking, and through the async API (RL_TEST_ASYNC). */
 #include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,23 +87,57 @@ Test(replicas, replicas_0_on_a_uri_counts_that_node_on_its_masters_word) {
     redlock_free(rl);
 }
 
+/* Calls of WAIT on each node so far (INFO commandstats), into waits[]. */
+static void wait_calls(long waits[5]) {
+    for (int i = 0; i < 5; i++) {
+        redisContext *c = tc_connect(&C, i);
+        cr_assert_not_null(c, "node %d", i);
+        redisReply *r = redisCommand(c, "INFO commandstats");
+        cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO commandstats on node %d", i);
+        const char *at = strstr(r->str, "cmdstat_wait:calls=");
+        waits[i] = at ? atol(at + strlen("cmdstat_wait:calls=")) : 0;
+        freeReplyObject(r);
+        redisFree(c);
+    }
+}
+
+/* A node's vote in a round that ended at its quorum: not yes. */
+static void not_yes(const redlock_report_t *rep, int i, const char *what) {
+    cr_assert_neq(rep->nodes[i].vote, REDLOCK_VOTE_YES, "%s: node %d, which waits for a replica it lacks, said yes",
+                  what, i);
+}
+
 Test(replicas, acquire_and_extend_count_only_the_replicated_votes) {
     /* nodes 0..2 count on their master's word, 3 and 4 wait for a replica
-     * they do not have: a quorum of 3 yes, and 3 and 4 say why they failed */
+     * they do not have: a quorum of 3 yes, never a yes from 3 or 4, and
+     * only 3 and 4 are sent a WAIT */
     static const int three[3] = {0, 1, 2};
     redlock_t *rl = replicas_rl(1, three, 3);
+    long before[5], after[5];
+    wait_calls(before);
     redlock_lock_t *lk = NULL;
     redlock_report_t rep;
     cr_assert_eq(redlock_acquire_ex(rl, "replicas:mixed", 10000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
     for (int i = 0; i < 3; i++) cr_assert_eq(rep.nodes[i].vote, REDLOCK_VOTE_YES, "node %d", i);
+    for (int i = 3; i < 5; i++) not_yes(&rep, i, "acquire");
     int64_t validity = redlock_lock_validity_ms(lk);
     cr_assert_gt(validity, 0);
     cr_assert_leq(validity, 10000);
     cr_assert_eq(redlock_extend_ex(rl, lk, 10000, &rep), REDLOCK_OK, "%s", rep.message);
-    int replication = 0;
-    for (int i = 3; i < 5; i++) replication += rep.nodes[i].err == REDLOCK_ERR_REPLICATION;
     for (int i = 0; i < 3; i++) cr_assert_eq(rep.nodes[i].vote, REDLOCK_VOTE_YES, "extend: node %d", i);
-    cr_assert_leq(replication, 2);
+    for (int i = 3; i < 5; i++) not_yes(&rep, i, "extend");
+    /* the acquire's and the extend's WAITs reach nodes 3 and 4 (each answers
+     * at its timeout, after the call returned: waited for, up to 10 s) */
+    int done = 0;
+    for (int t = 0; t < 1000 && !done; t++, rt_sleep_ms(10)) {
+        wait_calls(after);
+        done = after[3] - before[3] >= 2 && after[4] - before[4] >= 2;
+    }
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(after[i], before[i], "node %d, replicas=0 on its URI, was sent %ld WAITs", i, after[i] - before[i]);
+    for (int i = 3; i < 5; i++)
+        cr_assert_geq(after[i] - before[i], 2, "node %d was sent %ld WAITs for an acquire and an extend", i,
+                      after[i] - before[i]);
     cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
     redlock_free(rl);
 }
