@@ -11,6 +11,9 @@
  *   handle; old and new handles lock again once replicas are back.
  * - A master promoted less than max_ttl_ms ago gets no vote from a fresh
  *   handle (the sentinels tell it), unless its votes wait for every replica.
+ * - A replica that cannot have a write: its group's replication cut (the
+ *   master refuses PSYNC and SYNC to the default user, an ACL rule, and
+ *   drops its replica's link), so a yes counted without it would show.
  * Built twice: blocking, and through the async API (RL_TEST_ASYNC). */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -128,18 +131,97 @@ static int acked(int port, int want) {
     return ok;
 }
 
+/* Replicas the server on port lists in ROLE (-1: no answer, or not a master). */
+static int role_replicas(int port) {
+    redisReply *r = port > 0 ? cmd(port, "ROLE", NULL) : NULL;
+    int n = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
+                ? (int)r->element[2]->elements
+                : -1;
+    if (r) freeReplyObject(r);
+    return n;
+}
+
 /* Waits, up to ms, until group g's master (as its sentinels say) lists
  * `want` connected replicas in ROLE and they acknowledge its writes.
  * Returns 1 then. */
 static int await_replicas(int g, int want, unsigned ms) {
     for (unsigned t = 0; t < ms; t += 50, rt_sleep_ms(50)) {
         int p = master_port(g);
-        redisReply *r = p > 0 ? cmd(p, "ROLE", NULL) : NULL;
-        int n = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 && r->element[2]->type == REDIS_REPLY_ARRAY
-                    ? (int)r->element[2]->elements
-                    : -1;
-        if (r) freeReplyObject(r);
-        if (n >= want && acked(p, want)) return 1;
+        if (role_replicas(p) >= want && acked(p, want)) return 1;
+    }
+    return 0;
+}
+
+/* Runs ACL SETUSER default RULE on the server on port. Returns 1 when OK. */
+static int acl_default(int port, const char *rule) {
+    redisReply *r = cmd(port, "ACL SETUSER default %s", rule);
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (r) freeReplyObject(r);
+    return ok;
+}
+
+/* Sets the default user's rights to PSYNC and SYNC on the server on port,
+ * both in one command: a replica retrying between two commands could sync
+ * with SYNC, after which its master never counts its acknowledgements.
+ * Returns 1 when OK. */
+static int acl_sync(int port, int allow) {
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    redisReply *r = c && !c->err ? redisCommand(c, "ACL SETUSER default %s %s", allow ? "+psync" : "-psync",
+                                                allow ? "+sync" : "-sync")
+                                 : NULL;
+    int ok = r && r->type == REDIS_REPLY_STATUS;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return ok;
+}
+
+/* Cuts group g's replication: its master refuses the commands a replica
+ * syncs with and drops its replica's link, so no later write reaches the
+ * replica until uncut(g). Returns 1 once the master lists no replica. */
+static int cut(int g) {
+    int m = master_port(g);
+    if (m <= 0 || !acl_sync(m, 0)) return 0;
+    redisReply *r = cmd(m, "CLIENT KILL TYPE %s", "replica");
+    if (r) freeReplyObject(r);
+    for (int t = 0; t < 500; t++, rt_sleep_ms(10))
+        if (role_replicas(m) == 0) return 1;
+    return 0;
+}
+
+/* Lets every member of group g serve its replicas again. */
+static void uncut(int g) {
+    for (int m = 0; m < 2; m++) acl_sync(S.port[g][m], 1);
+}
+
+/* 1 when the server on port has key, whatever its value. */
+static int has_key(int port, const char *key) {
+    redisReply *r = cmd(port, "EXISTS %s", key);
+    int yes = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r) freeReplyObject(r);
+    return yes;
+}
+
+/* A number after "name:" in the server's INFO section (-1: not there). */
+static long info_field(int port, const char *section, const char *name) {
+    redisReply *r = cmd(port, "INFO %s", section);
+    char key[64];
+    snprintf(key, sizeof key, "%s:", name);
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, key) : NULL;
+    long n = at ? atol(at + strlen(key)) : -1;
+    if (r) freeReplyObject(r);
+    return n;
+}
+
+/* Waits, up to ms, until every member of every group has run for longer
+ * than min_ms, so that a handle with max_ttl_ms = min_ms sees no restart.
+ * Returns 1 then. */
+static int await_uptime(unsigned min_ms, unsigned ms) {
+    for (unsigned t = 0; t < ms; t += 100, rt_sleep_ms(100)) {
+        int all = 1;
+        for (int g = 0; g < GROUPS; g++)
+            for (int m = 0; m < 2; m++) all &= info_field(S.port[g][m], "server", "uptime_in_seconds") * 1000 > min_ms;
+        if (all) return 1;
     }
     return 0;
 }
@@ -163,6 +245,7 @@ static void setup(void) {
             sh("resume", a);
         }
     for (int g = 0; g < GROUPS; g++) {
+        uncut(g);
         cr_assert(await_replicas(g, 1, 20000), "group %d has no replica in sync", g);
         redisReply *r = cmd(master_port(g), "FLUSHALL", NULL);
         if (r) freeReplyObject(r);
@@ -170,12 +253,14 @@ static void setup(void) {
 }
 
 static void teardown(void) {
-    for (int g = 0; g < GROUPS; g++)
+    for (int g = 0; g < GROUPS; g++) {
         for (int m = 0; m < 2; m++) {
             char a[16];
             snprintf(a, sizeof a, "%d.%d", g, m);
             sh("resume", a);
         }
+        uncut(g);
+    }
 }
 
 TestSuite(sentinel, .init = setup, .fini = teardown, .timeout = 180);
@@ -198,23 +283,37 @@ static redlock_t *groups_rl(uint32_t min_replicas, uint32_t max_ttl_ms) {
     return rl;
 }
 
+/* Each group's master is found through its sentinels, and a group's yes
+ * counts once its replica has the write: with group 0's replication cut
+ * and group 2 held by another client, group 0's vote decides the acquire
+ * and is not a yes; with replication back it is, and the replicas of the
+ * groups that said yes hold the lock. */
 Test(sentinel, a_group_is_one_node_found_through_its_sentinels) {
     redlock_t *rl = groups_rl(1, 0);
     redlock_lock_t *lk = NULL;
     redlock_report_t rep;
+    redisReply *r = cmd(master_port(2), "SET %s another-client PX 60000", "sentinel:found");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "SET on group 2's master");
+    freeReplyObject(r);
+    cr_assert(cut(0), "group 0's replica link could not be cut");
+    int rc = redlock_acquire_ex(rl, "sentinel:found", 10000, 0, &lk, &rep);
+    int replica0 = other(0, master_port(0));
+    int lacks = !has_key(replica0, "sentinel:found");
+    uncut(0);
+    cr_assert_neq(rc, REDLOCK_OK, "granted with group 2 held elsewhere and group 0's replica cut off: %s", rep.message);
+    cr_assert_neq(rep.nodes[0].vote, REDLOCK_VOTE_YES, "group 0 said yes for a write its replica cannot have");
+    cr_assert(lacks, "group 0's replica has the write though its link was cut");
+    cr_assert(await_replicas(0, 1, 20000), "group 0's replica did not come back");
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:found", 10000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
-    /* the groups that voted yes hold it on their master and, counted after
-     * replication, on their replica already */
-    int yes = 0;
-    for (int g = 0; g < GROUPS; g++) {
-        if (rep.nodes[g].vote != REDLOCK_VOTE_YES) continue;
-        yes++;
+    for (int g = 0; g < 2; g++) {
+        cr_assert_eq(rep.nodes[g].vote, REDLOCK_VOTE_YES, "group %d: %s", g, rep.nodes[g].detail);
         int m = master_port(g);
         cr_assert(holds(m, "sentinel:found", redlock_lock_token(lk)), "group %d's master", g);
         cr_assert(holds(other(g, m), "sentinel:found", redlock_lock_token(lk)), "group %d's replica", g);
     }
-    cr_assert_geq(yes, 2);
     cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    r = cmd(master_port(2), "DEL %s", "sentinel:found");
+    if (r) freeReplyObject(r);
     redlock_free(rl);
 }
 
@@ -249,11 +348,12 @@ static long calls(int port, const char *name) {
 }
 
 #define PAR_THREADS 12
-#define PAR_EACH 15
+#define PAR_EACH 16 /* acquires per thread: the first half with every replica linked, the rest with group 2's cut */
 
 typedef struct par {
     redlock_t *rl;
     int t;
+    int from, to;       /* the acquires this run makes: [from, to) */
     redlock_lock_t *lk[PAR_EACH];
     int yes[PAR_EACH][GROUPS];
     int failed;
@@ -262,7 +362,7 @@ typedef struct par {
 
 static void *par_thread(void *arg) {
     par_t *p = arg;
-    for (int i = 0; i < PAR_EACH; i++) {
+    for (int i = p->from; i < p->to; i++) {
         char res[48];
         snprintf(res, sizeof res, "sentinel:par:%d:%d", p->t, i);
         redlock_report_t rep;
@@ -278,9 +378,32 @@ static void *par_thread(void *arg) {
     return NULL;
 }
 
+/* Runs PAR_THREADS threads over p, each making its acquires [from, to). */
+static void par_run(par_t *p, int from, int to) {
+    pthread_t th[PAR_THREADS];
+    for (int t = 0; t < PAR_THREADS; t++) {
+        p[t].from = from;
+        p[t].to = to;
+        cr_assert_eq(pthread_create(&th[t], NULL, par_thread, &p[t]), 0);
+    }
+    for (int t = 0; t < PAR_THREADS; t++) pthread_join(th[t], NULL);
+}
+
+/* Waits, up to 10 s, until the server on port has no client blocked (its
+ * WAITs answered, so that its command counts include them). Returns 1 then. */
+static int await_unblocked(int port) {
+    for (int t = 0; t < 1000; t++, rt_sleep_ms(10))
+        if (info_field(port, "clients", "blocked_clients") == 0) return 1;
+    return 0;
+}
+
 /* Concurrent callers' replicated writes share WAITs (a WAIT covers every
- * write before it on its connection), yet each yes still means that
- * group's replica had that very lock when it was counted. */
+ * write before it on its connection; writes queued while one is out wait
+ * for the next), yet each yes still means that group's replica had that
+ * very lock when it was counted. Halfway, group 2's replication is cut:
+ * from then on its replica cannot have a write, so a yes of group 2 for
+ * one would show, and its WAITs, each out until its timeout, are shared
+ * by the many writes queued behind them. */
 Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_replica) {
     redlock_t *rl = patient_rl(); /* (slow under valgrind: the point is not speed) */
     redlock_lock_t *warm = NULL; /* the groups' masters found and connected before the threads start */
@@ -288,28 +411,23 @@ Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_repl
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:par:warm", 30000, 10000, &warm, &wr), REDLOCK_OK, "%s", wr.message);
     cr_assert_eq(redlock_release(rl, warm), REDLOCK_OK);
     int masters[GROUPS];
-    for (int g = 0; g < GROUPS; g++) {
-        masters[g] = master_port(g);
-        redisReply *r = cmd(masters[g], "CONFIG RESETSTAT", NULL);
-        if (r) freeReplyObject(r);
-    }
+    for (int g = 0; g < GROUPS; g++) masters[g] = master_port(g);
     static par_t p[PAR_THREADS];
-    pthread_t th[PAR_THREADS];
     memset(p, 0, sizeof p);
     for (int t = 0; t < PAR_THREADS; t++) {
         p[t].rl = rl;
         p[t].t = t;
-        cr_assert_eq(pthread_create(&th[t], NULL, par_thread, &p[t]), 0);
     }
-    for (int t = 0; t < PAR_THREADS; t++) pthread_join(th[t], NULL);
-    long waits = 0, sets = 0;
-    for (int g = 0; g < GROUPS; g++) {
-        long w = calls(masters[g], "wait"), s = calls(masters[g], "set") + calls(masters[g], "evalsha");
-        cr_assert(w >= 0 && s >= 0, "group %d's master did not give its command counts", g);
-        waits += w;
-        sets += s;
-    }
-    int granted = 0;
+    const int half = PAR_EACH / 2;
+    par_run(p, 0, half);
+    cr_assert(cut(2), "group 2's replica link could not be cut");
+    cr_assert(await_unblocked(masters[2]), "group 2's master kept a client blocked");
+    redisReply *r = cmd(masters[2], "CONFIG RESETSTAT", NULL);
+    if (r) freeReplyObject(r);
+    par_run(p, half, PAR_EACH);
+    int waits_ok = await_unblocked(masters[2]);
+    long waits = calls(masters[2], "wait"), sets = calls(masters[2], "set") + calls(masters[2], "evalsha");
+    int yes2[2] = {0, 0};
     for (int t = 0; t < PAR_THREADS; t++) {
         cr_assert_eq(p[t].failed, 0, "thread %d: %d acquires refused, first: %s", t, p[t].failed, p[t].why);
         for (int i = 0; i < PAR_EACH; i++) {
@@ -318,18 +436,25 @@ Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_repl
             for (int g = 0; g < GROUPS; g++) {
                 if (!p[t].yes[i][g]) continue;
                 const char *tok = redlock_lock_token(p[t].lk[i]);
-                cr_assert(holds(other(g, masters[g]), res, tok), "%s: group %d voted yes, its replica lacks it", res, g);
+                cr_assert(holds(other(g, masters[g]), res, tok), "%s: group %d voted yes, its replica lacks it%s", res,
+                          g, g == 2 && i >= half ? " (its link was cut)" : "");
             }
-            granted++;
+            if (p[t].yes[i][2]) yes2[i >= half]++;
         }
     }
-    cr_assert_eq(granted, PAR_THREADS * PAR_EACH);
-    cr_log_info("%d concurrent acquires: %ld writes on the masters, %ld WAITs", granted, sets, waits);
-    /* one WAIT a write would be `sets` (how many fewer depends on the
-     * machine's pace: writes queued while a WAIT is out share the next) */
-    cr_assert_lt(waits, sets, "%ld WAITs for %ld replicated writes: none shared", waits, sets);
+    uncut(2);
+    cr_assert_gt(yes2[0], 0, "group 2 said no yes while its replica was linked");
+    cr_assert_eq(yes2[1], 0, "group 2 said yes %d times after its link was cut", yes2[1]);
+    cr_assert(waits_ok, "group 2's master kept a WAIT blocked for 10 s");
+    cr_log_info("with group 2's replica cut: %ld writes on its master, %ld WAITs", sets, waits);
+    cr_assert_geq(sets, PAR_THREADS * (PAR_EACH - half), "group 2's master counted %ld writes", sets);
+    /* one WAIT per write (or per flush of writes) would be dozens: each
+     * WAIT is out until its timeout, and the writes queued meanwhile wait
+     * to share the next one */
+    cr_assert_leq(waits * 4, sets, "%ld WAITs for %ld writes while each WAIT is out until its timeout", waits, sets);
     for (int t = 0; t < PAR_THREADS; t++)
         for (int i = 0; i < PAR_EACH; i++) cr_assert_eq(redlock_release(rl, p[t].lk[i]), REDLOCK_OK);
+    cr_assert(await_replicas(2, 1, 20000), "group 2's replica did not come back");
     redlock_free(rl);
 }
 
@@ -404,42 +529,72 @@ Test(sentinel, with_min_replicas_1_and_two_groups_replicas_paused_nothing_is_gra
     redlock_free(rl);
 }
 
+/* The promotion quarantine of these tests: long enough that a failed-over
+ * group's old master rejoins as a replica well inside it. */
+#define PROMOTED_MS 30000
+
+/* Two acquires on a fresh handle with min_replicas and max_ttl_ms
+ * PROMOTED_MS, group 2 held by another client so that group 0's vote
+ * decides; the second one's report of group 0 into *out. The first asks
+ * the sentinels while its round goes on; once the handle knows the group,
+ * the second shows its vote. Returns the second one's result. */
+static int promoted_vote(uint32_t min_replicas, redlock_node_report_t *out) {
+    redlock_t *rl = groups_rl(min_replicas, PROMOTED_MS);
+    redlock_lock_t *lk = NULL;
+    redlock_report_t rep;
+    int rc = REDLOCK_OK;
+    for (int k = 0; k < 2; k++) {
+        char res[48];
+        snprintf(res, sizeof res, "sentinel:promoted:%u:%d", min_replicas, k);
+        redisReply *r = cmd(master_port(2), "SET %s another-client PX 60000", res);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "SET on group 2's master");
+        freeReplyObject(r);
+        rc = redlock_acquire_ex(rl, res, 1000, 2000, &lk, &rep);
+        if (rc == REDLOCK_OK) cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    }
+    *out = rep.nodes[0];
+    redlock_free(rl);
+    return rc;
+}
+
+/* A master promoted less than max_ttl_ms ago gets no vote from a fresh
+ * handle, unless its votes wait for every replica the group has: a handle
+ * of each kind, right after the failover, and the first kind again after
+ * the second, so that the quarantine was still on when the second asked. */
 Test(sentinel, a_fresh_handle_gives_a_just_promoted_master_no_vote) {
-    rt_sleep_ms(2100); /* the servers run longer than max_ttl_ms: no restart quarantine */
+    cr_assert(await_uptime(PROMOTED_MS, 60000), "the servers have not run for %d ms", PROMOTED_MS);
     int old = master_port(0);
     cr_assert_eq(sh("failover", "0"), 0);
     cr_assert_gt(await_new_master(0, old, 15000), 0, "group 0 did not fail over");
-    redlock_t *rl = groups_rl(0, 2000);
-    redlock_lock_t *lk = NULL;
-    redlock_report_t rep;
-    /* The first call asks the sentinels while its round goes on: groups 1
-     * and 2 may grant before group 0's answer is in (its vote then not
-     * waited for). Once the handle knows the group, its vote is refused at
-     * once: the second call shows it. */
-    for (int k = 0; k < 2; k++) {
-        char res[32];
-        snprintf(res, sizeof res, "sentinel:promoted:%d", k);
-        cr_assert_eq(redlock_acquire_ex(rl, res, 1000, 1000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
-        cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
-    }
-    cr_assert_eq(rep.nodes[0].err, REDLOCK_ERR_QUARANTINED, "group 0: %s", redlock_strerror(rep.nodes[0].err));
+    redlock_node_report_t n;
+    cr_assert_neq(promoted_vote(0, &n), REDLOCK_OK, "granted without group 0");
+    cr_assert_eq(n.err, REDLOCK_ERR_QUARANTINED, "group 0: %s", redlock_strerror(n.err));
 #ifndef RL_TEST_ASYNC
-    cr_assert(strstr(rep.nodes[0].detail, "promoted"), "'%s'", rep.nodes[0].detail);
+    cr_assert(strstr(n.detail, "promoted"), "'%s'", n.detail);
 #endif
-    redlock_free(rl);
     /* votes that wait for every replica the group has need no quarantine */
     cr_assert(await_replicas(0, 1, 15000), "the old master did not rejoin as a replica");
-    rl = groups_rl(1, 2000);
-    cr_assert_eq(redlock_acquire_ex(rl, "sentinel:promoted2", 1000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
-    cr_assert_neq(rep.nodes[0].err, REDLOCK_ERR_QUARANTINED, "group 0 quarantined though its votes wait for its replica");
-    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
-    redlock_free(rl);
+    int rc = promoted_vote(1, &n);
+    cr_assert_eq(rc, REDLOCK_OK, "refused: %s", redlock_strerror(rc));
+    cr_assert_eq(n.vote, REDLOCK_VOTE_YES, "group 0, its votes waiting for its replica: %s %s (%s)",
+                 redlock_vote_name(n.vote), redlock_strerror(n.err), n.detail);
+    cr_assert_neq(promoted_vote(0, &n), REDLOCK_OK, "granted without group 0");
+    cr_assert_eq(n.err, REDLOCK_ERR_QUARANTINED, "the quarantine ended before the check: group 0: %s",
+                 redlock_strerror(n.err));
 }
 
 Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
     redlock_t *a = groups_rl(1, 0);
     redlock_lock_t *lk = NULL, *lb = NULL;
     redlock_report_t rep;
+    /* with groups 0 and 1's replication cut, their replicas could not have
+     * the lock: it is not granted */
+    for (int g = 0; g < 2; g++) cr_assert(cut(g), "group %d's replica link could not be cut", g);
+    int rc = redlock_acquire_ex(a, "sentinel:kept", 30000, 0, &lk, &rep);
+    for (int g = 0; g < 2; g++) uncut(g);
+    cr_assert_neq(rc, REDLOCK_OK, "granted while two groups' replicas could not have it: %s", rep.message);
+    for (int g = 0; g < 2; g++) cr_assert_neq(rep.nodes[g].vote, REDLOCK_VOTE_YES, "group %d, its link cut", g);
+    for (int g = 0; g < 2; g++) cr_assert(await_replicas(g, 1, 20000), "group %d's replica did not come back", g);
     cr_assert_eq(redlock_acquire_ex(a, "sentinel:kept", 30000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
     int old[2];
     for (int g = 0; g < 2; g++) {
@@ -451,7 +606,7 @@ Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
     for (int g = 0; g < 2; g++) cr_assert_gt(await_new_master(g, old[g], 20000), 0, "group %d did not fail over", g);
     /* a handle made after the promotions: the promoted replicas have the lock */
     redlock_t *b = groups_rl(0, 0);
-    int rc = redlock_acquire_ex(b, "sentinel:kept", 30000, 0, &lb, &rep);
+    rc = redlock_acquire_ex(b, "sentinel:kept", 30000, 0, &lb, &rep);
     cr_assert_eq(rc, REDLOCK_ERR_TAKEN, "a fresh handle after the failovers: %s", rep.message);
     /* the killed masters come back as replicas; both handles lock again within seconds */
     for (int g = 0; g < 2; g++) {
@@ -471,14 +626,6 @@ Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
     }
     redlock_free(a);
     redlock_free(b);
-}
-
-/* Runs ACL SETUSER default RULE on the server on port. Returns 1 when OK. */
-static int acl_default(int port, const char *rule) {
-    redisReply *r = cmd(port, "ACL SETUSER default %s", rule);
-    int ok = r && r->type == REDIS_REPLY_STATUS;
-    if (r) freeReplyObject(r);
-    return ok;
 }
 
 /* A master its sentinels think down while the handle still reaches it (a
