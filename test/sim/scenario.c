@@ -28,6 +28,14 @@ const char *scenario_name(int scn) {
     return scn >= 0 && scn < SCN_COUNT ? names[scn] : "?";
 }
 
+/* The kind of violation scenario scn exists to show (V_*), or V_KINDS
+ * for one that must hold: a restart without quarantine and clocks that
+ * drift beyond the bound give two holders at once; a pause between the
+ * validity check and an unfenced write loses updates. */
+int scenario_expect(int scn) {
+    return scn == SCN_RESTART || scn == SCN_DRIFT ? V_TWO_HOLDERS : scn == SCN_PAUSE ? V_LOST_UPDATE : V_KINDS;
+}
+
 /* Adds resource name of kind (limit for a semaphore). */
 static void add_res(scfg_t *g, const char *name, int kind, unsigned limit) {
     sres_t *r = &g->res[g->n_res++];
