@@ -148,8 +148,7 @@ static int parse_rtts(const char *s, double *rtts) {
 static int usage(const char *why) {
     fprintf(stderr, "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
                     "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
-                    "                   [--rtts MS,MS,...]"
-                    "                   [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
+                    "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
                     "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n",
             why);
     return 2;
