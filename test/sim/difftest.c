@@ -2,24 +2,31 @@
  * command sequences (plain commands, MULTI/EXEC, pub/sub, and the
  * project's own Lua scripts by EVAL, EVALSHA and SCRIPT LOAD, with the
  * arguments the library gives them) go to both, one by one, and every
- * reply must match.
+ * reply must match; then, for each seed, the expiry check (dtexpiry.c)
+ * compares when keys expire, to the millisecond, at the TTLs the
+ * scenarios use.
  *
- *   sim_difftest [--seeds N] [--seed S] [--steps K] [--verbose]
+ *   sim_difftest [--seeds N] [--seed S] [--steps K] [--expiry T] [--verbose]
  *
  * The test starts its own redis-server on a free loopback port (no
  * persistence, a temporary directory) and always stops it; the server is
- * also killed if the test dies (PR_SET_PDEATHSIG). The model runs on the
- * machine's real clock, read just before each command goes out, so TTLs
- * agree; what the two cannot agree on to the microsecond is compared with
- * a tolerance: integers and numeric strings of magnitude 1000 or more
- * (remaining TTLs, expiry instants, fencing counters from TIME) within
- * max(250, 1.5e-10 of the value: 250 ms for TTLs and instants in ms, about
- * 250 ms for microseconds since the epoch), TIME's seconds within 2, INFO by its
- * uptime_in_seconds field alone, ROLE without its offset. Error replies
- * are compared by their first word (ERR, WRONGTYPE, NOSCRIPT, EXECABORT):
- * the rest of Redis's text names script lines the model does not copy.
- * Keys that get a short TTL (1-3 ms) are only touched again after a pause
- * that lets them expire on both. Exits 0 when every reply matched. */
+ * also killed if the test dies (PR_SET_PDEATHSIG). In the random
+ * sequences the model runs on the machine's real clock, read just before
+ * each command goes out, so TTLs agree; what the two cannot agree on to
+ * the microsecond is compared with a tolerance: integers and numeric
+ * strings of magnitude 1000 or more (remaining TTLs, expiry instants,
+ * fencing counters from TIME) within max(250, 1.5e-10 of the value: 250
+ * ms for TTLs and instants in ms, about 250 ms for microseconds since the
+ * epoch), TIME's seconds within 2, INFO by its uptime_in_seconds field
+ * alone, ROLE without its offset. (The expiry check needs no tolerance:
+ * it runs the model on the server's own clock.) Error replies are
+ * compared by their first word (ERR, WRONGTYPE, NOSCRIPT, EXECABORT): the
+ * rest of Redis's text names script lines the model does not copy. Keys
+ * that get a short TTL (1-3 ms) are only touched again after a pause that
+ * lets them expire on both. --expiry T asks the expiry check for T trials
+ * compared and T keys seen at both edges of their expiry a seed (0: no
+ * check). Exits 0 when every reply matched and the expiry check met its
+ * floors. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,8 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "rng.h"
+#include "difftest.h"
 #include "scripts.h"
 
 /* ------------------------------------------------------------ the server */
@@ -138,13 +144,14 @@ static int near(long long a, long long b) {
     return llabs(a - b) <= (tol > 250 ? tol : 250);
 }
 
-/* Compares a real reply with the model's; returns 1 when they match. */
-static int same(const redisReply *r, const redisReply *m) {
+/* Compares a real reply with the model's (tol: clock-derived values
+ * within the tolerance); returns 1 when they match. */
+int dt_same(const redisReply *r, const redisReply *m, int tol) {
     if (r->type != m->type) return 0;
     long long a, b;
     switch (r->type) {
     case REDIS_REPLY_INTEGER:
-        return near(r->integer, m->integer);
+        return tol ? near(r->integer, m->integer) : r->integer == m->integer;
     case REDIS_REPLY_NIL:
         return 1;
     case REDIS_REPLY_ERROR: {
@@ -153,19 +160,19 @@ static int same(const redisReply *r, const redisReply *m) {
     }
     case REDIS_REPLY_STATUS:
     case REDIS_REPLY_STRING:
-        if (numeric(r->str, r->len, &a) && numeric(m->str, m->len, &b)) return near(a, b);
+        if (tol && numeric(r->str, r->len, &a) && numeric(m->str, m->len, &b)) return near(a, b);
         return r->len == m->len && memcmp(r->str, m->str, r->len) == 0;
     case REDIS_REPLY_ARRAY:
         if (r->elements != m->elements) return 0;
         for (size_t i = 0; i < r->elements; i++)
-            if (!same(r->element[i], m->element[i])) return 0;
+            if (!dt_same(r->element[i], m->element[i], tol)) return 0;
         return 1;
     }
     return 0;
 }
 
 /* Prints reply r on one line (for a mismatch). */
-static void show(FILE *f, const redisReply *r) {
+void dt_show(FILE *f, const redisReply *r) {
     switch (r->type) {
     case REDIS_REPLY_INTEGER: fprintf(f, "%lld", r->integer); break;
     case REDIS_REPLY_NIL: fprintf(f, "nil"); break;
@@ -176,15 +183,28 @@ static void show(FILE *f, const redisReply *r) {
         fprintf(f, "[");
         for (size_t i = 0; i < r->elements; i++) {
             if (i) fprintf(f, ", ");
-            show(f, r->element[i]);
+            dt_show(f, r->element[i]);
         }
         fprintf(f, "]");
         break;
     }
 }
 
+/* Prints a command's arguments (the first 12, each cut at 40 bytes),
+ * then the server's reply and the model's (NULL: none), a line each. */
+void dt_show_pair(FILE *f, int argc, const char *const *argv, const size_t *lens, const redisReply *real,
+                  const redisReply *mod) {
+    for (int i = 0; i < argc && i < 12; i++) fprintf(f, " %.*s", (int)(lens[i] > 40 ? 40 : lens[i]), argv[i]);
+    fprintf(f, "\n    redis: ");
+    dt_show(f, real);
+    fprintf(f, "\n    model: ");
+    if (mod) dt_show(f, mod);
+    else fprintf(f, "(none)");
+    fprintf(f, "\n");
+}
+
 /* Parses the model's reply bytes (one reply) with hiredis. */
-static redisReply *parse_model(sbuf_t *b) {
+redisReply *dt_parse_model(sbuf_t *b) {
     redisReader *rd = redisReaderCreate();
     void *rep = NULL;
     redisReaderFeed(rd, sb_data(b), sb_pending(b));
@@ -199,23 +219,8 @@ static redisReply *parse_model(sbuf_t *b) {
 
 /* ------------------------------------------------------------ a session */
 
-typedef struct side {
-    redisContext *real;
-    model_session_t *ms;
-    sbuf_t pushed;        /* what the model sent this session (replies and messages) */
-} side_t;
-
-typedef struct diff {
-    rng_t r;
-    model_t *m;
-    side_t a, b;          /* a: commands; b: a subscriber */
-    int b_subscribed;
-    uint64_t steps, mismatches;
-    char what[256];       /* the step's description, for messages */
-} diff_t;
-
 /* Now on the real clock in µs (the server's TTLs run on it too). */
-static uint64_t real_us(void) {
+uint64_t dt_real_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
@@ -228,8 +233,8 @@ static int compare_next(diff_t *d, side_t *s, int argc, const char **argv, const
         fprintf(stderr, "difftest: no reply from redis-server (%s)\n", s->real->errstr);
         exit(2);
     }
-    redisReply *real = rv, *mod = parse_model(&s->pushed);
-    int ok = mod && same(real, mod);
+    redisReply *real = rv, *mod = dt_parse_model(&s->pushed);
+    int ok = mod && dt_same(real, mod, 1);
     /* special cases: replies that cannot agree byte for byte */
     if (mod && argc >= 1 && strcasecmp(argv[0], "INFO") == 0 && real->type == REDIS_REPLY_STRING &&
         mod->type == REDIS_REPLY_STRING)
@@ -237,18 +242,12 @@ static int compare_next(diff_t *d, side_t *s, int argc, const char **argv, const
     if (mod && argc == 1 && strcasecmp(argv[0], "TIME") == 0 && real->type == REDIS_REPLY_ARRAY && mod->type == real->type)
         ok = real->elements == 2 && mod->elements == 2 && llabs(atoll(real->element[0]->str) - atoll(mod->element[0]->str)) <= 2;
     if (mod && argc == 1 && strcasecmp(argv[0], "ROLE") == 0 && real->type == REDIS_REPLY_ARRAY && mod->type == real->type)
-        ok = real->elements == 3 && mod->elements == 3 && same(real->element[0], mod->element[0]) &&
-             same(real->element[2], mod->element[2]);
+        ok = real->elements == 3 && mod->elements == 3 && dt_same(real->element[0], mod->element[0], 1) &&
+             dt_same(real->element[2], mod->element[2], 1);
     if (!ok || verbose) {
         FILE *f = ok ? stdout : stderr;
         fprintf(f, "%s step %llu: %s", ok ? "ok" : "MISMATCH", (unsigned long long)d->steps, d->what);
-        for (int i = 0; i < argc && i < 12; i++) fprintf(f, " %.*s", (int)(lens[i] > 40 ? 40 : lens[i]), argv[i]);
-        fprintf(f, "\n    redis: ");
-        show(f, real);
-        fprintf(f, "\n    model: ");
-        if (mod) show(f, mod);
-        else fprintf(f, "(none)");
-        fprintf(f, "\n");
+        dt_show_pair(f, argc, argv, lens, real, mod);
     }
     freeReplyObject(real);
     if (mod) freeReplyObject(mod);
@@ -260,7 +259,7 @@ static int compare_next(diff_t *d, side_t *s, int argc, const char **argv, const
  * produces (replies: how many, e.g. one per channel of a SUBSCRIBE). */
 static void run_on(diff_t *d, side_t *s, int argc, const char **argv, size_t *lens, int replies) {
     resp_cmd_t *c = resp_cmd_make(argc, argv, lens);
-    model_exec(d->m, s->ms, c, real_us(), &s->pushed);
+    model_exec(d->m, s->ms, c, dt_real_us(), &s->pushed);
     free(c);
     redisAppendCommandArgv(s->real, argc, argv, lens);
     d->steps++;
@@ -330,7 +329,7 @@ static int plain(diff_t *d) {
     case 5: cmd(d, &d->a, "DEL", key(d), key(d), NULL); break;
     case 6: cmd(d, &d->a, "EXISTS", key(d), key(d), NULL); break;
     case 7: cmd(d, &d->a, "PEXPIRE", key(d), rng_chance(&d->r, .2) ? "0" : ttl(d, t, &sh), NULL); break;
-    case 8: cmd(d, &d->a, "PTTL", key(d), NULL); break;
+    case 8: cmd(d, &d->a, rng_chance(&d->r, .5) ? "PTTL" : "PEXPIRETIME", key(d), NULL); break;
     case 9: cmd(d, &d->a, "TYPE", key(d), NULL); break;
     case 10: cmd(d, &d->a, "MGET", key(d), key(d), key(d), NULL); break;
     case 11:
@@ -441,12 +440,12 @@ static void exec_compare(diff_t *d) {
     const char *argv[1] = {"EXEC"};
     size_t lens[1] = {4};
     resp_cmd_t *c = resp_cmd_make(1, argv, lens);
-    model_exec(d->m, d->a.ms, c, real_us(), &d->a.pushed);
+    model_exec(d->m, d->a.ms, c, dt_real_us(), &d->a.pushed);
     free(c);
     redisAppendCommandArgv(d->a.real, 1, argv, lens);
     d->steps++;
     void *rv = NULL;
-    redisReply *mod = parse_model(&d->a.pushed);
+    redisReply *mod = dt_parse_model(&d->a.pushed);
     if (redisGetReply(d->a.real, &rv) != REDIS_OK || !rv) exit(2);
     redisReply *real = rv;
     redisReply *both[2] = {real, mod};
@@ -458,12 +457,12 @@ static void exec_compare(diff_t *d) {
             x->element[2]->elements = 1;
         }
     }
-    if (!mod || !same(real, mod)) {
+    if (!mod || !dt_same(real, mod, 1)) {
         d->mismatches++;
         fprintf(stderr, "MISMATCH step %llu: EXEC\n    redis: ", (unsigned long long)d->steps);
-        show(stderr, real);
+        dt_show(stderr, real);
         fprintf(stderr, "\n    model: ");
-        if (mod) show(stderr, mod);
+        if (mod) dt_show(stderr, mod);
         fprintf(stderr, "\n");
     }
     freeReplyObject(real);
@@ -511,12 +510,14 @@ static void pubsub(diff_t *d) {
     }
 }
 
-/* Runs `steps` random steps of seed on the server behind real/sub.
- * Returns the mismatches. */
-static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, uint64_t steps) {
+/* Runs `steps` random steps of seed on the server behind real/sub, then
+ * the expiry check (dtexpiry.c) for `expiry` trials, adding what it
+ * covered to *xs. Returns the mismatches. */
+static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, uint64_t steps, uint64_t expiry,
+                         dt_expiry_stats_t *xs) {
     diff_t d = {0};
     rng_seed(&d.r, seed, 0);
-    d.m = model_new(real_us());
+    d.m = model_new(dt_real_us());
     model_set_push(d.m, on_push, &d);
     d.a = (side_t){.real = real, .ms = model_session_new(d.m, NULL)};
     d.b = (side_t){.real = sub, .ms = model_session_new(d.m, NULL)};
@@ -531,6 +532,11 @@ static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, u
         if (sh) usleep(8000); /* let the short TTL run out on both */
     }
     if (d.b_subscribed) cmd(&d, &d.b, "UNSUBSCRIBE", NULL);
+    if (expiry) {
+        rng_t xr;
+        rng_seed(&xr, seed, 1);
+        dt_expiry(&d, &xr, expiry, xs);
+    }
     sb_free(&d.a.pushed);
     sb_free(&d.b.pushed);
     model_free(d.m);
@@ -569,14 +575,15 @@ static redisContext *start_server(int *port) {
 /* Runs the seeds asked for; exits 0 when every reply matched, 1 on a
  * mismatch, 2 when the server could not be started. */
 int main(int argc, char **argv) {
-    uint64_t seeds = 4, first = 1, steps = 2500;
+    uint64_t seeds = 4, first = 1, steps = 2500, expiry = 16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) first = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--expiry") && i + 1 < argc) expiry = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--verbose")) verbose = 1;
         else {
-            fprintf(stderr, "usage: %s [--seeds N] [--seed S] [--steps K] [--verbose]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--seeds N] [--seed S] [--steps K] [--expiry T] [--verbose]\n", argv[0]);
             return 2;
         }
     }
@@ -588,8 +595,9 @@ int main(int argc, char **argv) {
     if (!sub || sub->err) return fprintf(stderr, "difftest: second connection failed\n"), srv_stop(), 2;
     redisSetTimeout(sub, tv);
     uint64_t bad = 0, total = 0;
+    dt_expiry_stats_t xs = {0};
     for (uint64_t s = first; s < first + seeds; s++) {
-        uint64_t m = run_seed(real, sub, s, steps);
+        uint64_t m = run_seed(real, sub, s, steps, expiry, &xs);
         printf("seed %llu: %llu steps, %llu mismatches\n", (unsigned long long)s, (unsigned long long)steps,
                (unsigned long long)m);
         bad += m;
@@ -600,5 +608,6 @@ int main(int argc, char **argv) {
     srv_stop();
     mlua_shutdown();
     printf("difftest: %llu commands compared, %llu mismatches\n", (unsigned long long)total, (unsigned long long)bad);
-    return bad ? 1 : 0;
+    int short_of = expiry && dt_expiry_report(&xs, expiry * seeds);
+    return bad || short_of ? 1 : 0;
 }

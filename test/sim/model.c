@@ -313,6 +313,14 @@ static void c_pttl(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
     resp_int(o, left < 0 ? 0 : left);
 }
 
+/* PEXPIRETIME key: when it expires (ms since the epoch on the node's
+ * clock), -1 with no expiry, -2 with no key. */
+static void c_pexpiretime(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
+    (void)s;
+    mkey_t *k = key_find(m, c->argv[1], c->len[1]);
+    resp_int(o, !k ? -2 : k->expire_ms < 0 ? -1 : k->expire_ms);
+}
+
 /* TYPE key: a status. */
 static void c_type(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
@@ -665,6 +673,7 @@ static const mcmd_t cmds[] = {
     {"get", 2, 0, c_get},           {"set", -3, 0, c_set},
     {"del", -2, 0, c_del},          {"exists", -2, 0, c_exists},
     {"pexpire", -3, 0, c_pexpire},  {"pttl", 2, 0, c_pttl},
+    {"pexpiretime", 2, 0, c_pexpiretime},
     {"type", 2, 0, c_type},         {"mget", -2, 0, c_mget},
     {"incrby", 3, 0, c_incrby},     {"hset", -4, 0, c_hset},
     {"hget", 3, 0, c_hget},         {"hdel", -3, 0, c_hdel},

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "ttls.h"
 
 static const char *const names[SCN_COUNT] = {"safe", "restart-no-quarantine", "drift-beyond-bound",
                                              "pause-without-fencing", "wan", "pause-with-fencing"};
@@ -26,6 +27,14 @@ int scenario_by_name(const char *name) {
 /* Scenario scn's name. */
 const char *scenario_name(int scn) {
     return scn >= 0 && scn < SCN_COUNT ? names[scn] : "?";
+}
+
+/* The kind of violation scenario scn exists to show (V_*), or V_KINDS
+ * for one that must hold: a restart without quarantine and clocks that
+ * drift beyond the bound give two holders at once; a pause between the
+ * validity check and an unfenced write loses updates. */
+int scenario_expect(int scn) {
+    return scn == SCN_RESTART || scn == SCN_DRIFT ? V_TWO_HOLDERS : scn == SCN_PAUSE ? V_LOST_UPDATE : V_KINDS;
 }
 
 /* Adds resource name of kind (limit for a semaphore). */
@@ -47,9 +56,9 @@ static void safe(rng_t *r, scfg_t *g) {
     add_res(g, "m1", RK_MUTEX, 0);
     add_res(g, "s0", RK_SEM, (unsigned)rng_range(r, 2, 3));
     add_res(g, "rw0", RK_RW, 0);
-    g->ttl_min = 150;
-    g->ttl_max = 500;
-    g->max_ttl_ms = 500;
+    g->ttl_min = SIM_TTL_SAFE_MIN;
+    g->ttl_max = SIM_TTL_SAFE_MAX;
+    g->max_ttl_ms = SIM_TTL_SAFE_MAX;
     g->quarantine = 1;
     g->fencing_p = 0.5;
     g->fault_every_us = 250000;
@@ -76,8 +85,8 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
         g->n_clients = 3;
         g->n_actors = 2;
         add_res(g, "m0", RK_MUTEX, 0);
-        g->ttl_min = 200;
-        g->ttl_max = 500;
+        g->ttl_min = SIM_TTL_BREAK_MIN;
+        g->ttl_max = SIM_TTL_BREAK_MAX;
         if (scn == SCN_RESTART) g->fault_every_us = 300000;
         if (scn == SCN_DRIFT) g->long_hold_p = 0.8;
         if (scn == SCN_PAUSE || scn == SCN_PAUSE_FENCED) g->pause_check_write = 1;
@@ -88,7 +97,7 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
         g->n_clients = 1;
         g->n_actors = 1;
         add_res(g, "m0", RK_MUTEX, 0);
-        g->ttl_min = g->ttl_max = 1000;
+        g->ttl_min = g->ttl_max = SIM_TTL_WAN;
         g->think_us = 500; /* (the resource's kind follows --wan-op: simmain.c) */
         g->hold_us = 500;
         g->run_us = 4000000;

@@ -221,7 +221,20 @@ enum {
     COV_QUARANTINED, /* votes withheld by quarantine (restart, clock step) */
     COV_SUSPECTED,   /* nodes found silent */
     COV_RECONNECTS,
+    COV_STORE_WRITES, /* protected-store writes applied */
+    COV_STALE_WRITES, /* fenced store writes refused: their token was below one already seen */
+    COV_STALE_READS,  /* fenced store reads refused, likewise */
     COV_N
+};
+
+/* What a violation is (simcheck.c): the kinds --expect names. */
+enum {
+    V_TWO_HOLDERS = 0, /* windows that must not overlap did: two mutex holders, a writer beside
+                        * anyone, more permit holders than permits */
+    V_LOST_UPDATE,     /* a protected-store write over a version its writer never read */
+    V_TOKEN_ORDER,     /* a mutex's fencing token not above an earlier holder's */
+    V_RUNAWAY,         /* the run spun past SIM_MAX_EVENTS: never what a scenario expects */
+    V_KINDS
 };
 
 typedef struct strec {
@@ -253,7 +266,9 @@ typedef struct sim {
     int stopping;                /* the workload is over: callbacks only count */
     /* results */
     uint64_t ops, faults, violations;
-    uint64_t lost_updates, stale_rejected;
+    uint64_t lost_updates;
+    uint64_t vkind[V_KINDS];     /* violations by kind */
+    uint64_t fkind[F_KINDS];     /* faults injected by kind */
     uint64_t cov[COV_N];
     char first_violation[256];
     uint64_t hash;               /* of the run's trace */
@@ -266,6 +281,16 @@ typedef struct sim {
 } sim_t;
 
 extern sim_t *S; /* the run being simulated */
+
+/* What the runs of one command line found, added up run by run. */
+typedef struct totals {
+    uint64_t runs, ops, faults, violations, violating_runs, lost_updates;
+    uint64_t vkind[V_KINDS], fkind[F_KINDS], cov[COV_N];
+    long long first_seed;        /* the first seed with a violation, or -1 */
+    uint64_t hash;
+    double *lat;
+    size_t nlat;
+} totals_t;
 
 /* Trace records beyond the events (whose kinds are E_*). */
 enum {
@@ -287,6 +312,7 @@ void sim_drop_events(void);              /* frees what is left */
 void trace_rec(int kind, int a, int b, long long x, long long y);
 void trace_print(FILE *f, const strec_t *r);
 void trace_tail(FILE *f);                /* the last records of the run */
+const char *fault_name(int kind);        /* F_*'s name */
 
 /* simnet.c: links, nodes, the simulated sockets. */
 void net_init(void);
@@ -324,16 +350,30 @@ void check_extend(int win, uint64_t deadline_real); /* a new deadline (not earli
 void check_close(int win, uint64_t at);  /* released or lost at `at` (its deadline still bounds it) */
 void check_windows(void);                /* at the end of the run */
 void store_event(sev_t *e);
-void violation(int res, long long x, long long y, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Counts a violation of kind (V_*) on resource res (-1: none), traces it
+ * with x and y, and keeps the words of the run's first. */
+void violation(int kind, int res, long long x, long long y, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* simfault.c: the faults of the scenario. */
 void faults_init(void);
 void fault_event(sev_t *e);
 void fault_pause_client(int c, uint64_t us); /* also the workload's, in pause-without-fencing */
+void fault_count(int kind);              /* a fault of kind F_* was injected */
+
+/* simverdict.c: what the seeds must show (--expect, --floors). */
+const char *violation_name(int kind);    /* V_*'s name */
+int expect_by_name(const char *name);    /* a V_* but V_RUNAWAY, V_KINDS for none, or -1 */
+const char *expect_name(int expect);
+void verdict_coverage(FILE *out, const totals_t *t);
+int verdict_floors(const totals_t *t, int scn, int verbose); /* floors missed (said on stderr) */
+int verdict_settled(const totals_t *t, int expect);          /* --first may stop */
+int verdict_expect(const totals_t *t, int scn, int expect);  /* 0 met, 1 not (said on stderr) */
+void verdict_json(FILE *out, const totals_t *t, int scn, int expect);
 
 /* scenario.c */
 int scenario_by_name(const char *name);  /* SCN_*, or -1 */
 const char *scenario_name(int scn);
+int scenario_expect(int scn);            /* the violation it exists to show (V_*), V_KINDS: none */
 void scenario_config(int scn, rng_t *r, scfg_t *cfg);
 void scenario_setup(rng_t *r);           /* the run's nodes' and clients' clocks and latencies */
 

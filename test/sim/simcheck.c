@@ -20,10 +20,11 @@
 
 #include "sim.h"
 
-/* Counts a violation, traces it, and keeps the words of the run's first. */
-void violation(int res, long long x, long long y, const char *fmt, ...) {
+/* Counts a violation of kind, traces it, and keeps the words of the run's first. */
+void violation(int kind, int res, long long x, long long y, const char *fmt, ...) {
     S->violations++;
-    trace_rec(T_VIOLATION, res, 0, x, y);
+    S->vkind[kind]++;
+    trace_rec(T_VIOLATION, res, kind, x, y);
     if (S->first_violation[0]) return;
     va_list ap;
     va_start(ap, fmt);
@@ -56,7 +57,7 @@ int check_open(int res, int kind, int client, int actor, uint64_t deadline_real,
     if (fence && prev < 0) {
         uint64_t m = max_fence(res, w->slot, w->lock_id);
         if (fence <= m)
-            violation(res, (long long)fence, (long long)m,
+            violation(V_TOKEN_ORDER, res, (long long)fence, (long long)m,
                       "fencing token %llu of client %d is not above %llu, an earlier holder's of %s (slot %d)",
                       (unsigned long long)fence, client, (unsigned long long)m, S->cfg.res[res].name, w->slot);
     }
@@ -100,14 +101,14 @@ static void check_res(int res, swin_t **w, size_t n) {
             if (w[j]->end <= w[i]->start || w[j]->lock_id == w[i]->lock_id) continue;
             if (w[i]->kind == AK_PERMIT) permits++;
             if (exclusive(w[j], w[i]))
-                violation(res, (long long)w[i]->start, (long long)(w[j]->end - w[i]->start),
+                violation(V_TWO_HOLDERS, res, (long long)w[i]->start, (long long)(w[j]->end - w[i]->start),
                           "%s %s of client %d (from %.3f ms) overlaps %s of client %d (until %.3f ms) by %.3f ms",
                           r->name, kind_name(w[i]->kind), w[i]->client, (double)w[i]->start / 1000.0,
                           kind_name(w[j]->kind), w[j]->client, (double)w[j]->end / 1000.0,
                           (double)(w[j]->end - w[i]->start) / 1000.0);
         }
         if (w[i]->kind == AK_PERMIT && permits > r->limit)
-            violation(res, (long long)w[i]->start, permits, "%s: %u permit holders at %.3f ms, limit %u", r->name,
+            violation(V_TWO_HOLDERS, res, (long long)w[i]->start, permits, "%s: %u permit holders at %.3f ms, limit %u", r->name,
                       permits, (double)w[i]->start / 1000.0, r->limit);
     }
 }
@@ -134,16 +135,17 @@ void store_event(sev_t *e) {
     sstore_t *st = &S->stores[op->res];
     if (op->fenced && op->fence < st->seen) {
         op->applied = 0; /* stale: refused (reads too) */
-        S->stale_rejected++;
+        S->cov[op->write ? COV_STALE_WRITES : COV_STALE_READS]++;
     } else {
         if (op->fenced) st->seen = op->fence;
         if (!op->write) {
             op->version = st->version;
         } else {
             op->applied = 1;
+            S->cov[COV_STORE_WRITES]++;
             if (op->read_version != st->version) {
                 S->lost_updates++;
-                violation(op->res, (long long)op->read_version, (long long)st->version,
+                violation(V_LOST_UPDATE, op->res, (long long)op->read_version, (long long)st->version,
                           "lost update on %s's store: client %d wrote over version %llu, having read %llu%s",
                           S->cfg.res[op->res].name, e->a, (unsigned long long)st->version,
                           (unsigned long long)op->read_version, op->fenced ? " (a fenced write)" : "");

@@ -115,7 +115,7 @@ void sim_loop(uint64_t until) {
         pop(&e);
         S->now = e.at;
         if (++S->events > SIM_MAX_EVENTS) { /* something spins: a liveness bug, or the simulator's */
-            violation(-1, (long long)S->events, 0, "runaway: more than %d events in one run (at %.3f ms)",
+            violation(V_RUNAWAY, -1, (long long)S->events, 0, "runaway: more than %d events in one run (at %.3f ms)",
                       SIM_MAX_EVENTS, (double)S->now / 1000.0);
             drop(&e);
             return; /* (what is left is freed by sim_drop_events) */
@@ -161,6 +161,11 @@ static const char *const fault_names[] = {"", "latency spike", "connection reset
                                           "crash and empty restart", "node clock step", "client pause",
                                           "pub/sub loss", "node clock rate"};
 
+/* Fault kind k's name. */
+const char *fault_name(int k) {
+    return fault_names[k > 0 && k < F_KINDS ? k : 0];
+}
+
 /* Prints trace record r as one line. */
 void trace_print(FILE *f, const strec_t *r) {
     fprintf(f, "%10.3f ms  ", (double)r->t / 1000.0);
@@ -174,8 +179,8 @@ void trace_print(FILE *f, const strec_t *r) {
     case E_ACTOR: fprintf(f, "client %d actor %d: step\n", r->a, r->b); break;
     case E_STORE: fprintf(f, "client %d actor %d: store request arrives\n", r->a, r->b); break;
     case E_STORE_REPLY: fprintf(f, "client %d actor %d: store reply\n", r->a, r->b); break;
-    case E_FAULT: fprintf(f, "fault starts: %s, target %d\n", fault_names[r->a % 10], r->b); break;
-    case E_HEAL: fprintf(f, "fault ends: %s, target %d\n", fault_names[r->a % 10], r->b); break;
+    case E_FAULT: fprintf(f, "fault starts: %s, target %d\n", fault_name(r->a), r->b); break;
+    case E_HEAL: fprintf(f, "fault ends: %s, target %d\n", fault_name(r->a), r->b); break;
     case E_STOP: fprintf(f, "workload stops\n"); break;
     case T_ACQUIRED:
         fprintf(f, "client %d actor %d: acquire -> %s (fence %lld)\n", r->a, r->b, redlock_strerror((int)r->x), r->y);
@@ -189,9 +194,11 @@ void trace_print(FILE *f, const strec_t *r) {
                 r->x ? "applied" : "refused as stale", r->y);
         break;
     case T_FAULTED:
-        fprintf(f, "fault: %s on %d (%lld, %lld)\n", fault_names[r->a % 10], r->b, r->x, r->y);
+        fprintf(f, "fault: %s on %d (%lld, %lld)\n", fault_name(r->a), r->b, r->x, r->y);
         break;
-    case T_VIOLATION: fprintf(f, "VIOLATION on resource %d (%lld, %lld)\n", r->a, r->x, r->y); break;
+    case T_VIOLATION:
+        fprintf(f, "VIOLATION (%s) on resource %d (%lld, %lld)\n", violation_name(r->b), r->a, r->x, r->y);
+        break;
     default: fprintf(f, "event %d (%d, %d)\n", r->kind, r->a, r->b);
     }
 }

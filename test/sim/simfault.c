@@ -17,11 +17,17 @@ static uint64_t dur_ms(int lo, int hi) {
 
 static int any_node(void) { return (int)rng_below(&S->r_fault, (uint64_t)S->cfg.n_nodes); }
 
+/* Counts a fault of kind (F_*) that was injected. */
+void fault_count(int kind) {
+    S->faults++;
+    S->fkind[kind]++;
+}
+
 /* Stops client c for us µs (a fault, counted). */
 void fault_pause_client(int c, uint64_t us) {
     sclient_t *k = &S->clients[c];
     if (S->now + us > k->paused_until) k->paused_until = S->now + us;
-    S->faults++;
+    fault_count(F_CLIENT_PAUSE);
     trace_rec(T_FAULTED, F_CLIENT_PAUSE, c, (long long)us, 0);
     sim_push(E_HEAL, k->paused_until, F_CLIENT_PAUSE, c, 0, NULL, 0);
 }
@@ -104,7 +110,7 @@ static void safe_fault(void) {
         trace_rec(T_FAULTED, kind, n, (long long)(k->clock.rate * 1e6), 0);
         break;
     }
-    S->faults++;
+    fault_count(kind);
 }
 
 /* Schedules the next fault after an exponential gap, within the workload. */
@@ -128,7 +134,7 @@ void fault_event(sev_t *e) {
     }
     if (S->cfg.scenario == SCN_RESTART) { /* a majority at once, back at once and empty */
         crash(S->cfg.n_nodes / 2 + 1, dur_ms(0, 20));
-        S->faults++;
+        fault_count(F_CRASH);
     } else {
         safe_fault();
     }

@@ -1,7 +1,8 @@
 /* simmain.c -- redlock-sim's command line (test/sim/README.md):
  *
  *   redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace]
- *               [--first] [--verbose] [--quiet] [--expect none|violation]
+ *               [--first] [--verbose] [--quiet] [--floors]
+ *               [--expect none|two-holders|lost-update|token-order]
  *               [--rtts MS,MS,...] [--max-p50-ratio R]
  *               [--wan-op mutex|fenced|wait|permit|reader]
  *
@@ -11,18 +12,25 @@
  * its trace; --seed S --seeds 1 --trace replays a seed with every event.
  * --verbose prints a line per seed (its ops, faults, violations and trace
  * hash); --quiet leaves out the lines of seeds with violations; --first
- * stops at the first seed with a violation. wan's nodes are --rtts away
- * (round trips in ms, one per node; default 0.2,1,2,5,10), and
- * --max-p50-ratio R fails the run when the acquire p50 is above R times
- * the quorum's round trip (a simulated-time property, not a speed).
- * --wan-op picks what wan times: a plain mutex (default), a fenced one,
- * an acquire that would wait, a permit of 2, a reader's lock.
+ * stops at the first seed that settles the expectation (a violation of
+ * the expected kind). --expect names what the seeds must show: none, or
+ * the kind of violation a breaking scenario exists to show (by default
+ * the scenario's own, simverdict.c); a runaway run fails every
+ * expectation. --floors also fails a scenario whose seeds did less than
+ * its floors of grants, faults and coverage (simverdict.c). wan's nodes
+ * are --rtts away (round trips in ms, one per node; default
+ * 0.2,1,2,5,10), and --max-p50-ratio R fails the run when the acquire p50
+ * is above R times the quorum's round trip (a simulated-time property,
+ * not a speed). --wan-op picks what wan times: a plain mutex (default), a
+ * fenced one, an acquire that would wait, a permit of 2, a reader's lock.
  * With --json the last line is one JSON object: runs, ops (lock operations
  * completed), faults, violations, first_violation_seed, trace_hash (of
- * the runs' traces in order: a seed gives the same hash every time), and
- * for wan acquire_p50_ms, acquire_p99_ms and quorum_rtt_ms. The exit
- * status is 0 when the scenario's expectation held (safe, wan and
- * pause-with-fencing: no violation; the others: at least one), 1 when not, 2 on bad usage. */
+ * the runs' traces in order: a seed gives the same hash every time),
+ * seconds, what the verdict rests on (simverdict.c: the expectation,
+ * violations by kind, stale writes refused, faults by kind, the floors)
+ * and for wan acquire_p50_ms, acquire_p99_ms and quorum_rtt_ms. The exit
+ * status is 0 when the expectation (and with --floors the floors) held,
+ * 1 when not, 2 on bad usage. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +38,7 @@
 
 #include "sim.h"
 
-typedef struct totals {
-    uint64_t runs, ops, faults, violations, violating_runs, lost_updates, stale;
-    long long first_seed;
-    uint64_t hash;
-    uint64_t cov[COV_N];
-    double *lat;
-    size_t nlat;
-} totals_t;
-
-/* Runs one seed of scenario scn and adds what it found to t. */
+/* How the runs go and what they print. */
 typedef struct opts {
     int trace, verbose, quiet, wan_op;
     double rtts[SIM_MAX_NODES];
@@ -82,8 +81,9 @@ static void collect(const sim_t *s, const opts_t *o, totals_t *t) {
     t->faults += s->faults;
     t->violations += s->violations;
     t->lost_updates += s->lost_updates;
-    t->stale += s->stale_rejected;
     for (int i = 0; i < COV_N; i++) t->cov[i] += s->cov[i];
+    for (int i = 0; i < V_KINDS; i++) t->vkind[i] += s->vkind[i];
+    for (int i = 0; i < F_KINDS; i++) t->fkind[i] += s->fkind[i];
     for (int i = 0; i < 8; i++) t->hash = (t->hash ^ ((s->hash >> (8 * i)) & 0xff)) * 1099511628211ull;
     if (o->verbose || o->trace)
         printf("seed %llu: %llu ops, %llu faults, %llu events, %llu violations, trace hash %016llx\n",
@@ -147,8 +147,8 @@ static int parse_rtts(const char *s, double *rtts) {
 /* Says why the command line is wrong and how it goes; returns 2. */
 static int usage(const char *why) {
     fprintf(stderr, "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
-                    "                   [--verbose] [--quiet] [--expect none|violation] [--rtts MS,MS,...]\n"
-                    "                   [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
+                    "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
+                    "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
                     "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n",
             why);
     return 2;
@@ -156,7 +156,8 @@ static int usage(const char *why) {
 
 /* The command line's choices. */
 typedef struct args {
-    int scn, json, first, expect;
+    int scn, json, first, floors;
+    int expect;          /* V_* (not V_RUNAWAY), V_KINDS: none; -1 until parsed */
     uint64_t seeds, seed;
     double max_ratio;    /* wan: fail when acquire p50 exceeds this many quorum round trips (0: no check) */
     opts_t o;
@@ -182,6 +183,7 @@ static int parse(int argc, char **argv, args_t *a) {
         else if (!strcmp(k, "--first")) a->first = 1;
         else if (!strcmp(k, "--verbose")) a->o.verbose = 1;
         else if (!strcmp(k, "--quiet")) a->o.quiet = 1;
+        else if (!strcmp(k, "--floors")) a->floors = 1;
         else if (!v) return usage("missing value (or unknown option)");
         else if (!strcmp(k, "--scenario") && ++i) {
             if ((a->scn = scenario_by_name(v)) < 0) return fprintf(stderr, "redlock-sim: unknown scenario '%s'\n", v), usage("bad --scenario");
@@ -192,8 +194,9 @@ static int parse(int argc, char **argv, args_t *a) {
             if (number(v, 0, 1e15, &x)) return usage("--seed takes a number from 0 to 10^15");
             a->seed = (uint64_t)x;
         } else if (!strcmp(k, "--expect") && ++i) {
-            if (strcmp(v, "none") && strcmp(v, "violation")) return usage("--expect takes none or violation");
-            a->expect = !strcmp(v, "violation");
+            if ((a->expect = expect_by_name(v)) < 0)
+                return fprintf(stderr, "redlock-sim: unknown --expect '%s'\n", v),
+                       usage("--expect takes none, two-holders, lost-update or token-order (never runaway)");
         } else if (!strcmp(k, "--rtts") && ++i) {
             if ((a->o.nrtt = parse_rtts(v, a->o.rtts)) < 0) return usage("--rtts takes up to 7 round trips in ms, e.g. 0.2,1,2,5,10");
         } else if (!strcmp(k, "--wan-op") && ++i) {
@@ -209,23 +212,21 @@ static int parse(int argc, char **argv, args_t *a) {
         }
     }
     if (a->scn < 0 || !a->seeds) return usage("--scenario and --seeds are required");
-    if (a->expect < 0) a->expect = a->scn != SCN_SAFE && a->scn != SCN_WAN && a->scn != SCN_PAUSE_FENCED;
+    if (a->expect < 0) a->expect = scenario_expect(a->scn);
     return 0;
 }
 
-/* Prints the summary, the coverage line, wan's latencies and (json) the
- * JSON object; returns 1 when wan's p50 broke max_ratio. */
+/* Prints the summary, the coverage lines, wan's latencies, with --floors
+ * each floor and (json) the JSON object; returns 1 when wan's p50 broke
+ * max_ratio or a floor was missed (said on stderr), else 0. */
 static int report(const args_t *a, totals_t *t, double secs) {
     printf("%s: %llu runs, %llu ops (%.1f a run), %llu faults (%.1f a run), %llu violations in %llu runs, "
-           "%llu lost updates, %llu stale store operations refused, %.1f s\n",
+           "%llu lost updates, %llu stale writes and %llu stale reads refused, %.1f s\n",
            scenario_name(a->scn), (unsigned long long)t->runs, (unsigned long long)t->ops, (double)t->ops / (double)t->runs,
            (unsigned long long)t->faults, (double)t->faults / (double)t->runs, (unsigned long long)t->violations,
-           (unsigned long long)t->violating_runs, (unsigned long long)t->lost_updates, (unsigned long long)t->stale, secs);
-    static const char *const cov[COV_N] = {"mutexes", "permits", "readers", "writers", "fenced", "refused", "waits",
-                                           "wake-ups", "cancels", "auto-extended", "extensions", "lost", "abandoned",
-                                           "quarantined votes", "silent nodes", "reconnects"};
-    printf("coverage:");
-    for (int i = 0; i < COV_N; i++) printf(" %s %llu%s", cov[i], (unsigned long long)t->cov[i], i + 1 < COV_N ? "," : "\n");
+           (unsigned long long)t->violating_runs, (unsigned long long)t->lost_updates, (unsigned long long)t->cov[COV_STALE_WRITES],
+           (unsigned long long)t->cov[COV_STALE_READS], secs);
+    verdict_coverage(stdout, t);
     double p50 = 0, p99 = 0, q = 0, sorted[SIM_MAX_NODES];
     if (a->scn == SCN_WAN) {
         memcpy(sorted, a->o.rtts, (size_t)a->o.nrtt * sizeof *sorted);
@@ -239,6 +240,7 @@ static int report(const args_t *a, totals_t *t, double secs) {
         printf("wan: %zu acquires, p50 %.3f ms, p99 %.3f ms, quorum round trip %.3f ms (p50 %.3fx)\n", t->nlat, p50,
                p99, q, q > 0 ? p50 / q : 0);
     }
+    int rc = a->floors && verdict_floors(t, a->scn, 1) > 0;
     if (a->json) {
         printf("{\"scenario\":\"%s\",\"runs\":%llu,\"ops\":%llu,\"faults\":%llu,\"violations\":%llu,"
                "\"first_violation_seed\":",
@@ -247,18 +249,20 @@ static int report(const args_t *a, totals_t *t, double secs) {
         if (t->first_seed >= 0) printf("%lld", t->first_seed);
         else printf("null");
         printf(",\"trace_hash\":\"%016llx\",\"seconds\":%.3f", (unsigned long long)t->hash, secs);
+        verdict_json(stdout, t, a->scn, a->expect);
         if (a->scn == SCN_WAN) printf(",\"acquire_p50_ms\":%.4f,\"acquire_p99_ms\":%.4f,\"quorum_rtt_ms\":%.4f", p50, p99, q);
         printf("}\n");
     }
     if (a->max_ratio > 0 && a->scn == SCN_WAN && (!t->nlat || p50 > a->max_ratio * q)) {
         fprintf(stderr, "redlock-sim: wan acquire p50 %.3f ms is above %.2f x the quorum's round trip %.3f ms\n", p50,
                 a->max_ratio, q);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    return rc;
 }
 
-/* Runs the seeds; the exit status says whether the expectation held. */
+/* Runs the seeds; the exit status says whether the expectation (and
+ * the floors and bounds asked for) held. */
 int main(int argc, char **argv) {
     args_t a;
     int rc = parse(argc, argv, &a);
@@ -266,11 +270,13 @@ int main(int argc, char **argv) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     totals_t t = {.first_seed = -1, .hash = 1469598103934665603ull};
-    for (uint64_t k = 0; k < a.seeds && !(a.first && t.violations); k++) run_one(a.scn, a.seed + k, &a.o, &t);
+    for (uint64_t k = 0; k < a.seeds && !(a.first && verdict_settled(&t, a.expect)); k++)
+        run_one(a.scn, a.seed + k, &a.o, &t);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     rc = report(&a, &t, secs);
+    rc |= verdict_expect(&t, a.scn, a.expect);
     free(t.lat);
     mlua_shutdown();
-    return rc || (t.violations > 0) != a.expect ? 1 : 0;
+    return rc;
 }
