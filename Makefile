@@ -6,7 +6,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
                redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2 \
-               python3-prometheus-client libuv1-dev libevent-dev \
+               python3 python3-prometheus-client libuv1-dev libevent-dev \
                liblua5.1-0-dev abigail-tools debhelper lintian doxygen fakeroot dpkg-dev
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster

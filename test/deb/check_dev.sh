@@ -116,7 +116,7 @@ done
 export REDLOCK_NODES
 REDLOCK_NODES=$(paste -sd, "$tmp/cluster/nodes")
 for prog in basic_pc basic_pc_static cmake/build/basic_cmake cmake/build/basic_cmake_static; do
-  "$tmp/$prog" >"$tmp/run.out" 2>&1 || { cat "$tmp/run.out" >&2; fail "$prog exited $?"; }
+  "$tmp/$prog" >"$tmp/run.out" 2>&1 || { st=$?; cat "$tmp/run.out" >&2; fail "$prog exited $st"; }
   grep -Eq '^released: [23] of 3 nodes confirmed' "$tmp/run.out" || { cat "$tmp/run.out" >&2; fail "$prog did not release on a quorum"; }
   echo "ok: $prog acquired, extended and released on 3 nodes"
 done

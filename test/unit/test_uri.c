@@ -576,6 +576,53 @@ Test(uri, parse_clear_loop_frees_everything) {
     }
 }
 
+/* Writes display into out (n bytes) with secrets[0..k-1] in place of its
+ * masked passwords ("***"), in order; fails the test unless it masks
+ * exactly k of them. */
+static void unmask(char *out, size_t n, const char *display, const char *const *secrets, size_t k) {
+    size_t len = 0, put = 0;
+    for (const char *p = display; *p;) {
+        const char *from = p;
+        size_t m = 1;
+        if (put < k && !strncmp(p, "***", 3)) {
+            from = secrets[put++];
+            m = strlen(from);
+            p += 3;
+        } else {
+            p++;
+        }
+        cr_assert_lt(len + m, n, "'%s' unmasked does not fit %zu bytes", display, n);
+        memcpy(out + len, from, m);
+        len += m;
+    }
+    out[len] = '\0';
+    cr_assert_eq(put, k, "'%s' masks %zu passwords, want %zu", display, put, k);
+    cr_assert_null(strstr(out, "***"), "'%s' masks more than %zu passwords", display, k);
+}
+
+/* Expects b to name the same sentinel group as a, with the same
+ * credentials, database, replicas= and display. */
+static void expect_same_group(const rl_uri_t *b, const rl_uri_t *a) {
+    cr_expect(b->sentinel && !b->cluster);
+    cr_expect_eq(b->tls, a->tls);
+    cr_expect_eq(b->sentinel_tls, a->sentinel_tls);
+    cr_expect_str_eq(b->host, a->host);
+    cr_expect_eq(b->port, a->port);
+    cr_expect_str_eq(b->master, a->master);
+    assert_str_or_null(b->user, a->user, "user", a->display);
+    assert_str_or_null(b->pass, a->pass, "pass", a->display);
+    assert_str_or_null(b->sentinel_pass, a->sentinel_pass, "sentinel_password", a->display);
+    cr_expect_eq(b->db, a->db);
+    cr_expect_eq(b->replicas, a->replicas);
+    cr_assert_eq(b->nseeds, a->nseeds);
+    for (size_t i = 0; i < a->nseeds; i++) {
+        cr_expect_str_eq(b->seeds[i].host, a->seeds[i].host, "%s: sentinel %zu's host", a->display, i);
+        cr_expect_eq(b->seeds[i].port, a->seeds[i].port, "%s: sentinel %zu's port %d, want %d", a->display, i,
+                     b->seeds[i].port, a->seeds[i].port);
+    }
+    cr_expect_str_eq(b->display, a->display);
+}
+
 Test(uri, sentinel_uris) {
     rl_uri_t u, back;
     char err[512] = "";
@@ -596,7 +643,13 @@ Test(uri, sentinel_uris) {
     cr_expect_str_eq(u.display, "redis+sentinel://u:***@10.0.0.1:26379/mymaster?sentinel=10.0.0.2:26380"
                                 "&sentinel=h3:6379&sentinel_password=***&db=2&replicas=1");
     cr_expect_null(strstr(u.display, "spw"), "the sentinels' password is never shown");
-    /* the display (with the real passwords put back) parses to the same */
+    /* the display, with the real passwords put back, parses to the same group */
+    char full[512];
+    unmask(full, sizeof full, u.display, (const char *const[]){"pw", "spw"}, 2);
+    cr_assert_eq(rl_uri_parse(full, &back, err, sizeof err), REDLOCK_OK, "%s: %s", full, err);
+    expect_same_group(&back, &u);
+    rl_uri_clear(&back);
+    /* an IPv6 sentinel over TLS, a master name with '-', '.' and '_', no replicas= */
     cr_assert_eq(rl_uri_parse("rediss+sentinel://[::1]:26379/m-1.a_b", &back, err, sizeof err), REDLOCK_OK, "%s", err);
     cr_expect(back.sentinel && back.tls);
     cr_expect_str_eq(back.host, "::1");
