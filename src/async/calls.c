@@ -198,7 +198,7 @@ int redlock_async_cancel(redlock_async_t *a, void *arg) {
 int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out) {
     if (!a || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(a->ctx.stats, a->ctx.opt.n_nodes, out);
-    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = a->ns.conns[i].uri.display;
+    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = a->ns.nodes[i].conn.uri.display;
     return REDLOCK_OK;
 }
 

@@ -3,8 +3,36 @@
  * the token-only release. */
 #ifndef RL_BLOCKING_H
 #define RL_BLOCKING_H
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "ops.h"
 #include "rl.h"
+
+struct rl_engine;
+struct rl_watchdog;
+struct rl_listener;
+
+/* A blocking handle: the context the core sees (redlock_t points at its
+ * rl) and what only the blocking driver uses. */
+typedef struct rl_blocking {
+    struct redlock rl;        /* first: rl_blocking_of */
+    struct rl_engine *eng;    /* the leader/follower engine the rounds run on (engine.c) */
+    struct rl_watchdog *wd;   /* started on the first redlock_autoextend (watchdog.c) */
+    pthread_mutex_t wd_start_mu;
+    /* redlock_cancel_waits: a generation and a pipe that waiting threads poll (drive.c) */
+    atomic_uint cancel_gen;
+    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
+    atomic_int waiters;
+    int cancel_rd, cancel_wr;
+    pthread_mutex_t sleep_mu; /* guards the eventfd of each blocking waiter (drive.c) */
+    struct rl_listener *listener; /* the release channels' thread, from the first wait (listen.c) */
+} rl_blocking_t;
+
+/* The blocking handle rl is (rl must come from redlock_new). */
+static inline rl_blocking_t *rl_blocking_of(redlock_t *rl) {
+    return (rl_blocking_t *)(void *)rl;
+}
 
 /* drive.c: steps op to its end on this thread (rounds on the engine,
  * sleeps through retry delays). Returns op->rc. rl_send_blocking is a

@@ -11,7 +11,7 @@
 int redlock_stats(redlock_t *rl, redlock_stats_t *out) {
     if (!rl || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(rl->stats, rl->opt.n_nodes, out);
-    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl->ns->conns[i].uri.display;
+    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl->ns->nodes[i].conn.uri.display;
     return REDLOCK_OK;
 }
 

@@ -224,9 +224,10 @@ static void wd_destroy(rl_watchdog_t *wd) {
 
 /* Starts rl's watchdog if it is not running. Returns 0 or an error. */
 static int watchdog_start(redlock_t *rl) {
+    rl_blocking_t *b = rl_blocking_of(rl);
     int rc = REDLOCK_OK;
-    pthread_mutex_lock(&rl->wd_start_mu);
-    if (!rl->wd) {
+    pthread_mutex_lock(&b->wd_start_mu);
+    if (!b->wd) {
         rl_watchdog_t *wd = calloc(1, sizeof *wd);
         rl_extend_job_t *jobs = calloc(RL_WD_BATCH, sizeof *jobs);
         unsigned char *rounds = calloc(RL_WD_BATCH, rl_round_size(rl->opt.n_nodes));
@@ -251,10 +252,10 @@ static int watchdog_start(redlock_t *rl) {
             }
             rc = REDLOCK_ERR_NOMEM;
         } else {
-            rl->wd = wd;
+            b->wd = wd;
         }
     }
-    pthread_mutex_unlock(&rl->wd_start_mu);
+    pthread_mutex_unlock(&b->wd_start_mu);
     return rc;
 }
 
@@ -272,7 +273,7 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
     if (rl_watch_setup(&probe, opt, on_lost, arg, 0) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
     int rc = watchdog_start(rl);
     if (rc) return rc;
-    rl_watchdog_t *wd = rl->wd;
+    rl_watchdog_t *wd = rl_blocking_of(rl)->wd;
     pthread_mutex_lock(&wd->mu);
     rl_watch_setup(lock, opt, on_lost, arg, rl->clock());
     if (heap_push(wd, lock) < 0) {
@@ -287,7 +288,7 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
 }
 
 void rl_watch_stop(redlock_lock_t *lock) {
-    rl_watchdog_t *wd = lock->owner->wd;
+    rl_watchdog_t *wd = rl_blocking_of(lock->owner)->wd;
     lock->wd_attached = 0;
     if (!wd) return;
     pthread_mutex_lock(&wd->mu);
@@ -309,7 +310,8 @@ int redlock_autoextend_stop(redlock_t *rl, redlock_lock_t *lock) {
 
 /* Detaches every lock still watched (the thread has stopped). */
 void rl_watchdog_free(redlock_t *rl) {
-    rl_watchdog_t *wd = rl->wd;
+    rl_blocking_t *b = rl_blocking_of(rl);
+    rl_watchdog_t *wd = b->wd;
     if (!wd) return;
     pthread_mutex_lock(&wd->mu);
     wd->stop = 1;
@@ -318,5 +320,5 @@ void rl_watchdog_free(redlock_t *rl) {
     pthread_join(wd->thread, NULL);
     for (size_t i = 0; i < wd->n; i++) wd->heap[i]->watched = wd->heap[i]->wd_attached = 0;
     wd_destroy(wd);
-    rl->wd = NULL;
+    b->wd = NULL;
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "dial.h"
-#include "node.h"
+#include "health.h"
 #include "nodes.h"
 #include "replicate.h"
 #include "route.h"
@@ -47,15 +47,16 @@ static uint64_t close_hold_us(const rl_nodes_t *ns, rl_conn_t *c) {
  * a clean-up on it, later (rl_nodes_expire closes it then, unless it
  * answered meanwhile). Rounds get nothing new of c meanwhile. */
 static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     uint64_t hold = close_hold_us(ns, c);
     if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
     if (now < hold) {
-        c->close_at_us = hold;
+        nd->close_at_us = hold;
         return;
     }
-    int suspect = c->suspect;
+    int suspect = nd->suspect;
     ns->ops->down(ns, c, REDLOCK_ERR_TIMEOUT, c->last_detail, now);
-    c->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
+    nd->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
     if (suspect) rl_node_probe_later(&ns->cfg, c, now);
 }
 
@@ -66,9 +67,10 @@ static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_
  * goes with it); the next probe, after a backoff, opens a fresh one. A
  * subscriber set has no suspects. */
 static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     if (ns->cfg.subscriber) return;
-    if (c->suspect && !probe) return; /* its probe decides */
-    if (c->suspect) {
+    if (nd->suspect && !probe) return; /* its probe decides */
+    if (nd->suspect) {
         timeout_close(ns, c, why, now);
         return;
     }
@@ -88,8 +90,9 @@ void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
  * request is still out (finishing takes it off c's list: the scan starts
  * over). Returns due lowered to the earliest grace left. */
 static uint64_t waiting_grace(rl_nodes_t *ns, rl_conn_t *c, uint64_t due, uint64_t now) {
-    for (uint32_t k = 0; k < c->nwaiting;) {
-        rl_round_t *r = c->waiting[k].round;
+    rl_node_t *nd = rl_node_of(c);
+    for (uint32_t k = 0; k < nd->nwaiting;) {
+        rl_round_t *r = nd->waiting[k].round;
         if (r->grace_us && now >= r->grace_us) {
             ns->ops->finish(ns, r, now);
             k = 0;
@@ -152,8 +155,9 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
     if (ns->cl) rl_route_expire(ns, now);
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
+        rl_node_t *nd = rl_node_of(c);
         if (c->state == RL_CONN_DOWN) {
-            if (c->suspect && now >= c->probe_at_us) rl_nodes_probe_due(ns, c, now);
+            if (nd->suspect && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
             continue;
         }
         if (c->state == RL_CONN_RESOLVING && now >= c->connect_deadline_us) {
@@ -172,8 +176,8 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             continue;
         }
         if (now >= c->due_us && scan_late(ns, c, now)) continue;
-        if (c->close_at_us) { /* a timeout's close waited for clean-ups */
-            if (now >= c->close_at_us) timeout_close(ns, c, c->last_detail, now);
+        if (nd->close_at_us) { /* a timeout's close waited for clean-ups */
+            if (now >= nd->close_at_us) timeout_close(ns, c, c->last_detail, now);
             continue;
         }
         rl_req_t *h = rl_conn_head(c);

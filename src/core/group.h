@@ -24,9 +24,10 @@ int rl_group_open(rl_conn_t *c, uint64_t now);
  * takes c down, and the next connect asks the sentinels afresh. */
 int rl_group_role(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *rep, uint64_t now, char *detail, size_t n);
 
-/* c learnt what its sentinels (c->group) and its master's ROLE say:
- * starts or lifts the promotion quarantine (c->promoted_until_us). */
-void rl_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
+/* c's sentinels answered a look-up with g (taken as its node's group):
+ * with what its master's ROLE said, starts or lifts the promotion
+ * quarantine (rl_node.promoted_until_us). */
+void rl_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, const rl_group_info_t *g, uint64_t now);
 
 /* Writes why c's master is quarantined after its promotion into buf.
  * Returns 1. */

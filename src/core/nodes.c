@@ -18,11 +18,12 @@
 #include "cluster.h"
 #include "dial.h"
 #include "group.h"
-#include "node.h"
+#include "health.h"
 #include "replicate.h"
 #include "route.h"
 #include "resp.h"
 #include "scripts.h"
+#include "sentwatch.h"
 #include "stats.h"
 
 /* The connection node i's request of r went to. */
@@ -44,7 +45,7 @@ static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
             rl_repl_forget(c, r);
             continue;
         }
-        rl_req_t *q = &c->q[r->pn[i].u.slot];
+        rl_req_t *q = rl_conn_in_slot(c, r->pn[i].u.slot);
         if (q->round == r) q->round = NULL;
     }
 }
@@ -170,9 +171,10 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
  * to be placed and waited for like any other; 0 when c is skipped still
  * (a close for a timeout is pending on it: what it owes is not added to). */
 static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_t now) {
-    if (!s->ask_suspect || c->close_at_us) return 0;
+    rl_node_t *nd = rl_node_of(c);
+    if (!s->ask_suspect || nd->close_at_us) return 0;
     if (c->state == RL_CONN_DOWN) {
-        c->probe_at_us = c->retry_at_us = now;
+        nd->probe_at_us = c->retry_at_us = now;
         rl_nodes_probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
     }
     return 1;
@@ -184,9 +186,10 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
  * grant. A send_all request still goes out on a suspect's open
  * connection, unwaited. */
 static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     if (r) r->pn[i].conn = (uint16_t)c->k;
-    if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) rl_nodes_probe_due(ns, c, now);
-    if (c->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
+    if (nd->suspect && c->state == RL_CONN_DOWN && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
+    if (nd->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
         char why[RL_DETAIL_LEN + 64];
         rl_node_suspect_why(c, now, why, sizeof why);
         if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
@@ -241,7 +244,7 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     q->script = s->script;
     q->redirects = s->redirects;
     q->skip = s->skip;
-    if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
+    if (r) r->pn[i].u.slot = rl_conn_slot(c, q);
     int rc = rl_conn_send(c, s->cmd, s->len);
     if (rc == 0) rc = keep_cmd(c, q, s);
     if (rc == 0 && r && r->replicate && rl_repl_want(ns, c)) rl_repl_owe(c, q); /* its yes counts once replicated */
@@ -255,7 +258,7 @@ static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uin
     if (ns->cl && ns->cl[i])
         rl_route_submit(ns, r, owner, i, s, now);
     else
-        place(ns, &ns->conns[i], owner, i, s, now);
+        place(ns, &ns->nodes[i].conn, owner, i, s, now);
 }
 
 /* Submits node i's own command of r (r->node_cmd), built on the stack
@@ -272,7 +275,7 @@ static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, ui
         return;
     }
     if (r->done) return;
-    r->pn[i].conn = (uint16_t)ns->conns[i].k; /* (the node's report names its own address) */
+    r->pn[i].conn = (uint16_t)ns->nodes[i].conn.k; /* (the node's report names its own address) */
     if (len)
         vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1, "the node's command is too long", now);
     else /* (the node was not asked: its statistics count no vote) */
@@ -292,10 +295,10 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uin
 }
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
-    rl_conn_t *c = &ns->conns[i];
+    rl_conn_t *c = &ns->nodes[i].conn;
     rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], hslot) : NULL;
     if (sh) c = sh->c;
-    if (c->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
+    if (rl_node_of(c)->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
     int was_waiting = now < c->retry_at_us;
     int rc = c->state == RL_CONN_DOWN ? open_conn(ns, c, now) : 0;
     if (rc) {
@@ -359,7 +362,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
         node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
         return;
     }
-    if (old.round) old.round->pn[c->idx].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
+    if (old.round) old.round->pn[c->idx].u.slot = rl_conn_slot(c, q);
     if (old.then_wait) rl_repl_owe(c, q); /* (a WAIT after the EVAL covers it) */
 }
 
@@ -389,8 +392,9 @@ static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, 
 /* Matches one reply to the request at the head of c's queue. On a
  * subscriber set a message frame answers no request. */
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
-    if (c->suspect || c->close_at_us) rl_node_answered(&ns->cfg, c, now); /* any answer: not silent */
+    if (nd->suspect || nd->close_at_us) rl_node_answered(&ns->cfg, c, now); /* any answer: not silent */
     if (push && ns->pubsub)
         ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
     if (push == RL_PUSH_MESSAGE) {
@@ -510,7 +514,7 @@ int rl_nodes_busy(const rl_nodes_t *ns) {
 int rl_nodes_owed(const rl_nodes_t *ns) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (c->suspect || c->state == RL_CONN_DOWN) continue;
+        if (rl_node_of(c)->suspect || c->state == RL_CONN_DOWN) continue;
         if (c->state == RL_CONN_READY && rl_buf_pending(&c->out)) return 1;
         for (uint32_t j = 0; j < c->qlen; j++)
             if (rl_conn_at(c, j)->kind == RL_REQ_USER) return 1;
@@ -523,17 +527,18 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     if (ns->cl) next = rl_route_next_us(ns);
     for (size_t k = 0; k < ns->nall; k++) {
         const rl_conn_t *c = ns->all[k];
+        const rl_node_t *nd = rl_node_of_const(c);
         if (c->state == RL_CONN_DOWN) {
-            if (c->suspect && c->probe_at_us < next) next = c->probe_at_us;
+            if (nd->suspect && nd->probe_at_us < next) next = nd->probe_at_us;
             continue;
         }
         if (c->state == RL_CONN_RESOLVING && c->connect_deadline_us < next) next = c->connect_deadline_us;
         if (c->state == RL_CONN_CONNECTING && c->addr_deadline_us < next) next = c->addr_deadline_us;
         if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
-        if (c->close_at_us) {
-            if (c->close_at_us < next) next = c->close_at_us;
+        if (nd->close_at_us) {
+            if (nd->close_at_us < next) next = nd->close_at_us;
         } else if (c->qlen) {
-            const rl_req_t *h = &c->q[c->qhead];
+            const rl_req_t *h = rl_conn_head(c);
             uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
                              (uint64_t)ns->cfg.node_down_ms * 1000u;
             if (quiet < next) next = quiet;
@@ -547,18 +552,19 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
  * their own (a blocked connection runs nothing sent behind a WAIT before
  * its answer anyway). What precedes that WAIT still goes. */
 static int held(const rl_nodes_t *ns, const rl_conn_t *c) {
-    return c->wait_owed && c->waits_out && !ns->closing_now;
+    const rl_node_t *nd = rl_node_of_const(c);
+    return nd->wait_owed && nd->waits_out && !ns->closing_now;
 }
 
 /* The bytes of c's output that may be written now. */
 static size_t sendable(const rl_nodes_t *ns, const rl_conn_t *c) {
-    return held(ns, c) ? c->wait_unsent : rl_buf_pending(&c->out);
+    return held(ns, c) ? c->out_mark : rl_buf_pending(&c->out);
 }
 
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (!held(ns, c) && c->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
+        if (!held(ns, c) && rl_node_of(c)->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
             node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
             continue;
         }
@@ -600,10 +606,11 @@ void rl_nodes_events(rl_nodes_t *ns, size_t k, short rev, uint64_t now) {
 void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        uint64_t learnt = c->group_at_us;
+        rl_group_info_t group;
+        int learnt = 0;
         if (c->uri.sentinel) rl_group_news(ns, c, now);
-        int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
-        if (c->group_at_us != learnt) rl_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
+        int rc = c->lookup ? rl_dial_lookup_ended(c, now, &group, &learnt) : 0;
+        if (learnt) rl_group_learnt(&ns->cfg, c, &group, now); /* (a Sentinel group's) */
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }
@@ -612,7 +619,7 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
  * node's shard for r's slot once its map is known, else the node's own. */
 static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
     rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], r->hslot) : NULL;
-    return sh ? sh->c : &ns->conns[i];
+    return sh ? sh->c : &ns->nodes[i].conn;
 }
 
 /* 1 when the nodes that are not suspect cannot make r's quorum (whatever
@@ -623,7 +630,7 @@ static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
  * minority", is for a minority). */
 static int must_ask_suspects(rl_nodes_t *ns, const rl_round_t *r) {
     size_t trusted = 0;
-    for (size_t i = 0; i < ns->n; i++) trusted += !first_conn(ns, r, i)->suspect;
+    for (size_t i = 0; i < ns->n; i++) trusted += !rl_node_of(first_conn(ns, r, i))->suspect;
     return trusted < r->quorum;
 }
 
@@ -636,6 +643,30 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 }
 
 /* --------------------------------------------------------------- set-up */
+
+/* Sets up nd for node idx at uri (taking ownership of its strings) with
+ * a request ring of up to qcap slots; lookups of its name write a byte to
+ * notify_fd when they end. Returns 0, or -1 when out of memory (uri is
+ * then left to the caller). */
+static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
+    memset(nd, 0, sizeof *nd);
+    if (rl_conn_init(&nd->conn, uri, idx, qcap, notify_fd) < 0) return -1;
+    rl_dial_init(&nd->conn);
+    nd->role_replicas = -1;
+    return 0;
+}
+
+/* Stops nd's failover watch and lookup, closes its connection and frees
+ * what it owns (not nd itself). Safe on a zeroed nd. */
+static void node_free(rl_node_t *nd) {
+    rl_sentinel_watch_stop(nd->watch);
+    nd->watch = NULL;
+    rl_dial_free(&nd->conn); /* before the notify fd its lookups write closes */
+    rl_conn_destroy(&nd->conn);
+    free(nd->waiting);
+    nd->waiting = NULL;
+    nd->nwaiting = nd->capwaiting = 0;
+}
 
 /* conn's req_moved: a request of r on node idx now sits in slot. */
 static void req_moved(struct rl_round *r, int idx, uint32_t slot) {
@@ -663,26 +694,25 @@ static int track(rl_nodes_t *ns, rl_conn_t *c) {
         c->tls_verify = ns->cfg.tls_verify;
     }
     if (c->uri.tls) c->tls_ctx = ns->cfg.tls_ctx;
-    if (c->uri.sentinel_tls) c->sentinel_tls_ctx = ns->cfg.tls_ctx;
+    if (c->uri.sentinel_tls) c->lookup_tls_ctx = ns->cfg.tls_ctx;
     return 0;
 }
 
 rl_conn_t *rl_nodes_add(rl_nodes_t *ns, size_t i, rl_uri_t *uri) {
-    rl_conn_t *c = malloc(sizeof *c);
-    if (!c || rl_conn_init(c, uri, (int)i, ns->cfg.max_inflight, ns->conns[i].notify_fd) < 0) {
-        if (c) rl_conn_destroy(c);
-        free(c);
+    rl_node_t *nd = malloc(sizeof *nd);
+    if (!nd || node_init(nd, uri, (int)i, ns->cfg.max_inflight, ns->nodes[i].conn.notify_fd) < 0) {
+        if (nd) node_free(nd);
+        free(nd);
         rl_uri_clear(uri);
         return NULL;
     }
-    rl_dial_init(c);
-    c->whole_cmds = 1;
-    if (track(ns, c) < 0) {
-        rl_conn_destroy(c);
-        free(c);
+    nd->conn.whole_cmds = 1;
+    if (track(ns, &nd->conn) < 0) {
+        node_free(nd);
+        free(nd);
         return NULL;
     }
-    return c;
+    return &nd->conn;
 }
 
 /* ------------------------------------------------- for route.c (ns->ops) */
@@ -698,14 +728,13 @@ static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_lat
 
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg, .ops = &ns_ops};
-    ns->conns = calloc(n, sizeof *ns->conns);
-    for (size_t i = 0; ns->conns && i < n; i++) {
-        rl_conn_t *c = &ns->conns[i];
-        if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
+    ns->nodes = calloc(n, sizeof *ns->nodes);
+    for (size_t i = 0; ns->nodes && i < n; i++) {
+        rl_node_t *nd = &ns->nodes[i];
+        if (node_init(nd, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
         ns->n++;
-        rl_dial_init(c);
-        c->follow = !cfg->subscriber; /* a Sentinel group's node: one watch per group and handle */
-        if (track(ns, c) < 0) break;
+        nd->follow = !cfg->subscriber; /* a Sentinel group's node: one watch per group and handle */
+        if (track(ns, &nd->conn) < 0) break;
     }
     int ok = ns->n == n && ns->nall == n;
     for (size_t i = 0; ok && i < n; i++) ok = rl_route_init(ns, i) == 0;
@@ -729,22 +758,18 @@ void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int f
 
 void rl_nodes_destroy(rl_nodes_t *ns) {
     for (size_t k = ns->n; k < ns->nall; k++) { /* shard connections */
-        rl_dial_free(ns->all[k]); /* before the notify fd its lookups write closes */
-        rl_conn_destroy(ns->all[k]);
-        free(ns->all[k]);
+        node_free(rl_node_of(ns->all[k]));
+        free(rl_node_of(ns->all[k]));
     }
-    for (size_t i = 0; ns->conns && i < ns->n; i++) {
-        rl_dial_free(&ns->conns[i]);
-        rl_conn_destroy(&ns->conns[i]);
-    }
+    for (size_t i = 0; ns->nodes && i < ns->n; i++) node_free(&ns->nodes[i]);
     for (size_t i = 0; ns->cl && i < ns->n; i++) {
         if (ns->cl[i]) rl_route_free(ns, i);
         rl_cluster_free(ns->cl[i]);
     }
     free(ns->cl);
     free(ns->all);
-    free(ns->conns);
-    ns->conns = NULL;
+    free(ns->nodes);
+    ns->nodes = NULL;
     ns->all = NULL;
     ns->cl = NULL;
     ns->n = ns->nall = ns->capall = 0;

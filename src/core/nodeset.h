@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "fanout.h"
 #include "log.h"
+#include "node.h"
 #include "uri.h"
 
 struct rl_stats;
@@ -44,12 +45,13 @@ typedef struct rl_nodes_config {
 enum { RL_PUSH_MESSAGE = 1, RL_PUSH_SUBSCRIBE, RL_PUSH_UNSUBSCRIBE };
 
 typedef struct rl_nodes {
-    rl_conn_t *conns;          /* node i's own connection: a plain node's only one; a Redis
-                                * Cluster node's reaches a member (a seed) for the slot map */
+    rl_node_t *nodes;          /* node i and its own connection: a plain node's only one; a
+                                * Redis Cluster node's reaches a member (a seed) for the slot map */
     size_t n;
-    /* every connection, indexed k (what drivers poll): conns' n first, then
-     * the shard primaries of cluster nodes in the order found (each
-     * malloc'd, so pointers stay put as the array grows) */
+    /* every connection, indexed k (what drivers poll): the nodes' n first,
+     * then the shard primaries of cluster nodes in the order found (each
+     * in an rl_node_t of its own, malloc'd, so pointers stay put as the
+     * array grows) */
     rl_conn_t **all;
     size_t nall, capall;
     struct rl_cluster **cl;    /* per node: its slot map when it is a Redis Cluster, else NULL

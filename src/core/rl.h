@@ -18,9 +18,6 @@
 #include "scripts.h"
 #include "stats.h"
 
-struct rl_watchdog;
-
-struct rl_engine;
 struct rl_acquire_op;
 
 /* The context of one handle, blocking (redlock_t) or async (inside a
@@ -35,7 +32,6 @@ struct redlock {
     /* the driver's part of redlock_lock_free: 1 when an outer hold of the
      * lock remains (the object stays), 0 when it may be destroyed */
     int (*unhold)(redlock_lock_t *lock);
-    struct rl_engine *eng;    /* blocking driver, NULL in an async handle */
     /* the driver's: waiter a became the head of its resource's local
      * queue, or was woken by a heard release (waitq.c): wake it so it
      * looks again. Called with held_mu held (a is queued, so alive).
@@ -66,18 +62,8 @@ struct redlock {
      * nodes (under held_mu) */
     uint64_t poll_window_us;
     unsigned poll_used;
-    struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
-    pthread_mutex_t wd_start_mu;
-    int mu_ready;             /* the mutexes above are initialised */
-    /* redlock_cancel_waits (blocking handle): a generation and a pipe that
-     * waiting threads poll; see blocking/drive.c */
-    atomic_uint cancel_gen;
-    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
-    atomic_int waiters;
-    int cancel_rd, cancel_wr;
-    pthread_mutex_t sleep_mu;       /* guards the eventfd of each blocking waiter (drive.c) */
-    struct rl_listener *listener;   /* blocking: the release channels' thread, from the first wait */
+    int mu_ready;             /* held_mu is initialised */
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
