@@ -53,13 +53,13 @@ typedef struct rl_listener rl_listener_t;
 int rl_listener_new(redlock_t *rl);
 void rl_listener_free(redlock_t *rl);
 
-/* lifetime.c: the extend round for keys/token (doc/design.md, "The algorithm":
+/* extend.c: the extend round for keys/token (doc/design.md, "The algorithm":
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity
  * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,
  * EXPIRED or NO_QUORUM / AUTH. The caller ends the report. */
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
                     const redlock_lock_t *kind, uint64_t *t0, uint64_t *deadline);
-/* lifetime.c: the release round for keys/token and its verdict: OK,
+/* release.c: the release round for keys/token and its verdict: OK,
  * NOT_HELD, AUTH or NO_QUORUM. The caller ends the report. */
 /* kind: the lock whose kind (permit, reader) the release is for; NULL a mutex's */
 int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, const redlock_lock_t *kind,
@@ -116,7 +116,7 @@ void rl_held_forget_all(redlock_t *rl);
 /* watchdog.c: stops lock's auto-extension if it has one (waits for an
  * extension in progress); rl_watchdog_free stops the thread and detaches
  * every watched lock. */
-void rl_watch_stop(redlock_lock_t *lock);
+void rl_watchdog_stop(redlock_lock_t *lock);
 void rl_watchdog_free(redlock_t *rl);
 
 #endif

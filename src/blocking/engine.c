@@ -1,5 +1,5 @@
 /* engine.c -- the blocking driver: a leader/follower poll loop over the
- * protocol core (core/nodes.c), shared by every thread of one redlock_t
+ * protocol core (core/nodeset.c), shared by every thread of one redlock_t
  * (see engine.h). Every function here runs with e->mu held, except the
  * poll() call itself, which the leader makes with the mutex released, and
  * the wake-ups of sleeping followers, which are posted after it is
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
-#include "nodes.h"
+#include "nodeset.h"
 #include "pollset.h"
 
 /* A thread waiting in rl_engine_run for its round (on its stack). */

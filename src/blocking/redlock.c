@@ -15,7 +15,7 @@
  * re-entered lock and stops its watchdog once the last hold goes. */
 static int unhold_blocking(redlock_lock_t *lock) {
     if (lock->registered && rl_held_drop(lock)) return 1; /* an outer hold of this thread remains */
-    if (lock->wd_attached) rl_watch_stop(lock);
+    if (lock->wd_attached) rl_watchdog_stop(lock);
     return 0;
 }
 

@@ -1,14 +1,15 @@
 /* deadline.c -- the node set's deadlines (see rl_nodes_expire in
- * nodes.h): requests and probes owed past their deadline, a node that
+ * nodeset.h): requests and probes owed past their deadline, a node that
  * becomes suspect and is probed, connects and lookups that take too long,
  * nodes silent while owing replies, and the close of a connection that
  * timed out, held while an attempt may still be queueing its clean-up.
- * It acts on votes and connections through ns->ops (nodes.c's steps). */
+ * It acts on votes and connections through ns->ops (nodeset.c's steps). */
 #include <stdio.h>
 
 #include "dial.h"
 #include "health.h"
-#include "nodes.h"
+#include "suspect.h"
+#include "nodeset.h"
 #include "replicate.h"
 #include "route.h"
 
@@ -16,7 +17,7 @@
  * stay queued without an owner, so late replies are dropped). */
 static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     char why[RL_DETAIL_LEN + 64];
-    rl_node_suspect_why(c, now, why, sizeof why);
+    rl_suspect_why(c, now, why, sizeof why);
     for (uint32_t k = 0; k < c->qlen; k++) {
         rl_req_t *q = rl_conn_at(c, k);
         rl_round_t *r = q->round;
@@ -57,7 +58,7 @@ static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_
     int suspect = nd->suspect;
     ns->ops->down(ns, c, REDLOCK_ERR_TIMEOUT, c->last_detail, now);
     nd->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
-    if (suspect) rl_node_probe_later(&ns->cfg, c, now);
+    if (suspect) rl_suspect_probe_later(&ns->cfg, c, now);
 }
 
 /* c owed a reply past its deadline (why; probe: it was a probe's). The
@@ -74,14 +75,14 @@ static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, 
         timeout_close(ns, c, why, now);
         return;
     }
-    rl_node_suspect(&ns->cfg, c, why, now);
+    rl_suspect_mark(&ns->cfg, c, why, now);
     drop_waiting(ns, c, now);
-    int rc = rl_node_probe(&ns->cfg, c, now);
+    int rc = rl_suspect_probe(&ns->cfg, c, now);
     if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
 }
 
 void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    int rc = rl_node_probe(&ns->cfg, c, now);
+    int rc = rl_suspect_probe(&ns->cfg, c, now);
     if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "dial.h"
-#include "sentwatch.h"
+#include "failover.h"
 
 int rl_group_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
     const rl_node_t *nd = rl_node_of_const(c);
@@ -74,7 +74,7 @@ void rl_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, const rl_group_
 void rl_group_news(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     rl_node_t *nd = rl_node_of(c);
     char to[RL_ADDR_STRLEN], why[RL_DETAIL_LEN + 2 * RL_ADDR_STRLEN]; /* (cut to RL_DETAIL_LEN where kept) */
-    uint32_t s = nd->watch ? rl_sentinel_watch_switches(nd->watch, to, sizeof to) : nd->switches_seen;
+    uint32_t s = nd->feed ? rl_failover_feed_switches(nd->feed, to, sizeof to) : nd->switches_seen;
     if (s == nd->switches_seen) return;
     nd->switches_seen = s;
     if (!rl_dial_moved(c, to)) return; /* down, or already with the new master */

@@ -1,4 +1,4 @@
-/* health.c -- one node's health (see node.h): opening it, the engine's own
+/* health.c -- one node's health (see health.h): opening it, the engine's own
  * requests on it (SCRIPT LOAD, INFO server for restart quarantine, TIME for
  * clock-jump quarantine) and their replies, and its reconnect backoff. */
 #include "health.h"
@@ -10,19 +10,19 @@
 
 #include "dial.h"
 #include "group.h"
-#include "nodes.h"
+#include "nodeset.h"
 #include "resp.h"
 #include "scripts.h"
-#include "sentwatch.h"
+#include "failover.h"
 #include "stats.h"
 
 /* Starts following the sentinels' failover announcements of a Sentinel
  * group's node that is to (nd->follow), once. */
 static void follow_group(rl_node_t *nd) {
     rl_conn_t *c = &nd->conn;
-    if (!c->uri.sentinel || !nd->follow || nd->watch) return;
+    if (!c->uri.sentinel || !nd->follow || nd->feed) return;
     rl_bio_tls_t tls = rl_dial_sentinel_tls(c);
-    nd->watch = rl_sentinel_watch_start(&c->uri, &tls, c->notify_fd);
+    nd->feed = rl_failover_feed_start(&c->uri, &tls, c->notify_fd);
 }
 
 /* Queues SCRIPT LOAD of script s on c (so EVALSHA finds it). Returns 0/-1. */
@@ -160,56 +160,6 @@ int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
 int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
     rl_node_t *nd = rl_node_of(c);
     return clock_watched(cfg, c) && now >= nd->time_due_us ? queue_time(cfg, c, now) : 0;
-}
-
-void rl_node_answered(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    rl_node_t *nd = rl_node_of(c);
-    nd->close_at_us = 0; /* it answers: no close for a timeout is due */
-    if (!nd->suspect) return;
-    nd->suspect = 0;
-    nd->probe_backoff_ms = 0;
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s answers again after %llu ms as suspect: back in rounds",
-            c->uri.display, (unsigned long long)((now - nd->suspect_since_us) / 1000));
-}
-
-void rl_node_suspect(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why, uint64_t now) {
-    rl_node_t *nd = rl_node_of(c);
-    if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
-    c->last_err = REDLOCK_ERR_TIMEOUT;
-    if (nd->suspect) return;
-    nd->suspect = 1;
-    nd->suspect_since_us = now;
-    nd->probe_backoff_ms = 0;
-    rl_stats_suspected(cfg->stats, (size_t)c->idx);
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s suspect (%s): rounds skip it until a probe answers",
-            c->uri.display, c->last_detail);
-}
-
-int rl_node_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    rl_node_t *nd = rl_node_of(c);
-    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    rl_stats_probe(cfg->stats, (size_t)c->idx);
-    int rc = c->state == RL_CONN_DOWN ? rl_node_open(cfg, c, now) : 0;
-    uint64_t deadline = now + (uint64_t)(cfg->connect_timeout_ms + cfg->op_timeout_ms) * 1000u;
-    if (rc == 0 && (rl_conn_send(c, ping, sizeof ping - 1) < 0 || !rl_conn_push(c, RL_REQ_PROBE, NULL, now, deadline))) {
-        rc = REDLOCK_ERR_NOMEM;
-        snprintf(c->last_detail, sizeof c->last_detail, "out of memory");
-    }
-    if (rc) nd->suspect = 0; /* it refuses (or failed): the plain reconnect backoff takes over */
-    return rc;
-}
-
-void rl_node_probe_later(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    rl_node_t *nd = rl_node_of(c);
-    uint32_t wait = nd->probe_backoff_ms ? nd->probe_backoff_ms : cfg->probe_min_ms;
-    nd->probe_backoff_ms = wait * 2 > cfg->probe_max_ms ? cfg->probe_max_ms : wait * 2;
-    nd->probe_at_us = c->retry_at_us = now + (uint64_t)wait * 1000u;
-}
-
-void rl_node_suspect_why(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
-    const rl_node_t *nd = rl_node_of_const(c);
-    snprintf(buf, n, "suspect for %llu ms, skipped until a probe answers (%s)",
-             (unsigned long long)((now - nd->suspect_since_us) / 1000), c->last_detail);
 }
 
 int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,

@@ -11,7 +11,7 @@
 #include "sentinel.h"
 
 struct rl_round;
-struct rl_sentinel_watch;
+struct rl_failover_feed;
 typedef struct rl_nodes_config rl_nodes_config_t;
 
 /* A round's node whose write said yes and waits for the next WAIT's
@@ -28,13 +28,13 @@ typedef struct rl_waiting {
  * about votes: quarantines, suspicion, the Sentinel group, replication. */
 typedef struct rl_node {
     rl_conn_t conn;            /* its connection (first: rl_node_of) */
-    /* restart quarantine (node.c) */
+    /* restart quarantine (health.c) */
     uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
     uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
     /* promotion quarantine: a cluster shard's replica or a Sentinel group's master took over */
     uint64_t promoted_until_us; /* no acquire vote before this */
     uint64_t promoted_us;      /* when that was seen, on our clock */
-    /* clock samples and jumps (node.c) */
+    /* clock samples and jumps (health.c) */
     rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
     uint64_t time_due_us;      /* acquires send a TIME sample from then on */
     int time_refused;          /* the node refused TIME (ACL): no more samples */
@@ -52,9 +52,9 @@ typedef struct rl_node {
     rl_group_info_t group;
     uint64_t group_at_us;      /* when that was (0: never) */
     int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
-    int follow;                /* watch the sentinels' +switch-master (set by the node set) */
-    struct rl_sentinel_watch *watch; /* that watch, started with the first connect (sentwatch.h) */
-    uint32_t switches_seen;    /* the watch's switches already acted on */
+    int follow;                /* follow the sentinels' +switch-master (set by the node set) */
+    struct rl_failover_feed *feed; /* what follows them, started with the first connect (failover.h) */
+    uint32_t switches_seen;    /* the feed's switches already acted on */
     /* votes counted after replication (replicate.c): the writes queued since the last WAIT
      * are covered by one WAIT appended when the output is next written (so writes that
      * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */

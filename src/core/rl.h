@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "clock.h"
-#include "fanout.h"
-#include "nodes.h"
+#include "round.h"
+#include "nodeset.h"
 #include "log.h"
 #include "map.h"
 #include "redlock.h"
@@ -93,7 +93,7 @@ struct redlock_lock {
     int shared;                  /* a reader's lock (redlock_acquire_shared) */
     int releasing;               /* async: a release is under way (a second one is INVALID) */
     int pooled;                  /* released: back in the pool (until reused) */
-    void *watch;                 /* async: the handle's auto-extension of this lock, or NULL */
+    void *autoext;               /* async: the handle's auto-extension call of this lock, or NULL */
     rl_clock_fn clock;
     /* reentrancy, under owner->held_mu */
     int registered;
@@ -161,21 +161,21 @@ void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r);
 int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg);
 
-/* round.c: runs one round of argv (EVALSHA <script's sha1> ... when
+/* commands.c: runs one round of argv (EVALSHA <script's sha1> ... when
  * script is set; the core falls back to EVAL on NOSCRIPT) through rl->send. */
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify);
-/* round.c: encodes argv into cmd (r->cmd) and, when rl has cluster
+/* commands.c: encodes argv into cmd (r->cmd) and, when rl has cluster
  * nodes, into ccmd with its keys named as on a cluster (r->ccmd, r->hslot).
  * Returns 0, or -1 when out of memory (nothing to free). Else the caller
  * frees both with rl_cmd_free once r was sent. */
 struct rl_cmd;
 int rl_round_encode(const redlock_t *rl, rl_round_t *r, struct rl_cmd *cmd, struct rl_cmd *ccmd, int argc,
                     const char *const *argv, const size_t *lens);
-/* round.c: a plain command round (no script). */
+/* commands.c: a plain command round (no script). */
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                     rl_classify_fn classify);
-/* round.c: one round of `script` on keys with the token and an optional
+/* commands.c: one round of `script` on keys with the token and an optional
  * extra argument (NULL), by EVALSHA with an EVAL fallback. */
 void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                    const char *token, const char *extra);
@@ -185,11 +185,11 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
 /* The same with up to four extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
-/* round.c: the release script for keys/token on every node (nodes may be
+/* commands.c: the release script for keys/token on every node (nodes may be
  * NULL); announce: a holder's release, published to the waiters of each key
  * it deletes (doc/design.md, "Waiting"): "1" on the key's channel, "p" (a permit) on its
  * semaphore's; NULL for an attempt's clean-up, which says nothing. */
-/* round.c: the script that releases a lock on keys: a reader's (shared),
+/* commands.c: the script that releases a lock on keys: a reader's (shared),
  * a mutex's, or a set's. */
 const rl_script_t *rl_release_script(const redlock_t *rl, const rl_keys_t *keys, int shared);
 void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,

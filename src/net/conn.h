@@ -54,7 +54,7 @@ typedef struct rl_req {
 typedef struct rl_conn {
     rl_uri_t uri;
     int idx;                   /* the node it belongs to (the core's index, given to req_moved) */
-    int k;                     /* its index among every connection of the node set (nodes.h) */
+    int k;                     /* its index among every connection of the node set (core/) */
     int whole_cmds;            /* keeps each request's entire command (a cluster node's) */
     int fd;                    /* -1 when down */
     int state;

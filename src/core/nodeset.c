@@ -1,13 +1,14 @@
-/* nodes.c -- the node set: rounds over the nodes' connections (see
- * nodes.h): sending a round's command to every node, matching replies to
+/* nodeset.c -- the node set: rounds over the nodes' connections (see
+ * nodeset.h): sending a round's command to every node, matching replies to
  * requests in order, the NOSCRIPT fallback, votes, and the readiness a
  * driver's loop watches for. What is particular to a kind of node lives
- * beside it: node.c (any node's health: scripts, probes, quarantines),
- * route.c (a Redis Cluster node's routing), group.c (a Sentinel group's
- * master); deadline.c judges deadlines and replicate.c counts votes after
- * replication, both through ns->ops. No function here blocks or locks. */
+ * beside it: health.c (any node's health: scripts, quarantines), suspect.c
+ * (a silent node's probes), route.c (a Redis Cluster node's routing),
+ * group.c (a Sentinel group's master); deadline.c judges deadlines and
+ * replicate.c counts votes after replication, both through ns->ops. No
+ * function here blocks or locks. */
 #define _POSIX_C_SOURCE 200809L
-#include "nodes.h"
+#include "nodeset.h"
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
@@ -19,11 +20,12 @@
 #include "dial.h"
 #include "group.h"
 #include "health.h"
+#include "suspect.h"
 #include "replicate.h"
 #include "route.h"
 #include "resp.h"
 #include "scripts.h"
-#include "sentwatch.h"
+#include "failover.h"
 #include "stats.h"
 
 /* The connection node i's request of r went to. */
@@ -191,7 +193,7 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (nd->suspect && c->state == RL_CONN_DOWN && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
     if (nd->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
         char why[RL_DETAIL_LEN + 64];
-        rl_node_suspect_why(c, now, why, sizeof why);
+        rl_suspect_why(c, now, why, sizeof why);
         if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
         /* a release still goes out on its open connection, behind what it
          * owes (an attempt's SET it may yet apply), unwaited */
@@ -394,7 +396,7 @@ static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, 
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
     rl_node_t *nd = rl_node_of(c);
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
-    if (nd->suspect || nd->close_at_us) rl_node_answered(&ns->cfg, c, now); /* any answer: not silent */
+    if (nd->suspect || nd->close_at_us) rl_suspect_answered(&ns->cfg, c, now); /* any answer: not silent */
     if (push && ns->pubsub)
         ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
     if (push == RL_PUSH_MESSAGE) {
@@ -656,11 +658,11 @@ static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t qcap, int n
     return 0;
 }
 
-/* Stops nd's failover watch and lookup, closes its connection and frees
+/* Stops nd's failover feed and lookup, closes its connection and frees
  * what it owns (not nd itself). Safe on a zeroed nd. */
 static void node_free(rl_node_t *nd) {
-    rl_sentinel_watch_stop(nd->watch);
-    nd->watch = NULL;
+    rl_failover_feed_stop(nd->feed);
+    nd->feed = NULL;
     rl_dial_free(&nd->conn); /* before the notify fd its lookups write closes */
     rl_conn_destroy(&nd->conn);
     free(nd->waiting);
@@ -733,7 +735,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
         rl_node_t *nd = &ns->nodes[i];
         if (node_init(nd, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
         ns->n++;
-        nd->follow = !cfg->subscriber; /* a Sentinel group's node: one watch per group and handle */
+        nd->follow = !cfg->subscriber; /* a Sentinel group's node: one feed per group and handle */
         if (track(ns, &nd->conn) < 0) break;
     }
     int ok = ns->n == n && ns->nall == n;
