@@ -28,6 +28,11 @@
 #include "failover.h"
 #include "stats.h"
 
+/* Node i's slot map when it is a Redis Cluster, else NULL. */
+static rl_cluster_t *cluster_of(const rl_nodes_t *ns, size_t i) {
+    return ns->cl ? ns->cl[i] : NULL;
+}
+
 /* The connection node i's request of r went to. */
 static rl_conn_t *req_conn(const rl_nodes_t *ns, const rl_round_t *r, size_t i) {
     return ns->all[r->pn[i].conn];
@@ -102,7 +107,7 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
         if (r->nodes) /* the address this node's answer came over */
             memcpy(r->nodes[i].address, c->addr, sizeof r->nodes[i].address);
     }
-    if (ns->cl && ns->cl[i] && detail && detail[0] && r->nodes) {
+    if (cluster_of(ns, i) && detail && detail[0] && r->nodes) {
         snprintf(shard, sizeof shard, "%s %.64s:%d: %.160s", c->k < (int)ns->n ? "member" : "shard", c->uri.host,
                  c->uri.port, detail);
         detail = shard;
@@ -124,7 +129,12 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
     }
     rl_repl_fail(ns, c, v, err, c->last_detail, now);
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
-    if (ns->cl && ns->cl[c->idx]) rl_route_down(ns, c, now);
+    if (cluster_of(ns, c->idx)) rl_route_down(ns, c, now);
+}
+
+/* Takes c down for want of memory (what it owed fails with it). */
+static void out_of_memory(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
 /* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
@@ -143,8 +153,8 @@ static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args
  * the slot map first thing. Returns 0 or the error it failed with. */
 static int open_conn(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     int rc = rl_node_open(&ns->cfg, c, now);
-    if (rc == 0 && c->k < (int)ns->n && ns->cl && ns->cl[c->idx]) {
-        ns->cl[c->idx]->loading = 0;
+    if (rc == 0 && c->k < (int)ns->n && cluster_of(ns, c->idx)) {
+        cluster_of(ns, c->idx)->loading = 0;
         rl_route_map_reload(ns, (size_t)c->idx, now);
     }
     return rc;
@@ -182,65 +192,85 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
     return 1;
 }
 
-/* Queues s on connection c for node i, owned by round r (NULL: its reply
- * is read and dropped), or records in r why it cannot go: c is suspect
- * (and the round's quorum does not need it), down, or quarantined for a
- * grant. A send_all request still goes out on a suspect's open
- * connection, unwaited. */
-static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+/* c's ring is full: r's vote (when there is one) and c fail, saying so. */
+static void ring_full(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    char why[96];
+    snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
+    if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
+    node_down(ns, c, REDLOCK_ERR_IO, why, now);
+}
+
+/* The suspect step of place: a suspect c's probe goes when due; one the
+ * round need not ask votes DOWN in r. Returns 1 when the request goes
+ * (*r set to NULL when it goes unwaited: a release on a suspect's open
+ * connection), 0 when it does not. */
+static int pass_suspect(rl_nodes_t *ns, rl_conn_t *c, rl_round_t **r, size_t i, const rl_send_t *s, uint64_t now) {
     rl_node_t *nd = rl_node_of(c);
-    if (r) r->pn[i].conn = (uint16_t)c->k;
     if (nd->suspect && c->state == RL_CONN_DOWN && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
-    if (nd->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
-        char why[RL_DETAIL_LEN + 64];
-        rl_suspect_why(c, now, why, sizeof why);
-        if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
-        /* a release still goes out on its open connection, behind what it
-         * owes (an attempt's SET it may yet apply), unwaited */
-        if (!s->send_all || c->state == RL_CONN_DOWN) return;
-        r = NULL;
+    if (!nd->suspect || ask_suspect(ns, c, s, now)) return 1;
+    char why[RL_DETAIL_LEN + 64]; /* silent lately: not waited for until it answers */
+    rl_suspect_why(c, now, why, sizeof why);
+    if (*r) vote(ns, *r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
+    /* a release still goes out on its open connection, behind what it
+     * owes (an attempt's SET it may yet apply), unwaited */
+    if (!s->send_all || c->state == RL_CONN_DOWN) return 0;
+    *r = NULL;
+    return 1;
+}
+
+/* The open step of place, for a c that is down. Returns 1 when c can
+ * take requests; else 0 after r's vote says why (an open that failed
+ * after its backoff had passed also takes c down again, backing off). */
+static int pass_open(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    int was_waiting = now < c->retry_at_us;
+    int rc = open_conn(ns, c, now);
+    if (rc == 0) return 1;
+    if (!was_waiting) node_down(ns, c, rc, c->last_detail, now);
+    char why[RL_DETAIL_LEN + 8];
+    snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
+    if (r) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
+    return 0;
+}
+
+/* The grant step of place: a quarantined c votes DOWN in r (its grant
+ * would not count); else a clock sample goes just ahead of the grant, so
+ * a jump is judged before the grant counts. Returns 1 when the grant goes. */
+static int pass_grant(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    char why[128];
+    if (rl_node_quarantined(c, now, why, sizeof why)) {
+        vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
+        return 0;
     }
-    if (c->state == RL_CONN_DOWN) {
-        int was_waiting = now < c->retry_at_us;
-        int rc = open_conn(ns, c, now);
-        if (rc && !was_waiting) node_down(ns, c, rc, c->last_detail, now);
-        if (rc) {
-            char why[RL_DETAIL_LEN + 8];
-            snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
-            if (r) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
-            return;
-        }
-    }
-    if (r && s->grants) {
-        char why[128];
-        if (rl_node_quarantined(c, now, why, sizeof why)) { /* its grant would not count */
-            vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
-            return;
-        }
-        /* a clock sample goes just ahead of the grant, so a jump is judged before the grant counts */
-        if (rl_node_sample_clock(&ns->cfg, c, now) < 0) {
-            node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-            return;
-        }
-    }
+    if (rl_node_sample_clock(&ns->cfg, c, now) == 0) return 1;
+    out_of_memory(ns, c, now);
+    return 0;
+}
+
+/* The deadline of request s on c: its own (a redirect's), else an op
+ * timeout from now; a connection still connecting adds a connect's time,
+ * also to a redirect's deadline. */
+static uint64_t request_deadline(const rl_nodes_t *ns, const rl_conn_t *c, const rl_send_t *s, uint64_t now) {
     uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u, deadline = s->deadline_us;
     if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING) {
         budget += (uint64_t)ns->cfg.connect_timeout_ms * 1000u;
-        /* a redirect to a shard not connected yet gets a connect's time, as a new request would */
         if (deadline && deadline < now + budget) deadline = now + budget;
     }
+    return deadline ? deadline : now + budget;
+}
+
+/* Queues s on c for node i, owned by r (NULL: unwaited): ASKING first
+ * when s asks for it, the request, what a fallback or redirect rebuilds
+ * it from, and its replication mark. A failure takes c down. */
+static void queue_request(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
     if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
                       !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
-        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        out_of_memory(ns, c, now);
         return;
     }
-    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now, deadline ? deadline : now + budget);
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now, request_deadline(ns, c, s, now));
     if (!q) {
-        char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
-        if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
-        node_down(ns, c, REDLOCK_ERR_IO, why, now);
+        ring_full(ns, c, r, i, now);
         return;
     }
     q->script = s->script;
@@ -250,14 +280,27 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     int rc = rl_conn_send(c, s->cmd, s->len);
     if (rc == 0) rc = keep_cmd(c, q, s);
     if (rc == 0 && r && r->replicate && rl_repl_want(ns, c)) rl_repl_owe(c, q); /* its yes counts once replicated */
-    if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    if (rc < 0) out_of_memory(ns, c, now);
+}
+
+/* Queues s on connection c for node i, owned by round r (NULL: its reply
+ * is read and dropped), or records in r why it cannot go: c is suspect
+ * (and the round's quorum does not need it), down, or quarantined for a
+ * grant. A send_all request still goes out on a suspect's open
+ * connection, unwaited. */
+static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+    if (r) r->pn[i].conn = (uint16_t)c->k;
+    if (!pass_suspect(ns, c, &r, i, s, now)) return;
+    if (c->state == RL_CONN_DOWN && !pass_open(ns, c, r, i, now)) return;
+    if (r && s->grants && !pass_grant(ns, c, r, i, now)) return;
+    queue_request(ns, c, r, i, s, now);
 }
 
 /* Queues s, round r's request to node i, on its connection (a cluster
  * node's: on its shard's, see route.c); with no owner once r is decided. */
 static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
     rl_round_t *owner = r->done ? NULL : r;
-    if (ns->cl && ns->cl[i])
+    if (cluster_of(ns, i))
         rl_route_submit(ns, r, owner, i, s, now);
     else
         place(ns, &ns->nodes[i].conn, owner, i, s, now);
@@ -269,7 +312,7 @@ static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uin
 static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
     char buf[RL_NODE_CMD_MAX];
     const char *why = "";
-    size_t len = r->node_cmd(r->node_arg, i, ns->cl && ns->cl[i], buf, sizeof buf, &why);
+    size_t len = r->node_cmd(r->node_arg, i, cluster_of(ns, i) != NULL, buf, sizeof buf, &why);
     if (len && len <= sizeof buf) {
         s->cmd = buf;
         s->len = len;
@@ -298,7 +341,7 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uin
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
     rl_conn_t *c = &ns->nodes[i].conn;
-    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], hslot) : NULL;
+    rl_shard_t *sh = cluster_of(ns, i) ? rl_cluster_owner(cluster_of(ns, i), hslot) : NULL;
     if (sh) c = sh->c;
     if (rl_node_of(c)->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
     int was_waiting = now < c->retry_at_us;
@@ -310,14 +353,12 @@ int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, s
     uint64_t budget = (uint64_t)(ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u;
     rl_req_t *q = rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget);
     if (!q) {
-        char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
-        node_down(ns, c, REDLOCK_ERR_IO, why, now);
+        ring_full(ns, c, NULL, i, now);
         return REDLOCK_ERR_IO;
     }
     rl_send_t s = {.cmd = cmd, .len = len};
     if (rl_conn_send(c, cmd, len) == 0 && keep_cmd(c, q, &s) == 0) return 0;
-    node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    out_of_memory(ns, c, now);
     return REDLOCK_ERR_NOMEM;
 }
 
@@ -361,7 +402,7 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     free(keep);
     if (!q) {
         if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
-        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        out_of_memory(ns, c, now);
         return;
     }
     if (old.round) old.round->pn[c->idx].u.slot = rl_conn_slot(c, q);
@@ -391,6 +432,77 @@ static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, 
     vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
 }
 
+/* The reply rep to the request q at the head of c's queue when q is not
+ * a round's request waiting for its vote: a slot map, ASKING's OK, a
+ * reply ahead of the one q waits for, a WAIT's answer, the engine's own
+ * requests. Returns 1 when it was one of those (and is handled), else 0. */
+static int not_a_vote(rl_nodes_t *ns, rl_conn_t *c, rl_req_t *q, const redisReply *rep, uint64_t now) {
+    if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
+        uint8_t kind = q->kind;
+        rl_conn_pop(c);
+        if (kind == RL_REQ_SLOTS && cluster_of(ns, c->idx)) rl_route_map_reply(ns, c, rep, now);
+        return 1;
+    }
+    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
+        q->skip--;
+        /* a command of a transaction sent by a stale map: EXEC will be refused (a failed vote);
+         * the map is put right for the next attempt */
+        if (rep->type == REDIS_REPLY_ERROR && cluster_of(ns, c->idx)) rl_route_note_redirect(ns, c, rep->str, now);
+        return 1;
+    }
+    if (q->kind == RL_REQ_WAIT) {
+        rl_repl_answer(ns, c, rep, now);
+        return 1;
+    }
+    if (q->kind == RL_REQ_USER) return 0;
+    char why[RL_DETAIL_LEN];
+    int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
+    if (rc) node_down(ns, c, rc, why, now);
+    return 1;
+}
+
+/* Judges rep, node c's answer in round r (redirected: a MOVED or ASK
+ * from a plain node's URI), into a vote with its err and detail (n bytes). */
+static redlock_vote_t judge(const rl_round_t *r, const rl_conn_t *c, const redisReply *rep, int redirected, int *err,
+                            char *detail, size_t n) {
+    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, err, detail, n)
+                                : r->classify(rep, err, detail, n);
+    if (redirected) /* a plain node's URI names a cluster member */
+        snprintf(detail, n, "%.80s: the node is a Redis Cluster member; name it redis+cluster://%s:%d", rep->str,
+                 c->uri.host, c->uri.port);
+    return v;
+}
+
+/* Counts rep, the answer to the round request at the head of c's queue,
+ * as its node's vote (a yes that waits for replicas waits for the next
+ * WAIT's answer instead). */
+static void vote_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, int redirected, uint64_t now) {
+    rl_req_t *q = rl_conn_head(c);
+    rl_round_t *r = q->round;
+    int64_t rtt = (int64_t)(now - q->sent_us);
+    int then_wait = q->then_wait;
+    rl_conn_pop(c);
+    c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
+    if (!r) return;
+    const rl_cluster_t *cl = cluster_of(ns, c->idx);
+    if (cl && cl->error[0] && !cl->loaded_us) { /* the member asked is no cluster's: its answer is not a vote */
+        vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, rtt, cl->error, now);
+        return;
+    }
+    if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
+    int err = REDLOCK_OK;
+    char detail[RL_DETAIL_LEN] = "";
+    redlock_vote_t v = judge(r, c, rep, redirected, &err, detail, sizeof detail);
+    if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
+        if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
+        v = REDLOCK_VOTE_ERROR;
+        err = REDLOCK_ERR_NOMEM;
+        snprintf(detail, sizeof detail, "out of memory");
+    }
+    cast(ns, c, r, v, err, rtt, detail, now);
+    if (c->uri.sentinel) rl_group_readonly(ns, c, rep, now);
+}
+
 /* Matches one reply to the request at the head of c's queue. On a
  * subscriber set a message frame answers no request. */
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
@@ -408,65 +520,17 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         node_down(ns, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
         return;
     }
-    if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
-        uint8_t kind = q->kind;
-        rl_conn_pop(c);
-        if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) rl_route_map_reply(ns, c, rep, now);
-        return;
-    }
-    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
-        q->skip--;
-        /* a command of a transaction sent by a stale map: EXEC will be refused (a failed vote);
-         * the map is put right for the next attempt */
-        if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx]) rl_route_note_redirect(ns, c, rep->str, now);
-        return;
-    }
-    if (q->kind == RL_REQ_WAIT) {
-        rl_repl_answer(ns, c, rep, now);
-        return;
-    }
-    if (q->kind != RL_REQ_USER) {
-        char why[RL_DETAIL_LEN];
-        int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
-        if (rc) node_down(ns, c, rc, why, now);
-        return;
-    }
+    if (not_a_vote(ns, c, q, rep, now)) return;
     if (rep->type == REDIS_REPLY_ERROR && q->script && !strncmp(rep->str, "NOSCRIPT", 8)) {
         script_fallback(ns, c, now);
         return;
     }
     int redirected = rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
-    if (redirected && ns->cl && ns->cl[c->idx]) {
+    if (redirected && cluster_of(ns, c->idx)) {
         rl_route_redirect(ns, c, rep->str, now);
         return;
     }
-    rl_round_t *r = q->round;
-    int64_t rtt = (int64_t)(now - q->sent_us);
-    int then_wait = q->then_wait;
-    rl_conn_pop(c);
-    c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
-    if (!r) return;
-    const rl_cluster_t *cl = ns->cl ? ns->cl[c->idx] : NULL;
-    if (cl && cl->error[0] && !cl->loaded_us) { /* the member asked is no cluster's: its answer is not a vote */
-        vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, rtt, cl->error, now);
-        return;
-    }
-    if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
-    int err = REDLOCK_OK;
-    char detail[RL_DETAIL_LEN] = "";
-    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, &err, detail, sizeof detail)
-                                : r->classify(rep, &err, detail, sizeof detail);
-    if (redirected) /* a plain node's URI names a cluster member */
-        snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
-                 "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);
-    if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
-        if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
-        v = REDLOCK_VOTE_ERROR;
-        err = REDLOCK_ERR_NOMEM;
-        snprintf(detail, sizeof detail, "out of memory");
-    }
-    cast(ns, c, r, v, err, rtt, detail, now);
-    if (c->uri.sentinel) rl_group_readonly(ns, c, rep, now);
+    vote_reply(ns, c, rep, redirected, now);
 }
 
 /* Reads from c and handles every complete reply; a read error or EOF is
@@ -567,7 +631,7 @@ void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
         if (!held(ns, c) && rl_node_of(c)->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
-            node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+            out_of_memory(ns, c, now);
             continue;
         }
         if (c->state != RL_CONN_READY || !sendable(ns, c)) continue;
@@ -620,7 +684,7 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
 /* The connection round r's request to node i goes to first: a cluster
  * node's shard for r's slot once its map is known, else the node's own. */
 static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
-    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], r->hslot) : NULL;
+    rl_shard_t *sh = cluster_of(ns, i) ? rl_cluster_owner(cluster_of(ns, i), r->hslot) : NULL;
     return sh ? sh->c : &ns->nodes[i].conn;
 }
 
@@ -726,7 +790,15 @@ static void finish_late(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     finish_round(ns, r);
 }
 
-static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_late, rl_nodes_add, cast};
+static const rl_ns_ops_t ns_ops = {
+    .vote = vote,
+    .down = node_down,
+    .open = open_conn,
+    .place = place,
+    .finish = finish_late,
+    .add = rl_nodes_add,
+    .cast = cast,
+};
 
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg, .ops = &ns_ops};
@@ -746,7 +818,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
 }
 
 void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
-    if (ns->cl && ns->cl[i]) rl_route_map_reload(ns, i, now);
+    if (cluster_of(ns, i)) rl_route_map_reload(ns, i, now);
 }
 
 void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int fd), void *arg) {
