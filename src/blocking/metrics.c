@@ -160,7 +160,7 @@ static void put_all(out_t *o, const redlock_stats_t *s) {
 }
 
 int redlock_stats_prometheus(redlock_t *rl, char *buf, size_t len) {
-    redlock_stats_t snap; /* about 15 KB of stack */
+    redlock_stats_t snap; /* about 16 KB of stack */
     if (!rl || (!buf && len)) return REDLOCK_ERR_INVALID;
     redlock_stats(rl, &snap);
     out_t o = {buf, len, 0};

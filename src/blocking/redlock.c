@@ -90,6 +90,3 @@ void redlock_free(redlock_t *rl) {
     free(b);
 }
 
-void rl_set_clock(redlock_t *rl, rl_clock_fn clock) {
-    rl->clock = clock;
-}

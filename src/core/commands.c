@@ -135,9 +135,3 @@ const rl_script_t *rl_release_script(const redlock_t *rl, const rl_keys_t *keys,
     if (shared) return rl->s_release_shared;
     return keys->n == 1 ? rl->s_release : rl->s_release_multi;
 }
-
-void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes, const char *announce) {
-    rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, nodes);
-    rl_run_script_as(rl, r, rl_release_script(rl, keys, 0), keys, token, announce, rl_classify_mine);
-}

@@ -185,15 +185,9 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
 /* The same with up to four extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
-/* commands.c: the release script for keys/token on every node (nodes may be
- * NULL); announce: a holder's release, published to the waiters of each key
- * it deletes (doc/design.md, "Waiting"): "1" on the key's channel, "p" (a permit) on its
- * semaphore's; NULL for an attempt's clean-up, which says nothing. */
 /* commands.c: the script that releases a lock on keys: a reader's (shared),
  * a mutex's, or a set's. */
 const rl_script_t *rl_release_script(const redlock_t *rl, const rl_keys_t *keys, int shared);
-void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes, const char *announce);
 
 /* fence.c: "<res><suffix>" into buf (cap bytes); returns its length (0
  * when it does not fit). */
@@ -208,8 +202,5 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
                             uint64_t t0, uint64_t deadline);
 void rl_lock_destroy(redlock_lock_t *lock);
 void rl_pool_free(redlock_t *rl);
-
-/* Replaces rl's clock (unit tests only). */
-void rl_set_clock(redlock_t *rl, rl_clock_fn clock);
 
 #endif

@@ -135,10 +135,6 @@ int rl_conn_finish_connect(rl_conn_t *c) {
     return tls_step(c);
 }
 
-int rl_conn_flush(rl_conn_t *c) {
-    return rl_conn_flush_n(c, SIZE_MAX);
-}
-
 int rl_conn_flush_n(rl_conn_t *c, size_t max) {
     while (rl_buf_pending(&c->out) && max) {
         const char *p = c->out.data + c->out.off;

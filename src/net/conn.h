@@ -105,8 +105,7 @@ typedef struct rl_conn {
     int notify_fd;             /* written by a lookup thread when it ends (the driver's wake fd) */
     struct rl_lookup *lookup;  /* lookup in flight, or NULL */
     uint64_t lookup_started_us;
-    uint64_t resolved_us;      /* when addrs were learnt (0: never) */
-    int stale;                 /* the node failed since then: look the name up again */
+    int stale;                 /* the node failed since its addrs were learnt: look the name up again */
     char lookup_err[200];      /* why the last lookup failed, "" when it did not */
     uint32_t lookups;          /* lookups started so far */
     uint32_t ai;               /* index of the address this connect is trying */
@@ -149,9 +148,8 @@ void rl_conn_drop_socket(rl_conn_t *c);
  * says for what), or a REDLOCK_ERR_* with last_detail set. */
 int rl_conn_finish_connect(rl_conn_t *c);
 
-/* Writes as much of c->out as the socket takes (rl_conn_flush_n: of its
- * first max bytes). Returns 0 or REDLOCK_ERR_IO. */
-int rl_conn_flush(rl_conn_t *c);
+/* Writes as much of the first max bytes of c->out as the socket takes.
+ * Returns 0 or REDLOCK_ERR_IO. */
 int rl_conn_flush_n(rl_conn_t *c, size_t max);
 
 /* Reads what is available into the reply reader. Returns 0, or

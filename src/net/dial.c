@@ -187,7 +187,6 @@ int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now, rl_group_info_t *group, int
     c->lookup = NULL;
     if (ok) {
         c->addrs = a;
-        c->resolved_us = now;
         c->stale = 0;
         c->lookup_err[0] = '\0';
         *learnt = c->uri.sentinel;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "blockio.h"
+#include "clock.h"
 #include "sentinel.h"
 
 #define CHANNEL "+switch-master"
@@ -28,7 +29,7 @@ struct rl_failover_feed {
     pthread_cond_t ended_cv;
     uint32_t switches;
     char to[RL_ADDR_STRLEN];
-    int live, stopped, ended, refs;
+    int stopped, ended, refs;
     pthread_t thread;
     int notify_fd, stop_fd;
     char name[136];
@@ -79,7 +80,7 @@ static void nap(rl_failover_feed_t *w, int ms) {
  * Returns 0, or -1 (st then holds nothing). */
 static int subscribe(rl_failover_feed_t *w, const rl_sentinel_addr_t *s, rl_bio_stream_t *st) {
     char why[200];
-    uint64_t deadline = rl_bio_now_us() + 1000000u;
+    uint64_t deadline = rl_clock_monotonic_us() + 1000000u;
     if ((w->tls_on && !w->tls.ctx) || rl_bio_open(st, s->host, s->port, &w->tls, deadline, why, sizeof why) < 0)
         return -1;
     char *auth = NULL, *sub = NULL;
@@ -122,24 +123,16 @@ static void on_message(rl_failover_feed_t *w, const redisReply *m) {
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Sets whether w holds a subscription. */
-static void set_live(rl_failover_feed_t *w, int live) {
-    pthread_mutex_lock(&w->mu);
-    w->live = live;
-    pthread_mutex_unlock(&w->mu);
-}
-
 /* Reads st's messages until the sentinel fails, leaves a PING unanswered,
  * or w is stopped. */
 static void listen_on(rl_failover_feed_t *w, rl_bio_stream_t *st) {
     redisReader *rd = redisReaderCreate();
     int pinged = 0, ok = rd != NULL;
-    set_live(w, 1);
     while (ok && !stopped(w)) {
         struct pollfd p[2] = {{.fd = st->fd, .events = POLLIN}, {.fd = w->stop_fd, .events = POLLIN}};
         int rc = rl_bio_pending(st) ? 1 : poll(p, 2, RL_FAILOVER_PING_MS); /* (a TLS record read in part) */
         if (rc == 0) { /* quiet: is the sentinel still there? */
-            ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_bio_now_us() + 1000000u) == 0;
+            ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_clock_monotonic_us() + 1000000u) == 0;
             pinged = 1;
             continue;
         }
@@ -156,7 +149,6 @@ static void listen_on(rl_failover_feed_t *w, rl_bio_stream_t *st) {
             r = NULL;
         }
     }
-    set_live(w, 0);
     if (rd) redisReaderFree(rd);
 }
 
@@ -214,13 +206,6 @@ uint32_t rl_failover_feed_switches(rl_failover_feed_t *w, char *to, size_t n) {
     if (to && n) snprintf(to, n, "%s", w->to);
     pthread_mutex_unlock(&w->mu);
     return s;
-}
-
-int rl_failover_feed_live(rl_failover_feed_t *w) {
-    pthread_mutex_lock(&w->mu);
-    int live = w->live;
-    pthread_mutex_unlock(&w->mu);
-    return live;
 }
 
 void rl_failover_feed_stop(rl_failover_feed_t *w) {

@@ -40,9 +40,6 @@ rl_failover_feed_t *rl_failover_feed_start(const rl_uri_t *u, const rl_bio_tls_t
  * first); to (n bytes) gets the last new master as "ip:port". */
 uint32_t rl_failover_feed_switches(rl_failover_feed_t *w, char *to, size_t n);
 
-/* 1 while the feed holds a confirmed subscription, else 0. */
-int rl_failover_feed_live(rl_failover_feed_t *w);
-
 /* Stops the feed and lets go of it. NULL-safe. */
 void rl_failover_feed_stop(rl_failover_feed_t *w);
 
