@@ -44,6 +44,15 @@ struct rl_op {
                              * thread, an async call), or NULL */
 };
 
+/* Sets op up for a new operation of rl: next and cancel its steps (cancel
+ * NULL when it cannot be cancelled), rep its report (NULL: none), phase
+ * its first; the rounds its driver gave it (r, aux, seen) stay. */
+static inline void rl_op_setup(rl_op_t *op, int (*next)(rl_op_t *, uint64_t), int (*cancel)(rl_op_t *, int),
+                               redlock_t *rl, redlock_report_t *rep, int phase) {
+    *op = (rl_op_t){.next = next, .cancel = cancel, .rl = rl, .rep = rep, .r = op->r, .aux = op->aux,
+                    .seen = op->seen, .wake_us = 0, .rc = REDLOCK_OK, .phase = phase, .waiter = NULL};
+}
+
 /* Fallback polls of waiting acquires a handle sends at most per
  * retry_delay_ms (attempt.c). */
 #define RL_POLLS_PER_INTERVAL 256u
