@@ -8,12 +8,12 @@
 #define RL_ASYNC_H
 #include <stdint.h>
 
-#include "nodes.h"
+#include "nodeset.h"
 #include "ops.h"
 #include "rl.h"
 #include "subs.h"
 
-enum { RL_CALL_ACQUIRE = 1, RL_CALL_EXTEND, RL_CALL_RELEASE, RL_CALL_WATCH };
+enum { RL_CALL_ACQUIRE = 1, RL_CALL_EXTEND, RL_CALL_RELEASE, RL_CALL_AUTOEXTEND };
 
 typedef struct rl_call rl_call_t;
 
@@ -30,7 +30,7 @@ struct rl_call {
     redlock_acquire_cb acb;
     redlock_done_cb dcb;
     void *arg;
-    redlock_lock_t *lock;       /* extend, release, watch: the lock */
+    redlock_lock_t *lock;       /* extend, release, auto-extension: the lock */
     char *name;                 /* acquire: a copy of the resource (kept when pooled) */
     size_t name_len;
     const char *name_ptr;       /* what the op's keys point at */
@@ -109,8 +109,8 @@ void rl_async_release_all(redlock_async_t *a);    /* free: every pending call ca
 /* complete.c: runs c's callback with its report and recycles c. */
 void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now);
 
-/* watch.c: the handle's auto-extension (a WATCH call per lock). */
-void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now);
-void rl_async_watch_stop(redlock_async_t *a, redlock_lock_t *lock);
+/* autoextend.c: the handle's auto-extension (an auto-extension call per lock). */
+void rl_async_autoextend_done(redlock_async_t *a, rl_call_t *c, uint64_t now);
+void rl_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock);
 
 #endif

@@ -168,7 +168,7 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
     if (!usable(a) || check_lock(a, lock)) return REDLOCK_ERR_INVALID;
     rl_call_t *c = rl_call_get(a);
     if (!c) return REDLOCK_ERR_NOMEM;
-    if (lock->watch) rl_async_watch_stop(a, lock);
+    if (lock->autoext) rl_async_autoextend_stop(a, lock);
     lock->releasing = 1;
     c->kind = RL_CALL_RELEASE;
     c->dcb = cb;
@@ -198,22 +198,22 @@ int redlock_async_cancel(redlock_async_t *a, void *arg) {
 int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out) {
     if (!a || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(a->ctx.stats, a->ctx.opt.n_nodes, out);
-    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = a->ns.conns[i].uri.display;
+    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = a->ns.nodes[i].conn.uri.display;
     return REDLOCK_OK;
 }
 
 int redlock_async_autoextend_ex(redlock_async_t *a, redlock_lock_t *lock, const redlock_autoextend_options_t *opt,
                                 redlock_lost_fn on_lost, void *arg) {
-    if (!usable(a) || check_lock(a, lock) || lock->watch) return REDLOCK_ERR_INVALID;
+    if (!usable(a) || check_lock(a, lock) || lock->autoext) return REDLOCK_ERR_INVALID;
     if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
-    if (rl_watch_setup(lock, opt, on_lost, arg, a->ctx.clock()) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
+    if (rl_autoextend_setup(lock, opt, on_lost, arg, a->ctx.clock()) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
     rl_call_t *c = rl_call_get(a);
     if (!c) return REDLOCK_ERR_NOMEM;
-    c->kind = RL_CALL_WATCH;
+    c->kind = RL_CALL_AUTOEXTEND;
     c->lock = lock;
-    lock->watch = c;
+    lock->autoext = c;
     if (rl_async_wait(a, c, lock->next_us) < 0) {
-        lock->watch = NULL;
+        lock->autoext = NULL;
         rl_call_recycle(a, c);
         return REDLOCK_ERR_NOMEM;
     }
@@ -228,6 +228,6 @@ int redlock_async_autoextend(redlock_async_t *a, redlock_lock_t *lock, const red
 int redlock_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock) {
     char msg[256];
     if (!a || a->dead || rl_check_lock(&a->ctx, lock, msg, sizeof msg)) return REDLOCK_ERR_INVALID;
-    if (lock->watch) rl_async_watch_stop(a, lock);
+    if (lock->autoext) rl_async_autoextend_stop(a, lock);
     return REDLOCK_OK;
 }

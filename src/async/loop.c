@@ -46,16 +46,16 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
     int step;
     if (c->answered) {
         rl_call_complete(a, c, now);
-    } else if (c->kind == RL_CALL_WATCH && !c->started) {
-        rl_async_watch_done(a, c, now); /* its wake-up: decide, maybe start an extension */
+    } else if (c->kind == RL_CALL_AUTOEXTEND && !c->started) {
+        rl_async_autoextend_done(a, c, now); /* its wake-up: decide, maybe start an extension */
     } else if ((step = c->u.op.next(&c->u.op, now)) == RL_STEP_WAIT) {
         if (rl_heap_push(a, c) < 0) { /* no memory for the timer: give up the wait */
             c->u.op.rc = REDLOCK_ERR_NOMEM;
             rl_call_complete(a, c, now);
         }
     } else if (step == RL_STEP_DONE) {
-        if (c->kind == RL_CALL_WATCH)
-            rl_async_watch_done(a, c, now);
+        if (c->kind == RL_CALL_AUTOEXTEND)
+            rl_async_autoextend_done(a, c, now);
         else
             rl_call_complete(a, c, now);
     }
@@ -263,8 +263,8 @@ void rl_async_release_all(redlock_async_t *a) {
         detach_call(a, c);
         if (c->kind == RL_CALL_ACQUIRE && !c->cancelled) /* a clean-up, if it needs one, goes out ownerless */
             rl_acquire_op_cancel(&c->u.acq, REDLOCK_ERR_CANCELLED);
-        if (c->kind == RL_CALL_WATCH) {
-            if (c->lock) c->lock->watch = NULL;
+        if (c->kind == RL_CALL_AUTOEXTEND) {
+            if (c->lock) c->lock->autoext = NULL;
             rl_call_recycle(a, c);
             continue;
         }
@@ -325,7 +325,7 @@ void rl_async_teardown(redlock_async_t *a) {
  * auto-extension, and calls pending on it forget it. */
 static int unhold_async(redlock_lock_t *lock) {
     redlock_async_t *a = (redlock_async_t *)lock->owner;
-    if (lock->watch) rl_async_watch_stop(a, lock);
+    if (lock->autoext) rl_async_autoextend_stop(a, lock);
     rl_async_lock_drop(a, lock);
     for (rl_call_t *c = a->pending; c; c = c->next)
         if (c->lock == lock) c->lock = NULL;

@@ -1,4 +1,5 @@
-/* error.c -- error strings, from the same X-macro list as the codes. */
+/* error.c -- error strings and names, from the same X-macro list as the
+ * codes. */
 #include <stddef.h>
 
 #include "redlock.h"
@@ -15,22 +16,6 @@ const char *redlock_strerror(int err) {
     default:
         return "unknown error";
     }
-}
-
-const char *redlock_vote_name(redlock_vote_t vote) {
-    switch (vote) {
-    case REDLOCK_VOTE_NONE: return "pending";
-    case REDLOCK_VOTE_YES: return "yes";
-    case REDLOCK_VOTE_NO: return "no";
-    case REDLOCK_VOTE_TIMEOUT: return "timeout";
-    case REDLOCK_VOTE_DOWN: return "down";
-    case REDLOCK_VOTE_ERROR: return "error";
-    }
-    return "unknown";
-}
-
-size_t redlock_quorum(size_t n_nodes) {
-    return n_nodes / 2 + 1;
 }
 
 /* Writes name in lower case into buf (n > 0 bytes, truncated). */

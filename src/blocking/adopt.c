@@ -1,6 +1,6 @@
 /* adopt.c -- redlock_lock_adopt: taking over a lock another process
  * acquired, from its token. The check and the re-extension are one round
- * of the extend script (lifetime.c's rl_extend_round), so an adoption
+ * of the extend script (extend.c's rl_extend_round), so an adoption
  * follows extend's rules exactly; and the other end of a hand-over,
  * releasing a lock from its token alone. */
 #include <stdio.h>

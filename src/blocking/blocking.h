@@ -3,8 +3,36 @@
  * the token-only release. */
 #ifndef RL_BLOCKING_H
 #define RL_BLOCKING_H
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "ops.h"
 #include "rl.h"
+
+struct rl_engine;
+struct rl_watchdog;
+struct rl_listener;
+
+/* A blocking handle: the context the core sees (redlock_t points at its
+ * rl) and what only the blocking driver uses. */
+typedef struct rl_blocking {
+    struct redlock rl;        /* first: rl_blocking_of */
+    struct rl_engine *eng;    /* the leader/follower engine the rounds run on (engine.c) */
+    struct rl_watchdog *wd;   /* started on the first redlock_autoextend (watchdog.c) */
+    pthread_mutex_t wd_start_mu;
+    /* redlock_cancel_waits: a generation and a pipe that waiting threads poll (drive.c) */
+    atomic_uint cancel_gen;
+    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
+    atomic_int waiters;
+    int cancel_rd, cancel_wr;
+    pthread_mutex_t sleep_mu; /* guards the eventfd of each blocking waiter (drive.c) */
+    struct rl_listener *listener; /* the release channels' thread, from the first wait (listen.c) */
+} rl_blocking_t;
+
+/* The blocking handle rl is (rl must come from redlock_new). */
+static inline rl_blocking_t *rl_blocking_of(redlock_t *rl) {
+    return (rl_blocking_t *)(void *)rl;
+}
 
 /* drive.c: steps op to its end on this thread (rounds on the engine,
  * sleeps through retry delays). Returns op->rc. rl_send_blocking is a
@@ -25,13 +53,13 @@ typedef struct rl_listener rl_listener_t;
 int rl_listener_new(redlock_t *rl);
 void rl_listener_free(redlock_t *rl);
 
-/* lifetime.c: the extend round for keys/token (doc/design.md, "The algorithm":
+/* extend.c: the extend round for keys/token (doc/design.md, "The algorithm":
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity
  * remains, with *t0 and *deadline set and rep's validity; else NOT_HELD,
  * EXPIRED or NO_QUORUM / AUTH. The caller ends the report. */
 int rl_extend_round(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, redlock_report_t *rep,
                     const redlock_lock_t *kind, uint64_t *t0, uint64_t *deadline);
-/* lifetime.c: the release round for keys/token and its verdict: OK,
+/* release.c: the release round for keys/token and its verdict: OK,
  * NOT_HELD, AUTH or NO_QUORUM. The caller ends the report. */
 /* kind: the lock whose kind (permit, reader) the release is for; NULL a mutex's */
 int rl_release_keys(redlock_t *rl, const rl_keys_t *keys, const char *token, const redlock_lock_t *kind,
@@ -88,7 +116,7 @@ void rl_held_forget_all(redlock_t *rl);
 /* watchdog.c: stops lock's auto-extension if it has one (waits for an
  * extension in progress); rl_watchdog_free stops the thread and detaches
  * every watched lock. */
-void rl_watch_stop(redlock_lock_t *lock);
+void rl_watchdog_stop(redlock_lock_t *lock);
 void rl_watchdog_free(redlock_t *rl);
 
 #endif

@@ -1,5 +1,5 @@
 /* engine.c -- the blocking driver: a leader/follower poll loop over the
- * protocol core (core/nodes.c), shared by every thread of one redlock_t
+ * protocol core (core/nodeset.c), shared by every thread of one redlock_t
  * (see engine.h). Every function here runs with e->mu held, except the
  * poll() call itself, which the leader makes with the mutex released, and
  * the wake-ups of sleeping followers, which are posted after it is
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
-#include "nodes.h"
+#include "nodeset.h"
 #include "pollset.h"
 
 /* A thread waiting in rl_engine_run for its round (on its stack). */
@@ -486,11 +486,11 @@ size_t rl_engine_shards(rl_engine_t *e, size_t i, struct rl_shard_view *out, siz
 
 int rl_engine_group(rl_engine_t *e, size_t i, rl_group_info_t *out, uint64_t *age_us) {
     pthread_mutex_lock(&e->mu);
-    const rl_conn_t *c = &e->ns.conns[i];
-    int known = c->uri.sentinel && c->group_at_us;
+    const rl_node_t *nd = &e->ns.nodes[i];
+    int known = nd->conn.uri.sentinel && nd->group_at_us;
     if (known) {
-        *out = c->group;
-        *age_us = e->ns.cfg.clock() - c->group_at_us;
+        *out = nd->group;
+        *age_us = e->ns.cfg.clock() - nd->group_at_us;
     }
     pthread_mutex_unlock(&e->mu);
     return known;
@@ -498,7 +498,7 @@ int rl_engine_group(rl_engine_t *e, size_t i, rl_group_info_t *out, uint64_t *ag
 
 uint32_t rl_engine_node_lookups(rl_engine_t *e, size_t i) {
     pthread_mutex_lock(&e->mu);
-    uint32_t n = e->ns.conns[i].lookups;
+    uint32_t n = e->ns.nodes[i].conn.lookups;
     pthread_mutex_unlock(&e->mu);
     return n;
 }

@@ -1,8 +1,8 @@
 /* engine.h -- the blocking driver of the protocol core, shared by every
  * thread of one redlock_t.
  *
- * A call builds a round (fanout.h) and hands it to rl_engine_run, which
- * starts the round on the core (nodes.h) and returns once it is decided.
+ * A call builds a round (round.h) and hands it to rl_engine_run, which
+ * starts the round on the core (nodeset.h) and returns once it is decided.
  * Threads take turns driving the poll loop (leader/follower): the first
  * caller leads and does the I/O for everyone; callers arriving meanwhile
  * append their commands to the nodes' output buffers, wake the leader, and
@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fanout.h"
-#include "nodes.h"
+#include "round.h"
+#include "nodeset.h"
 
 typedef struct rl_engine rl_engine_t;
 

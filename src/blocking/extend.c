@@ -78,7 +78,7 @@ static void finish_job(redlock_t *rl, rl_extend_job_t *j) {
     redlock_lock_t *l = j->lock;
     if (j->rc == RL_EXTEND_BUSY) return;
     if (j->sent) {
-        rl_engine_wait(rl->eng, j->r);
+        rl_engine_wait(rl_blocking_of(rl)->eng, j->r);
         uint64_t now = rl->clock();
         rl_stats_round(rl->stats, now - j->r->t0_us);
         j->e.op.next(&j->e.op, now);

@@ -88,7 +88,7 @@ static int needs_turn(const rl_nodes_t *ns) {
  * queued at once; the thread is woken only when it must watch something
  * new. Without memory or a thread the waiter just polls. */
 static void channel_blocking(redlock_t *rl, const char *res, size_t len, int join) {
-    rl_listener_t *L = rl->listener;
+    rl_listener_t *L = rl_blocking_of(rl)->listener;
     pthread_mutex_lock(&L->mu);
     uint64_t now = rl->clock();
     if (join && !L->running && pthread_create(&L->th, NULL, listen_main, L) == 0) L->running = 1;
@@ -119,13 +119,14 @@ int rl_listener_new(redlock_t *rl) {
     if (rc == REDLOCK_OK) rc = rl_subs_init(&L->subs, uris, rl->opt.n_nodes, &cfg, L->wake_wr);
     L->subs.released = released;
     L->subs.arg = L;
-    rl->listener = L;
+    rl_blocking_of(rl)->listener = L;
     if (rc == REDLOCK_OK) rl->channel = channel_blocking;
     return rc;
 }
 
 void rl_listener_free(redlock_t *rl) {
-    rl_listener_t *L = rl->listener;
+    rl_blocking_t *b = rl_blocking_of(rl);
+    rl_listener_t *L = b->listener;
     if (!L) return;
     if (L->running) {
         pthread_mutex_lock(&L->mu);
@@ -140,6 +141,6 @@ void rl_listener_free(redlock_t *rl) {
     close(L->wake_wr);
     pthread_mutex_destroy(&L->mu);
     free(L);
-    rl->listener = NULL;
+    b->listener = NULL;
     rl->channel = NULL;
 }

@@ -11,7 +11,7 @@
 int redlock_stats(redlock_t *rl, redlock_stats_t *out) {
     if (!rl || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(rl->stats, rl->opt.n_nodes, out);
-    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl->ns->conns[i].uri.display;
+    for (size_t i = 0; i < out->n_nodes; i++) out->nodes[i].node = rl->ns->nodes[i].conn.uri.display;
     return REDLOCK_OK;
 }
 
@@ -160,7 +160,7 @@ static void put_all(out_t *o, const redlock_stats_t *s) {
 }
 
 int redlock_stats_prometheus(redlock_t *rl, char *buf, size_t len) {
-    redlock_stats_t snap; /* about 15 KB of stack */
+    redlock_stats_t snap; /* about 16 KB of stack */
     if (!rl || (!buf && len)) return REDLOCK_ERR_INVALID;
     redlock_stats(rl, &snap);
     out_t o = {buf, len, 0};

@@ -108,7 +108,7 @@ static int busy_slot(const rl_watchdog_t *wd, const redlock_lock_t *l) {
  * the batch meanwhile so another thread's release waits for the callback. */
 static void declare_lost(rl_watchdog_t *wd, redlock_lock_t *l, int reason) {
     l->watched = 0;
-    rl_watch_lost(wd->rl, l, reason);
+    rl_autoextend_lost(wd->rl, l, reason);
     redlock_lost_fn fn = l->on_lost;
     void *arg = l->lost_arg;
     pthread_mutex_unlock(&wd->mu);
@@ -125,7 +125,7 @@ static size_t take_due(rl_watchdog_t *wd, uint64_t now) {
     wd->n_busy = 0;
     while (wd->n && wd->heap[0]->next_us <= now && wd->n_busy < RL_WD_BATCH) {
         redlock_lock_t *l = wd->heap[0];
-        int due = rl_watch_due(l, now);
+        int due = rl_autoextend_due(l, now);
         if (due == 1) { /* capped: next_us moved to its deadline */
             sift_down(wd, 0);
             continue;
@@ -152,7 +152,7 @@ static void settle(rl_watchdog_t *wd, size_t k, uint64_t now) {
         if (wd->jobs[i].rc == RL_EXTEND_BUSY)
             l->next_us = now + 1000u; /* a caller was extending it: look again in 1 ms */
         else
-            lost = rl_watch_after(l, wd->jobs[i].rc, now);
+            lost = rl_autoextend_after(l, wd->jobs[i].rc, now);
         if (!lost && heap_push(wd, l) < 0) lost = REDLOCK_ERR_NOMEM;
         wd->reason[slot] = lost;
     }
@@ -224,9 +224,10 @@ static void wd_destroy(rl_watchdog_t *wd) {
 
 /* Starts rl's watchdog if it is not running. Returns 0 or an error. */
 static int watchdog_start(redlock_t *rl) {
+    rl_blocking_t *b = rl_blocking_of(rl);
     int rc = REDLOCK_OK;
-    pthread_mutex_lock(&rl->wd_start_mu);
-    if (!rl->wd) {
+    pthread_mutex_lock(&b->wd_start_mu);
+    if (!b->wd) {
         rl_watchdog_t *wd = calloc(1, sizeof *wd);
         rl_extend_job_t *jobs = calloc(RL_WD_BATCH, sizeof *jobs);
         unsigned char *rounds = calloc(RL_WD_BATCH, rl_round_size(rl->opt.n_nodes));
@@ -251,10 +252,10 @@ static int watchdog_start(redlock_t *rl) {
             }
             rc = REDLOCK_ERR_NOMEM;
         } else {
-            rl->wd = wd;
+            b->wd = wd;
         }
     }
-    pthread_mutex_unlock(&rl->wd_start_mu);
+    pthread_mutex_unlock(&b->wd_start_mu);
     return rc;
 }
 
@@ -269,12 +270,12 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
     if (!redlock_lock_valid(lock, 0)) return REDLOCK_ERR_NOT_HELD;
     redlock_lock_t probe = {0}; /* the options are checked before the thread starts */
     atomic_init(&probe.ttl_ms, atomic_load(&lock->ttl_ms));
-    if (rl_watch_setup(&probe, opt, on_lost, arg, 0) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
+    if (rl_autoextend_setup(&probe, opt, on_lost, arg, 0) != REDLOCK_OK) return REDLOCK_ERR_INVALID;
     int rc = watchdog_start(rl);
     if (rc) return rc;
-    rl_watchdog_t *wd = rl->wd;
+    rl_watchdog_t *wd = rl_blocking_of(rl)->wd;
     pthread_mutex_lock(&wd->mu);
-    rl_watch_setup(lock, opt, on_lost, arg, rl->clock());
+    rl_autoextend_setup(lock, opt, on_lost, arg, rl->clock());
     if (heap_push(wd, lock) < 0) {
         pthread_mutex_unlock(&wd->mu);
         return REDLOCK_ERR_NOMEM;
@@ -286,8 +287,8 @@ int redlock_autoextend(redlock_t *rl, redlock_lock_t *lock, const redlock_autoex
     return REDLOCK_OK;
 }
 
-void rl_watch_stop(redlock_lock_t *lock) {
-    rl_watchdog_t *wd = lock->owner->wd;
+void rl_watchdog_stop(redlock_lock_t *lock) {
+    rl_watchdog_t *wd = rl_blocking_of(lock->owner)->wd;
     lock->wd_attached = 0;
     if (!wd) return;
     pthread_mutex_lock(&wd->mu);
@@ -303,13 +304,14 @@ void rl_watch_stop(redlock_lock_t *lock) {
 
 int redlock_autoextend_stop(redlock_t *rl, redlock_lock_t *lock) {
     if (!rl || !lock || lock->owner != rl) return REDLOCK_ERR_INVALID;
-    if (lock->wd_attached) rl_watch_stop(lock);
+    if (lock->wd_attached) rl_watchdog_stop(lock);
     return REDLOCK_OK;
 }
 
 /* Detaches every lock still watched (the thread has stopped). */
 void rl_watchdog_free(redlock_t *rl) {
-    rl_watchdog_t *wd = rl->wd;
+    rl_blocking_t *b = rl_blocking_of(rl);
+    rl_watchdog_t *wd = b->wd;
     if (!wd) return;
     pthread_mutex_lock(&wd->mu);
     wd->stop = 1;
@@ -318,5 +320,5 @@ void rl_watchdog_free(redlock_t *rl) {
     pthread_join(wd->thread, NULL);
     for (size_t i = 0; i < wd->n; i++) wd->heap[i]->watched = wd->heap[i]->wd_attached = 0;
     wd_destroy(wd);
-    rl->wd = NULL;
+    b->wd = NULL;
 }

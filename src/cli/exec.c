@@ -421,107 +421,123 @@ static void describe_kind(const exec_args_t *a, const redlock_lock_t *lock, char
     else buf[0] = '\0';
 }
 
-int cli_cmd_exec(cli_t *c, int argc, char **argv) {
-    exec_args_t a = {.ttl = DEFAULT_TTL_MS, .lost_sig = SIGTERM, .cmd_at = -1};
-    int stop = exec_parse(c, argc, argv, &a);
-    if (stop >= 0) return stop;
-    const char *resource = a.resource;
-    int fencing = a.fencing;
-    int64_t ttl = a.ttl;
-
-    redlock_t *rl = NULL;
-    int rc = cli_open(c, &rl);
-    if (rc) return rc;
-
-    static redlock_report_t rep; /* ~10 KB: kept off the stack */
-    redlock_lock_t *lock = NULL;
+/* Locks a->resource on rl for exec, saying why when it cannot (with -v,
+ * the report either way). Returns -1 with *lock and *fence set, else the
+ * exit code to end with (the caller frees rl). */
+static int exec_lock(cli_t *c, redlock_t *rl, exec_args_t *a, redlock_lock_t **lock, uint64_t *fence) {
+    static redlock_report_t rep; /* about 22 KiB: kept off the stack */
     int sig_exit = 0;
-    int arc = cli_acquire_interruptible(c, rl, resource, &a.kind, (uint32_t)ttl, a.wait, &lock, &rep, &sig_exit);
-    if (sig_exit) {
-        redlock_free(rl);
-        return sig_exit;
-    }
+    int arc = cli_acquire_interruptible(c, rl, a->resource, &a->kind, (uint32_t)a->ttl, a->wait, lock, &rep, &sig_exit);
+    if (sig_exit) return sig_exit;
     if (arc != REDLOCK_OK) {
-        cli_error(c, "cannot lock '%s': %s", resource, rep.message[0] ? rep.message : redlock_strerror(arc));
+        cli_error(c, "cannot lock '%s': %s", a->resource, rep.message[0] ? rep.message : redlock_strerror(arc));
         if (c->verbose && rep.n_nodes) {
             fprintf(stderr, "%s: %u attempt(s); the last one, node by node:\n", c->prog, rep.attempts);
             cli_print_report(stderr, &rep);
         }
-        redlock_free(rl);
         return cli_exit_code(arc);
     }
-    uint64_t fence = redlock_lock_fence(lock);
-    if (fencing && fence == 0) { /* not expected: a fenced acquire that succeeded has a token */
-        cli_error(c, "locked '%s' but got no fencing token; not running the command", resource);
-        redlock_release(rl, lock);
-        redlock_free(rl);
+    *fence = redlock_lock_fence(*lock);
+    if (a->fencing && *fence == 0) { /* not expected: a fenced acquire that succeeded has a token */
+        cli_error(c, "locked '%s' but got no fencing token; not running the command", a->resource);
+        redlock_release(rl, *lock);
         return CLI_EX_SOFTWARE;
     }
     if (c->verbose) {
         char pfx[CLI_TOKEN_PREFIX + 1], fence_s[40] = "", kind_s[48];
-        cli_prefix(pfx, redlock_lock_token(lock), strlen(redlock_lock_token(lock)));
-        if (fencing) snprintf(fence_s, sizeof fence_s, ", fence %llu", (unsigned long long)fence);
-        describe_kind(&a, lock, kind_s, sizeof kind_s);
+        cli_prefix(pfx, redlock_lock_token(*lock), strlen(redlock_lock_token(*lock)));
+        if (a->fencing) snprintf(fence_s, sizeof fence_s, ", fence %llu", (unsigned long long)*fence);
+        describe_kind(a, *lock, kind_s, sizeof kind_s);
         cli_error(c, "locked '%s'%s (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
                   "valid for %lld ms",
-                  resource, kind_s, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts,
+                  a->resource, kind_s, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts,
                   (long long)rep.validity_ms);
         cli_print_report(stderr, &rep);
     }
+    return -1;
+}
 
-    exec_state_t st;
-    memset(&st, 0, sizeof st);
-    st.cli = c;
-    st.resource = resource;
-    st.lost_sig = a.lost_sig;
-    atomic_init(&st.child, 0);
-    atomic_init(&st.lost, 0);
-    atomic_init(&st.lost_reason, 0);
-
-    /* Block the forwarded signals before the watchdog thread exists. */
+/* Runs the command of argv (from a->cmd_at) while lock is held and
+ * auto-extended, with the forwarded signals blocked before the watchdog
+ * thread exists (they stay blocked after). Sets *wrc to the auto-extension's
+ * start. Returns the command's exit status, or the tool's when it could
+ * not run it. */
+static int exec_run(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *lock, uint64_t fence,
+                    const exec_args_t *a, char **argv, int *wrc) {
     sigset_t fwd, orig;
     sigemptyset(&fwd);
     for (size_t k = 0; k < N_FORWARDED; k++) sigaddset(&fwd, forwarded[k]);
     pthread_sigmask(SIG_BLOCK, &fwd, &orig);
     install_handlers();
-
     size_t n_env = 0, n_own = 0;
     char **env = NULL;
     int code;
-    int wrc = redlock_autoextend(rl, lock, NULL, on_lost, &st);
-    if (wrc != REDLOCK_OK) {
-        cli_error(c, "cannot auto-extend the lock on '%s': %s", resource, redlock_strerror(wrc));
-        code = wrc == REDLOCK_ERR_NOT_HELD ? CLI_EX_TEMPFAIL : cli_exit_code(wrc);
-    } else if (!(env = child_env(resource, redlock_lock_token(lock), fence, redlock_lock_slot(lock), &n_env, &n_own))) {
+    *wrc = redlock_autoextend(rl, lock, NULL, on_lost, st);
+    if (*wrc != REDLOCK_OK) {
+        cli_error(c, "cannot auto-extend the lock on '%s': %s", a->resource, redlock_strerror(*wrc));
+        code = *wrc == REDLOCK_ERR_NOT_HELD ? CLI_EX_TEMPFAIL : cli_exit_code(*wrc);
+    } else if (!(env = child_env(a->resource, redlock_lock_token(lock), fence, redlock_lock_slot(lock), &n_env,
+                                 &n_own))) {
         cli_error(c, "out of memory");
         code = CLI_EX_OSERR;
     } else {
-        code = run_command(&st, argv + a.cmd_at, env, &orig, &fwd, rl, lock);
+        code = run_command(st, argv + a->cmd_at, env, &orig, &fwd, rl, lock);
     }
     redlock_autoextend_stop(rl, lock);
+    free_env(env, n_env, n_own);
+    return code;
+}
 
-    int was_lost = atomic_load(&st.lost) || redlock_lock_lost(lock);
+/* Releases lock once the command ended with code, saying what went wrong
+ * (with -v, the release's report). Returns code, or CLI_EX_LOST when the
+ * lock was lost while the command ran. */
+static int exec_release(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *lock, const exec_args_t *a,
+                        int wrc, int code) {
+    int was_lost = atomic_load(&st->lost) || redlock_lock_lost(lock);
     static redlock_report_t rrep;
     int rrc = redlock_release_ex(rl, lock, &rrep);
     if (rrc == REDLOCK_ERR_NOT_HELD && !was_lost && wrc == REDLOCK_OK) {
         cli_error(c, "lock on '%s' was no longer held when the command ended (expired or taken over): "
-                  "the command may not have run alone", resource);
+                  "the command may not have run alone", a->resource);
         was_lost = 1;
     } else if (rrc != REDLOCK_OK && rrc != REDLOCK_ERR_NOT_HELD) {
-        cli_error(c, "release of '%s' not confirmed: %s; the lock expires within %lld ms", resource,
-                  rrep.message[0] ? rrep.message : redlock_strerror(rrc), (long long)ttl);
+        cli_error(c, "release of '%s' not confirmed: %s; the lock expires within %lld ms", a->resource,
+                  rrep.message[0] ? rrep.message : redlock_strerror(rrc), (long long)a->ttl);
     }
     if (c->verbose) {
-        cli_error(c, "release of '%s': %s (%zu of %zu nodes deleted it)", resource, redlock_strerror(rrc), rrep.yes,
-                  rrep.n_nodes);
+        cli_error(c, "release of '%s': %s (%zu of %zu nodes deleted it)", a->resource, redlock_strerror(rrc),
+                  rrep.yes, rrep.n_nodes);
         cli_print_report(stderr, &rrep);
     }
-    if (was_lost && wrc == REDLOCK_OK) {
-        cli_error(c, "exiting with status %d: the lock on '%s' was lost while the command ran (its own status: %d)",
-                  CLI_EX_LOST, resource, code);
-        code = CLI_EX_LOST;
+    if (!was_lost || wrc != REDLOCK_OK) return code;
+    cli_error(c, "exiting with status %d: the lock on '%s' was lost while the command ran (its own status: %d)",
+              CLI_EX_LOST, a->resource, code);
+    return CLI_EX_LOST;
+}
+
+int cli_cmd_exec(cli_t *c, int argc, char **argv) {
+    exec_args_t a = {.ttl = DEFAULT_TTL_MS, .lost_sig = SIGTERM, .cmd_at = -1};
+    int stop = exec_parse(c, argc, argv, &a);
+    if (stop >= 0) return stop;
+    redlock_t *rl = NULL;
+    int rc = cli_open(c, &rl);
+    if (rc) return rc;
+    redlock_lock_t *lock = NULL;
+    uint64_t fence = 0;
+    int code = exec_lock(c, rl, &a, &lock, &fence);
+    if (code < 0) {
+        exec_state_t st;
+        memset(&st, 0, sizeof st);
+        st.cli = c;
+        st.resource = a.resource;
+        st.lost_sig = a.lost_sig;
+        atomic_init(&st.child, 0);
+        atomic_init(&st.lost, 0);
+        atomic_init(&st.lost_reason, 0);
+        int wrc;
+        code = exec_run(c, &st, rl, lock, fence, &a, argv, &wrc);
+        code = exec_release(c, &st, rl, lock, &a, wrc, code);
     }
-    free_env(env, n_env, n_own);
     redlock_free(rl);
     /* The forwarded signals stay blocked: one that arrives now (the command
      * is gone) must not kill the tool before it reports the status. */

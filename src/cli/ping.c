@@ -234,7 +234,7 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv) {
     rl_query(rl, 3, a_cfg, l_cfg, on_config, &ctx, &cfg);
     for (size_t i = 0; i < pong.n_nodes; i++) {
         ctx.nshards[i] = cli_shards_collect(rl, i, ctx.shards[i], CLI_MAX_SHARDS);
-        ctx.has_group[i] = rl_engine_group(rl->eng, i, &ctx.group[i], &ctx.group_age_us[i]);
+        ctx.has_group[i] = rl_engine_group(rl_blocking_of(rl)->eng, i, &ctx.group[i], &ctx.group_age_us[i]);
     }
 
     if (json) print_json(&ctx, &pong, &cfg, answered);

@@ -37,7 +37,7 @@ static void measure(redlock_t *rl, size_t i, cli_shard_t *s) {
 
 size_t cli_shards_collect(redlock_t *rl, size_t i, cli_shard_t *out, size_t cap) {
     rl_shard_view_t v[CLI_MAX_SHARDS];
-    size_t n = rl_engine_shards(rl->eng, i, v, cap < CLI_MAX_SHARDS ? cap : CLI_MAX_SHARDS);
+    size_t n = rl_engine_shards(rl_blocking_of(rl)->eng, i, v, cap < CLI_MAX_SHARDS ? cap : CLI_MAX_SHARDS);
     for (size_t j = 0; j < n; j++) {
         out[j] = (cli_shard_t){.v = v[j]};
         measure(rl, i, &out[j]);

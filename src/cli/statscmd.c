@@ -133,7 +133,7 @@ int cli_cmd_stats(cli_t *c, int argc, char **argv) {
     if (!a.resource) a.resource = PROBE_RESOURCE;
     redlock_t *rl = NULL;
     if ((rc = cli_open(c, &rl)) != 0) return rc;
-    static redlock_stats_t s; /* ~15 KB: kept off the stack */
+    static redlock_stats_t s; /* about 16 KB: kept off the stack */
     long granted = 0, undecided = probe(rl, &a, &granted);
     redlock_stats(rl, &s);
     if (!a.prometheus)

@@ -100,7 +100,7 @@ static void step_failed(const cli_t *c, const step_args_t *a, int rc, const redl
 
 /* Runs the step on rl; returns its CLI_STEP_* code. */
 static int step_run(const cli_t *c, redlock_t *rl, const step_args_t *a, const char *token) {
-    static redlock_report_t rep; /* ~10 KB: kept off the stack */
+    static redlock_report_t rep; /* about 22 KiB: kept off the stack */
     redlock_lock_t *lock = NULL;
     int rc;
     int sig_exit = 0;

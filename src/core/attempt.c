@@ -378,14 +378,7 @@ static int acquire_cancel(rl_op_t *op, int rc) {
 
 void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys, uint32_t ttl_ms, int64_t wait_ms,
                         redlock_report_t *rep, uint64_t now) {
-    a->op.next = acquire_next;
-    a->op.cancel = acquire_cancel;
-    a->op.rl = rl;
-    a->op.rep = rep;
-    a->op.rc = REDLOCK_OK;
-    a->op.phase = ACQ_START;
-    a->op.wake_us = 0;
-    a->op.waiter = NULL;
+    rl_op_setup(&a->op, acquire_next, acquire_cancel, rl, rep, ACQ_START);
     a->keys = *keys;
     rl_token_new(a->token); /* one token for every attempt of this call */
     a->ttl_ms = ttl_ms;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "node.h"
+
 void rl_cluster_free(rl_cluster_t *cl) {
     if (!cl) return;
     free(cl->shard);
@@ -151,7 +153,7 @@ size_t rl_cluster_view(const rl_cluster_t *cl, rl_shard_view_t *out, size_t cap)
         if (!sh->slots) continue;
         rl_shard_view_t *v = &out[n++];
         *v = (rl_shard_view_t){.port = sh->c->uri.port, .slots = sh->slots, .first = -1,
-                               .promoted = sh->c->promoted_us != 0};
+                               .promoted = rl_node_of_const(sh->c)->promoted_us != 0};
         snprintf(v->host, sizeof v->host, "%s", sh->c->uri.host);
         for (size_t k = 0; k < RL_SLOTS; k++) {
             if (cl->owner[k] != s + 1) continue;

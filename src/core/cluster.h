@@ -1,6 +1,6 @@
 /* cluster.h -- a Redlock node that is a whole Redis Cluster (doc/design.md, "Cluster routing"):
  * its slot map, its shard primaries' connections, and what a redirect or
- * a changed map means. No I/O here: nodes.c sends the CLUSTER SLOTS
+ * a changed map means. No I/O here: nodeset.c sends the CLUSTER SLOTS
  * requests and the redirected commands. */
 #ifndef RL_CLUSTER_H
 #define RL_CLUSTER_H

@@ -64,7 +64,6 @@ static void find_scripts(redlock_t *rl) {
 
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {
     err[0] = 0;
-    rl->cancel_rd = rl->cancel_wr = -1; /* (a blocking handle opens them) */
     int rc = rl_options_check(opt, err, errlen);
     if (rc == REDLOCK_OK && rl_token_init() < 0) {
         snprintf(err, errlen, "libsodium failed to initialise");
@@ -83,8 +82,6 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     pthread_mutex_init(&rl->held_mu, NULL);
     rl_map_init(&rl->held, 64);
     rl_map_init(&rl->waitq, 16);
-    pthread_mutex_init(&rl->wd_start_mu, NULL);
-    pthread_mutex_init(&rl->sleep_mu, NULL);
     rl->mu_ready = 1;
     if (uses_tls(opt) && (rc = rl_tls_ctx_new(&rl->tls, opt, err, errlen)) != REDLOCK_OK) {
         if (opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
@@ -105,11 +102,7 @@ void rl_ctx_destroy(redlock_t *rl) {
     for (size_t i = 0; rl->node_names && i < rl->opt.n_nodes; i++) free(rl->node_names[i]);
     free(rl->node_names);
     free(rl->stats);
-    if (rl->mu_ready) {
-        pthread_mutex_destroy(&rl->held_mu);
-        pthread_mutex_destroy(&rl->wd_start_mu);
-        pthread_mutex_destroy(&rl->sleep_mu);
-    }
+    if (rl->mu_ready) pthread_mutex_destroy(&rl->held_mu);
 }
 
 void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {

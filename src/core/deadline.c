@@ -1,14 +1,15 @@
 /* deadline.c -- the node set's deadlines (see rl_nodes_expire in
- * nodes.h): requests and probes owed past their deadline, a node that
+ * nodeset.h): requests and probes owed past their deadline, a node that
  * becomes suspect and is probed, connects and lookups that take too long,
  * nodes silent while owing replies, and the close of a connection that
  * timed out, held while an attempt may still be queueing its clean-up.
- * It acts on votes and connections through ns->ops (nodes.c's steps). */
+ * It acts on votes and connections through ns->ops (nodeset.c's steps). */
 #include <stdio.h>
 
 #include "dial.h"
-#include "node.h"
-#include "nodes.h"
+#include "health.h"
+#include "suspect.h"
+#include "nodeset.h"
 #include "replicate.h"
 #include "route.h"
 
@@ -16,7 +17,7 @@
  * stay queued without an owner, so late replies are dropped). */
 static void drop_waiting(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     char why[RL_DETAIL_LEN + 64];
-    rl_node_suspect_why(c, now, why, sizeof why);
+    rl_suspect_why(c, now, why, sizeof why);
     for (uint32_t k = 0; k < c->qlen; k++) {
         rl_req_t *q = rl_conn_at(c, k);
         rl_round_t *r = q->round;
@@ -47,16 +48,17 @@ static uint64_t close_hold_us(const rl_nodes_t *ns, rl_conn_t *c) {
  * a clean-up on it, later (rl_nodes_expire closes it then, unless it
  * answered meanwhile). Rounds get nothing new of c meanwhile. */
 static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     uint64_t hold = close_hold_us(ns, c);
     if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
     if (now < hold) {
-        c->close_at_us = hold;
+        nd->close_at_us = hold;
         return;
     }
-    int suspect = c->suspect;
+    int suspect = nd->suspect;
     ns->ops->down(ns, c, REDLOCK_ERR_TIMEOUT, c->last_detail, now);
-    c->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
-    if (suspect) rl_node_probe_later(&ns->cfg, c, now);
+    nd->suspect = suspect; /* (a close keeps it; the next probe opens anew) */
+    if (suspect) rl_suspect_probe_later(&ns->cfg, c, now);
 }
 
 /* c owed a reply past its deadline (why; probe: it was a probe's). The
@@ -66,20 +68,21 @@ static void timeout_close(rl_nodes_t *ns, rl_conn_t *c, const char *why, uint64_
  * goes with it); the next probe, after a backoff, opens a fresh one. A
  * subscriber set has no suspects. */
 static void node_late(rl_nodes_t *ns, rl_conn_t *c, const char *why, int probe, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     if (ns->cfg.subscriber) return;
-    if (c->suspect && !probe) return; /* its probe decides */
-    if (c->suspect) {
+    if (nd->suspect && !probe) return; /* its probe decides */
+    if (nd->suspect) {
         timeout_close(ns, c, why, now);
         return;
     }
-    rl_node_suspect(&ns->cfg, c, why, now);
+    rl_suspect_mark(&ns->cfg, c, why, now);
     drop_waiting(ns, c, now);
-    int rc = rl_node_probe(&ns->cfg, c, now);
+    int rc = rl_suspect_probe(&ns->cfg, c, now);
     if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
 }
 
 void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    int rc = rl_node_probe(&ns->cfg, c, now);
+    int rc = rl_suspect_probe(&ns->cfg, c, now);
     if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
 }
 
@@ -88,8 +91,9 @@ void rl_nodes_probe_due(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
  * request is still out (finishing takes it off c's list: the scan starts
  * over). Returns due lowered to the earliest grace left. */
 static uint64_t waiting_grace(rl_nodes_t *ns, rl_conn_t *c, uint64_t due, uint64_t now) {
-    for (uint32_t k = 0; k < c->nwaiting;) {
-        rl_round_t *r = c->waiting[k].round;
+    rl_node_t *nd = rl_node_of(c);
+    for (uint32_t k = 0; k < nd->nwaiting;) {
+        rl_round_t *r = nd->waiting[k].round;
         if (r->grace_us && now >= r->grace_us) {
             ns->ops->finish(ns, r, now);
             k = 0;
@@ -152,8 +156,9 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
     if (ns->cl) rl_route_expire(ns, now);
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
+        rl_node_t *nd = rl_node_of(c);
         if (c->state == RL_CONN_DOWN) {
-            if (c->suspect && now >= c->probe_at_us) rl_nodes_probe_due(ns, c, now);
+            if (nd->suspect && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
             continue;
         }
         if (c->state == RL_CONN_RESOLVING && now >= c->connect_deadline_us) {
@@ -172,8 +177,8 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             continue;
         }
         if (now >= c->due_us && scan_late(ns, c, now)) continue;
-        if (c->close_at_us) { /* a timeout's close waited for clean-ups */
-            if (now >= c->close_at_us) timeout_close(ns, c, c->last_detail, now);
+        if (nd->close_at_us) { /* a timeout's close waited for clean-ups */
+            if (now >= nd->close_at_us) timeout_close(ns, c, c->last_detail, now);
             continue;
         }
         rl_req_t *h = rl_conn_head(c);

@@ -1,49 +1,7 @@
-/* fence.c -- fencing tokens: the fenced acquire's two rounds (see
- * redlock_lock_fence in redlock.h); the acquire op (attempt.c) runs them.
- *
- * Each node keeps a counter per resource, the key "<res>:redlock:fence",
- * a decimal string that only ever grows. Round one, the attempt, sets the
- * lock and reads the counter and the node's clock behind it in one
- * transaction; the token t is 1 + the highest max(counter, clock in µs)
- * among the nodes that granted (the clock keeps tokens rising after a
- * node lost its counter).
- *
- * Why two rounds: the maximum of the counters one quorum returns is not
- * enough, since the next holder's quorum may meet ours in a single node
- * that need not hold the maximum. Raising the counters of a quorum to at
- * least t before using t makes it reach every later holder: any later
- * read quorum meets our write quorum in at least one node, whose counter
- * is then at least t, so the later maximum + 1 is greater. A write counts
- * only if it landed while the lock was still ours on that node: a later
- * holder's SET there comes after it, and its read after its SET.
- *
- * A mutex's write-back (round two) goes to each node n that granted in
- * round one as one transaction, MULTI, GET <lock>, INCRBY <counter>
- * (t - c_n), EXEC, where c_n is the counter n itself returned in round
- * one (0 when it had none), not the clock-floored value; the nodes that
- * did not grant are sent nothing and vote no. Why adding a per-node
- * difference is safe:
- *  - counters are monotone: every writer only ever raises one (this
- *    INCRBY adds t - c_n >= 1; fence_set.lua, used by permits and older
- *    clients, sets a greater value), so when the INCRBY runs the counter
- *    is some c' >= c_n and becomes c' + t - c_n >= t;
- *  - overshoot is harmless: c' > c_n only when another writer raised it
- *    between our two rounds, and the counter then ends above t; tokens
- *    need only strictly increase, never be consecutive;
- *  - the amount is per node, the difference to that node's own reading,
- *    so an unraced node ends exactly at t: counters never compound (as
- *    adding t itself would, doubling them acquire after acquire);
- *  - GET and INCRBY run atomically, so a yes ([our token, integer])
- *    proves the counter reached t while we held that node; a no (GET saw
- *    another value or none: the lock is not ours there any more) still
- *    raised the counter, which monotonicity makes harmless.
- * The stored format is unchanged (INCRBY reads and writes the same
- * decimal string), so old and new clients share counters. This costs a
- * transaction's server time rather than a script's (issue 26). A
- * permit's write-back stays fence_set.lua (set if greater, where the
- * slot's key holds our token): its token is the highest counter of every
- * slot a node returned (permit.c), so no per-node reading of the winning
- * slot's counter is at hand. */
+/* fence.c -- fencing tokens: the fenced acquire's two rounds, run by the
+ * acquire op (attempt.c): an attempt that reads each granting node's
+ * counter, then a write-back that raises a quorum's counters to the token
+ * (why that is safe: doc/design.md, "Safety beyond the algorithm"). */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -159,17 +117,13 @@ static void put(char *buf, size_t cap, size_t *at, int argc, const char *const *
     *at += rl_resp_encode(buf + (*at < cap ? *at : cap), *at < cap ? cap - *at : 0, argc, argv, lens);
 }
 
-/* The fenced attempt: the plain SET NX PX, then the counter and the node's
- * clock read behind it, in one transaction -- one round trip and no
- * script (a script round cost 1.3 to 1.4 x a SET round on 5 local nodes,
- * issue 26). The read must come after the SET on each node: where the SET
- * granted, every earlier holder's write-back there that counted (made
- * while its key was still there) is then already in the counter.
- * MULTI and the three QUEUED replies are dropped (round.skip); EXEC's
- * array votes (fenced_reply). */
 /* Encodes the fenced attempt on key and its counter fkey into cmd (cap
- * bytes): MULTI, SET key token NX PX ttl, GET fkey, TIME, EXEC. Returns
- * its length (more than cap: it did not fit). */
+ * bytes): MULTI, SET key token NX PX ttl, GET fkey, TIME, EXEC -- one
+ * round trip, no script. The read comes after the SET on each node: where
+ * the SET granted, every earlier holder's write-back there that counted
+ * is then already in the counter. MULTI and the three QUEUED replies are
+ * dropped (round.skip); EXEC's array votes (fenced_reply). Returns its
+ * length (more than cap: it did not fit). */
 static size_t encode_attempt(char *cmd, size_t cap, const char *key, size_t klen, const char *fkey, size_t flen,
                              const char *token, const char *ttl) {
     size_t at = 0, tlen = strlen(ttl);

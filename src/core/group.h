@@ -1,18 +1,18 @@
 /* group.h -- the Sentinel kind of node (a redis+sentinel:// URI): one
  * group of a master and its replicas is one vote. The connection finds
  * the master through the sentinels (net/sentinel.h), follows their
- * +switch-master announcements (net/sentwatch.h), checks with ROLE that
+ * +switch-master announcements (net/failover.h), checks with ROLE that
  * the address it was given is still a master, and leaves it on a
  * READONLY reply. A master promoted less than quarantine_ms ago gets no
  * acquire vote unless the node's votes count after replication to every
- * replica the group has. Called by node.c and nodes.c for sentinel nodes
+ * replica the group has. Called by health.c and nodeset.c for sentinel nodes
  * only (c->uri.sentinel). */
 #ifndef RL_GROUP_H
 #define RL_GROUP_H
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nodes.h"
+#include "nodeset.h"
 
 /* Queues ROLE on a fresh connection to the group's master: the master
  * the sentinels named must still be one. Returns 0/-1 (out of memory). */
@@ -24,9 +24,10 @@ int rl_group_open(rl_conn_t *c, uint64_t now);
  * takes c down, and the next connect asks the sentinels afresh. */
 int rl_group_role(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *rep, uint64_t now, char *detail, size_t n);
 
-/* c learnt what its sentinels (c->group) and its master's ROLE say:
- * starts or lifts the promotion quarantine (c->promoted_until_us). */
-void rl_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
+/* c's sentinels answered a look-up with g (taken as its node's group):
+ * with what its master's ROLE said, starts or lifts the promotion
+ * quarantine (rl_node.promoted_until_us). */
+void rl_group_learnt(const rl_nodes_config_t *cfg, rl_conn_t *c, const rl_group_info_t *g, uint64_t now);
 
 /* Writes why c's master is quarantined after its promotion into buf.
  * Returns 1. */

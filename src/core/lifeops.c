@@ -82,13 +82,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
 /* Fills the fields both kinds share. */
 static void life_init(rl_life_op_t *e, int (*next)(rl_op_t *, uint64_t), redlock_t *rl, const rl_keys_t *keys,
                       const char *token, uint32_t ttl_ms, redlock_report_t *rep) {
-    e->op.next = next;
-    e->op.cancel = NULL;
-    e->op.rl = rl;
-    e->op.rep = rep;
-    e->op.rc = REDLOCK_OK;
-    e->op.phase = LIFE_START;
-    e->op.wake_us = 0;
+    rl_op_setup(&e->op, next, NULL, rl, rep, LIFE_START);
     e->keys = *keys;
     e->token = token;
     e->ttl_ms = ttl_ms;

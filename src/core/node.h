@@ -1,57 +1,80 @@
-/* node.h -- one node's health, below the rounds (see node.c): opening it
- * with its script loads and probes, the probes' replies (restart uptime,
- * clock samples), quarantine, and closing it after a failure with a
- * reconnect backoff. Nothing here knows about rounds. */
+/* node.h -- what the core knows of the node one connection reaches
+ * (rl_node_t): its quarantines, clock samples, suspicion, Sentinel group
+ * and replication waits. The connection itself is net/'s (conn.h). */
 #ifndef RL_NODE_H
 #define RL_NODE_H
+#include <stddef.h>
 #include <stdint.h>
 
+#include "clockjump.h"
 #include "conn.h"
-#include "nodes.h"
+#include "sentinel.h"
 
-/* Opens c if its backoff has passed: connect, handshake, script loads,
- * restart and clock probes. Returns 0 when c can take requests, else an
- * error code with c->last_detail saying why (the caller takes it down). */
-int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
+struct rl_round;
+struct rl_failover_feed;
+typedef struct rl_nodes_config rl_nodes_config_t;
 
-/* Closes c after a failure (err/detail kept as its last error) and
- * schedules the reconnect after the current backoff, which then doubles.
- * The caller first fails the requests c owed. */
-void rl_node_close(const rl_nodes_config_t *cfg, rl_conn_t *c, int err, const char *detail, uint64_t now);
+/* A round's node whose write said yes and waits for the next WAIT's
+ * answer on the connection (see rl_node.waiting). */
+typedef struct rl_waiting {
+    struct rl_round *round;
+    int idx;
+    uint64_t sent_us;
+} rl_waiting_t;
 
-/* Handles the reply to the engine's own request at the head of c's queue
- * (handshake, SCRIPT LOAD, INFO, TIME) and pops it. Returns 0, or the
- * error an AUTH / SELECT refusal takes the node down with (why in detail). */
-int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,
-                           char *detail, size_t n);
+/* What the core knows of the node one connection reaches. Every
+ * connection of a node set lives in one (rl_node_of finds it), so the
+ * drivers and net/ deal in rl_conn_t while the core keeps here what is
+ * about votes: quarantines, suspicion, the Sentinel group, replication. */
+typedef struct rl_node {
+    rl_conn_t conn;            /* its connection (first: rl_node_of) */
+    /* restart quarantine (health.c) */
+    uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
+    uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
+    /* promotion quarantine: a cluster shard's replica or a Sentinel group's master took over */
+    uint64_t promoted_until_us; /* no acquire vote before this */
+    uint64_t promoted_us;      /* when that was seen, on our clock */
+    /* clock samples and jumps (health.c) */
+    rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
+    uint64_t time_due_us;      /* acquires send a TIME sample from then on */
+    int time_refused;          /* the node refused TIME (ACL): no more samples */
+    uint64_t jump_until_us;    /* its clock jumped: no acquire vote before this */
+    uint64_t jumped_us;        /* when the jump was seen, on our clock */
+    int64_t jump_us;           /* how far its clock moved beyond the elapsed time */
+    /* a silent node (suspect.c): suspect from a timeout until a probe answers */
+    int suspect;
+    uint64_t suspect_since_us; /* when it last became suspect */
+    uint64_t probe_at_us;      /* while suspect and down: when the next probe goes */
+    uint32_t probe_backoff_ms; /* the wait before the probe after next */
+    uint64_t close_at_us;      /* a timeout's close waits until then (0: none pending): an
+                                * attempt that wrote here may still be queueing its clean-up */
+    /* a Sentinel group's node (group.c): what its sentinels said at the last look-up */
+    rl_group_info_t group;
+    uint64_t group_at_us;      /* when that was (0: never) */
+    int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
+    int follow;                /* follow the sentinels' +switch-master (set by the node set) */
+    struct rl_failover_feed *feed; /* what follows them, started with the first connect (failover.h) */
+    uint32_t switches_seen;    /* the feed's switches already acted on */
+    /* votes counted after replication (replicate.c): the writes queued since the last WAIT
+     * are covered by one WAIT appended when the output is next written (so writes that
+     * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */
+    int wait_owed;             /* a replicated write was queued since the last WAIT */
+    uint64_t wait_first_us;    /* the earliest deadline of those writes: the WAIT's timeout */
+    uint64_t wait_last_us;     /* the latest: the WAIT's own deadline */
+    uint32_t waits_out;        /* WAITs sent and not answered yet: while one is out, replicated
+                                * writes queued since (and what follows them) are held, so that
+                                * they share the next WAIT instead of each paying a replica's
+                                * round trip behind the blocked connection */
+    rl_waiting_t *waiting;     /* yes votes waiting for the next WAIT's answer */
+    uint32_t nwaiting, capwaiting;
+} rl_node_t;
 
-/* 1 with the reason in buf when c may not vote in an acquire now
- * (restarted or clock jumped recently), else 0. */
-int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n);
-
-/* Before an acquire's grant: queues a clock sample on c when one is due.
- * Returns 0, or -1 when out of memory. */
-int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
-
-/* A silent node (doc/design.md, "A silent minority"). rl_node_suspect marks c suspect after a
- * request of it got no reply in time (why): rounds send it nothing new
- * but releases, and its probes decide when it is back. rl_node_probe
- * sends a probe: a PING on c's connection, opening a fresh one when c is
- * down; returns 0, or the error opening failed with (c is then no longer
- * suspect: it refuses, it is not silent; the caller takes it down).
- * Any reply lets c rejoin (rl_node_answered). rl_node_probe_later,
- * after a probe timed out and c was closed: the next probe is due after
- * a backoff from probe_min_ms doubling to probe_max_ms.
- * rl_node_suspect_why writes a suspect vote's detail. */
-void rl_node_suspect(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why, uint64_t now);
-int rl_node_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
-void rl_node_probe_later(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
-void rl_node_suspect_why(const rl_conn_t *c, uint64_t now, char *buf, size_t n);
-
-
-/* c answered something (any reply: a probe's, a late one, a request's):
- * it is not silent, so it stops being suspect at once and a close for a
- * timeout that was waiting (c->close_at_us) is called off. */
-void rl_node_answered(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
+/* The node whose connection c is (c must belong to a node set). */
+static inline rl_node_t *rl_node_of(rl_conn_t *c) {
+    return (rl_node_t *)(void *)((char *)c - offsetof(rl_node_t, conn));
+}
+static inline const rl_node_t *rl_node_of_const(const rl_conn_t *c) {
+    return (const rl_node_t *)(const void *)((const char *)c - offsetof(rl_node_t, conn));
+}
 
 #endif

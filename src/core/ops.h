@@ -44,6 +44,15 @@ struct rl_op {
                              * thread, an async call), or NULL */
 };
 
+/* Sets op up for a new operation of rl: next and cancel its steps (cancel
+ * NULL when it cannot be cancelled), rep its report (NULL: none), phase
+ * its first; the rounds its driver gave it (r, aux, seen) stay. */
+static inline void rl_op_setup(rl_op_t *op, int (*next)(rl_op_t *, uint64_t), int (*cancel)(rl_op_t *, int),
+                               redlock_t *rl, redlock_report_t *rep, int phase) {
+    *op = (rl_op_t){.next = next, .cancel = cancel, .rl = rl, .rep = rep, .r = op->r, .aux = op->aux,
+                    .seen = op->seen, .wake_us = 0, .rc = REDLOCK_OK, .phase = phase, .waiter = NULL};
+}
+
 /* Fallback polls of waiting acquires a handle sends at most per
  * retry_delay_ms (attempt.c). */
 #define RL_POLLS_PER_INTERVAL 256u
@@ -170,19 +179,19 @@ void rl_release_op_init(rl_life_op_t *e, redlock_t *rl, const rl_keys_t *keys, c
  * the wrong kind), not NOT_HELD as for a lock object. */
 void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock);
 
-/* watch.c: auto-extension policy. rl_watch_setup fills l's watch fields
+/* autoextend.c: auto-extension policy. rl_autoextend_setup fills l's watch fields
  * from opt (NULL: defaults); INVALID when the interval is not below the
- * TTL. rl_watch_due, when l's next_us has come: REDLOCK_ERR_EXPIRED (its
+ * TTL. rl_autoextend_due, when l's next_us has come: REDLOCK_ERR_EXPIRED (its
  * validity is gone: lost), 1 (capped: next_us moved to its deadline, no
- * extension), 0 (extend it by its TTL now). rl_watch_after takes the
+ * extension), 0 (extend it by its TTL now). rl_autoextend_after takes the
  * extension's rc: 0 (next_us set: keep watching) or the reason l is lost.
- * rl_watch_lost marks l lost, counts and logs it (the caller then runs
+ * rl_autoextend_lost marks l lost, counts and logs it (the caller then runs
  * on_lost). */
-int rl_watch_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
+int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
                    uint64_t now);
-int rl_watch_due(redlock_lock_t *l, uint64_t now);
-int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now);
-void rl_watch_lost(redlock_t *rl, redlock_lock_t *l, int reason);
+int rl_autoextend_due(redlock_lock_t *l, uint64_t now);
+int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now);
+void rl_autoextend_lost(redlock_t *rl, redlock_lock_t *l, int reason);
 
 /* fence.c: the fenced attempt's rounds (see fence.c for why two).
  * rl_fence_attempted judges a mutex's attempt and sends its write-back

@@ -121,8 +121,8 @@ void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r) {
  * have run). Nodes the round did not wait for are left out: they nearly
  * always give s too, and whatever they gave is cleared by the permit's
  * release (release.lua deletes the token's other slots of the semaphore)
- * or expires with the TTL -- a clean-up on every grant cost a script on
- * every node (a permit at 1.5 x the mutex's cost, now 1.2 x). */
+ * or expires with the TTL, so a grant costs no clean-up script on every
+ * node. */
 static int strays(const rl_round_t *r, int s) {
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];

@@ -22,39 +22,42 @@ uint32_t rl_repl_want(const rl_nodes_t *ns, const rl_conn_t *c) {
  * answer to come back; the WAIT's deadline is the latest of theirs.
  * Returns 0, or -1 when out of memory. */
 int rl_repl_append(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
-    uint64_t first = c->wait_first_us, left_ms = first > now ? (first - now) / 1000u : 0, t = left_ms * 3 / 4;
+    rl_node_t *nd = rl_node_of(c);
+    uint64_t first = nd->wait_first_us, left_ms = first > now ? (first - now) / 1000u : 0, t = left_ms * 3 / 4;
     char a[16], b[24], cmd[96];
     int la = snprintf(a, sizeof a, "%u", rl_repl_want(ns, c));
     int lb = snprintf(b, sizeof b, "%llu", (unsigned long long)(t ? t : 1));
     int n = snprintf(cmd, sizeof cmd, "*3\r\n$4\r\nWAIT\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", la, a, lb, b);
-    c->wait_owed = 0;
+    nd->wait_owed = 0;
     if (rl_conn_send(c, cmd, (size_t)n) < 0) return -1;
-    if (!rl_conn_push(c, RL_REQ_WAIT, NULL, now, c->wait_last_us)) return -1;
-    c->waits_out++;
-    c->wait_unsent = rl_buf_pending(&c->out);
+    if (!rl_conn_push(c, RL_REQ_WAIT, NULL, now, nd->wait_last_us)) return -1;
+    nd->waits_out++;
+    c->out_mark = rl_buf_pending(&c->out);
     return 0;
 }
 
 /* Marks the write just queued on c (q) as counted after replication: the
  * next flush appends the WAIT that covers it. */
 void rl_repl_owe(rl_conn_t *c, rl_req_t *q) {
+    rl_node_t *nd = rl_node_of(c);
     q->then_wait = 1;
-    if (!c->wait_owed || q->deadline_us < c->wait_first_us) c->wait_first_us = q->deadline_us;
-    if (!c->wait_owed || q->deadline_us > c->wait_last_us) c->wait_last_us = q->deadline_us;
-    c->wait_owed = 1;
+    if (!nd->wait_owed || q->deadline_us < nd->wait_first_us) nd->wait_first_us = q->deadline_us;
+    if (!nd->wait_owed || q->deadline_us > nd->wait_last_us) nd->wait_last_us = q->deadline_us;
+    nd->wait_owed = 1;
 }
 
 /* Records that node c->idx's yes in r waits for c's next WAIT answer.
  * Returns 0, or -1 when out of memory. */
 int rl_repl_defer(rl_conn_t *c, rl_round_t *r, uint64_t sent) {
-    if (c->nwaiting == c->capwaiting) {
-        uint32_t cap = c->capwaiting ? c->capwaiting * 2 : 16;
-        rl_waiting_t *w = realloc(c->waiting, cap * sizeof *w);
+    rl_node_t *nd = rl_node_of(c);
+    if (nd->nwaiting == nd->capwaiting) {
+        uint32_t cap = nd->capwaiting ? nd->capwaiting * 2 : 16;
+        rl_waiting_t *w = realloc(nd->waiting, cap * sizeof *w);
         if (!w) return -1;
-        c->waiting = w;
-        c->capwaiting = cap;
+        nd->waiting = w;
+        nd->capwaiting = cap;
     }
-    c->waiting[c->nwaiting++] = (rl_waiting_t){.round = r, .idx = c->idx, .sent_us = sent};
+    nd->waiting[nd->nwaiting++] = (rl_waiting_t){.round = r, .idx = c->idx, .sent_us = sent};
     r->pn[c->idx].u.slot = RL_SLOT_WAITING;
     return 0;
 }
@@ -64,10 +67,11 @@ int rl_repl_defer(rl_conn_t *c, rl_round_t *r, uint64_t sent) {
  * the connection), else its vote fails, saying how many did within how
  * long. */
 void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     const redisReply *rep = reply;
     uint64_t sent = rl_conn_head(c)->sent_us;
     rl_conn_pop(c);
-    if (c->waits_out) c->waits_out--;
+    if (nd->waits_out) nd->waits_out--;
     uint32_t want = rl_repl_want(ns, c);
     char detail[RL_DETAIL_LEN] = "";
     int err = REDLOCK_OK;
@@ -83,8 +87,8 @@ void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t no
                  "in a failover", rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0LL, want,
                  (unsigned long long)((now - sent) / 1000u));
     }
-    while (c->nwaiting) { /* (a vote may finish a round, which takes it off the list) */
-        rl_waiting_t w = c->waiting[--c->nwaiting];
+    while (nd->nwaiting) { /* (a vote may finish a round, which takes it off the list) */
+        rl_waiting_t w = nd->waiting[--nd->nwaiting];
         char d[RL_DETAIL_LEN];
         memcpy(d, detail, sizeof d);
         w.round->pn[w.idx].u.slot = RL_NO_SLOT;
@@ -95,14 +99,16 @@ void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t no
 /* Fails the yes votes waiting on c for a WAIT that will not come (c is
  * closing or silent), as v / err / detail. */
 void rl_repl_fail(rl_nodes_t *ns, rl_conn_t *c, redlock_vote_t v, int err, const char *detail, uint64_t now) {
-    while (c->nwaiting) {
-        rl_waiting_t w = c->waiting[--c->nwaiting];
+    rl_node_t *nd = rl_node_of(c);
+    while (nd->nwaiting) {
+        rl_waiting_t w = nd->waiting[--nd->nwaiting];
         w.round->pn[w.idx].u.slot = RL_NO_SLOT;
         ns->ops->vote(ns, w.round, (size_t)w.idx, v, err, -1, detail, now);
     }
 }
 
 void rl_repl_forget(rl_conn_t *c, const rl_round_t *r) {
-    for (uint32_t k = 0; k < c->nwaiting; k++)
-        if (c->waiting[k].round == r) c->waiting[k--] = c->waiting[--c->nwaiting];
+    rl_node_t *nd = rl_node_of(c);
+    for (uint32_t k = 0; k < nd->nwaiting; k++)
+        if (nd->waiting[k].round == r) nd->waiting[k--] = nd->waiting[--nd->nwaiting];
 }

@@ -1,5 +1,5 @@
 /* replicate.h -- votes counted after replication (doc/design.md, "Replicated nodes"), for the
- * node set (nodes.c): a round's write (r->replicate) on a node whose
+ * node set (nodeset.c): a round's write (r->replicate) on a node whose
  * replicas=N, or the handle's min_replicas, is above 0 is marked (owe);
  * the next flush appends one WAIT for every such write queued on the
  * connection since the last (append); a write's yes waits on the
@@ -10,7 +10,7 @@
 #define RL_REPLICATE_H
 #include <stdint.h>
 
-#include "nodeset.h"
+#include "nodetypes.h"
 
 /* The replicas a write on c waits for: its URI's replicas=N, else the
  * handle's min_replicas (0: none, no WAIT). */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "node.h"
+#include "health.h"
 #include "rl.h"
 
 void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
@@ -18,7 +18,7 @@ void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
     rep->slot = -1;
     rep->message[0] = '\0';
     for (size_t i = 0; i < rep->n_nodes; i++)
-        rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->conns[i].uri.display, .rtt_us = -1};
+        rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->nodes[i].conn.uri.display, .rtt_us = -1};
 }
 
 void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us) {

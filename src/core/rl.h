@@ -10,17 +10,14 @@
 #include <stdint.h>
 
 #include "clock.h"
-#include "fanout.h"
-#include "nodes.h"
+#include "round.h"
+#include "nodeset.h"
 #include "log.h"
 #include "map.h"
 #include "redlock.h"
 #include "scripts.h"
 #include "stats.h"
 
-struct rl_watchdog;
-
-struct rl_engine;
 struct rl_acquire_op;
 
 /* The context of one handle, blocking (redlock_t) or async (inside a
@@ -35,7 +32,6 @@ struct redlock {
     /* the driver's part of redlock_lock_free: 1 when an outer hold of the
      * lock remains (the object stays), 0 when it may be destroyed */
     int (*unhold)(redlock_lock_t *lock);
-    struct rl_engine *eng;    /* blocking driver, NULL in an async handle */
     /* the driver's: waiter a became the head of its resource's local
      * queue, or was woken by a heard release (waitq.c): wake it so it
      * looks again. Called with held_mu held (a is queued, so alive).
@@ -66,18 +62,8 @@ struct redlock {
      * nodes (under held_mu) */
     uint64_t poll_window_us;
     unsigned poll_used;
-    struct rl_watchdog *wd;   /* started on the first redlock_autoextend */
     struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
-    pthread_mutex_t wd_start_mu;
-    int mu_ready;             /* the mutexes above are initialised */
-    /* redlock_cancel_waits (blocking handle): a generation and a pipe that
-     * waiting threads poll; see blocking/drive.c */
-    atomic_uint cancel_gen;
-    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
-    atomic_int waiters;
-    int cancel_rd, cancel_wr;
-    pthread_mutex_t sleep_mu;       /* guards the eventfd of each blocking waiter (drive.c) */
-    struct rl_listener *listener;   /* blocking: the release channels' thread, from the first wait */
+    int mu_ready;             /* held_mu is initialised */
     rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
@@ -107,7 +93,7 @@ struct redlock_lock {
     int shared;                  /* a reader's lock (redlock_acquire_shared) */
     int releasing;               /* async: a release is under way (a second one is INVALID) */
     int pooled;                  /* released: back in the pool (until reused) */
-    void *watch;                 /* async: the handle's auto-extension of this lock, or NULL */
+    void *autoext;               /* async: the handle's auto-extension call of this lock, or NULL */
     rl_clock_fn clock;
     /* reentrancy, under owner->held_mu */
     int registered;
@@ -175,21 +161,21 @@ void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r);
 int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg);
 
-/* round.c: runs one round of argv (EVALSHA <script's sha1> ... when
+/* commands.c: runs one round of argv (EVALSHA <script's sha1> ... when
  * script is set; the core falls back to EVAL on NOSCRIPT) through rl->send. */
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                   const rl_script_t *script, rl_classify_fn classify);
-/* round.c: encodes argv into cmd (r->cmd) and, when rl has cluster
+/* commands.c: encodes argv into cmd (r->cmd) and, when rl has cluster
  * nodes, into ccmd with its keys named as on a cluster (r->ccmd, r->hslot).
  * Returns 0, or -1 when out of memory (nothing to free). Else the caller
  * frees both with rl_cmd_free once r was sent. */
 struct rl_cmd;
 int rl_round_encode(const redlock_t *rl, rl_round_t *r, struct rl_cmd *cmd, struct rl_cmd *ccmd, int argc,
                     const char *const *argv, const size_t *lens);
-/* round.c: a plain command round (no script). */
+/* commands.c: a plain command round (no script). */
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
                     rl_classify_fn classify);
-/* round.c: one round of `script` on keys with the token and an optional
+/* commands.c: one round of `script` on keys with the token and an optional
  * extra argument (NULL), by EVALSHA with an EVAL fallback. */
 void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                    const char *token, const char *extra);
@@ -199,15 +185,9 @@ void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, c
 /* The same with up to four extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
-/* round.c: the release script for keys/token on every node (nodes may be
- * NULL); announce: a holder's release, published to the waiters of each key
- * it deletes (doc/design.md, "Waiting"): "1" on the key's channel, "p" (a permit) on its
- * semaphore's; NULL for an attempt's clean-up, which says nothing. */
-/* round.c: the script that releases a lock on keys: a reader's (shared),
+/* commands.c: the script that releases a lock on keys: a reader's (shared),
  * a mutex's, or a set's. */
 const rl_script_t *rl_release_script(const redlock_t *rl, const rl_keys_t *keys, int shared);
-void rl_release_round(redlock_t *rl, rl_round_t *r, const rl_keys_t *keys, const char *token,
-                      redlock_node_report_t *nodes, const char *announce);
 
 /* fence.c: "<res><suffix>" into buf (cap bytes); returns its length (0
  * when it does not fit). */
@@ -222,8 +202,5 @@ redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *to
                             uint64_t t0, uint64_t deadline);
 void rl_lock_destroy(redlock_lock_t *lock);
 void rl_pool_free(redlock_t *rl);
-
-/* Replaces rl's clock (unit tests only). */
-void rl_set_clock(redlock_t *rl, rl_clock_fn clock);
 
 #endif

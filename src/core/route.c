@@ -36,7 +36,7 @@ static int park(rl_nodes_t *ns, rl_round_t *owner, size_t i, const rl_send_t *s,
     cl->parked_tail = p;
     cl->nparked++;
     if (owner) {
-        owner->pn[i].conn = (uint16_t)ns->conns[i].k; /* (its report's address until it is sent) */
+        owner->pn[i].conn = (uint16_t)ns->nodes[i].conn.k; /* (its report's address until it is sent) */
         owner->pn[i].u.slot = RL_NO_SLOT;
     }
     return 0;
@@ -59,7 +59,7 @@ static void send_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
         rl_send_t s = {.cmd = p->cmd, .len = p->len, .script = p->script, .sent_us = p->sent_us,
                        .deadline_us = p->deadline_us, .grants = p->grants, .send_all = p->send_all,
                        .skip = p->skip};
-        ns->ops->place(ns, sh ? sh->c : &ns->conns[i], p->round, i, &s, now); /* (an unserved slot: a redirect says) */
+        ns->ops->place(ns, sh ? sh->c : &ns->nodes[i].conn, p->round, i, &s, now); /* (an unserved slot: a redirect says) */
         free(p);
         p = next;
     }
@@ -139,7 +139,7 @@ void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i,
         if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "too many requests wait for the slot map", now);
         return;
     }
-    ns->ops->place(ns, sh ? sh->c : &ns->conns[i], owner, i, s, now);
+    ns->ops->place(ns, sh ? sh->c : &ns->nodes[i].conn, owner, i, s, now);
 }
 
 /* ----------------------------------------------------------- slot maps */
@@ -151,7 +151,7 @@ static rl_shard_t *member_of(rl_nodes_t *ns, size_t i, const char *host, int por
     rl_shard_t *sh = rl_cluster_find(cl, host, port);
     if (sh) return sh;
     rl_uri_t uri;
-    if (rl_uri_member(&uri, &ns->conns[i].uri, host, port) < 0) return NULL;
+    if (rl_uri_member(&uri, &ns->nodes[i].conn.uri, host, port) < 0) return NULL;
     rl_conn_t *c = ns->ops->add(ns, i, &uri);
     return c ? rl_cluster_add(cl, c) : NULL;
 }
@@ -173,10 +173,11 @@ static rl_shard_t *map_member(void *arg, const char *host, int port) {
 static void map_promoted(void *arg, rl_shard_t *sh) {
     map_ctx_t *m = arg;
     rl_conn_t *c = sh->c;
-    c->promoted_us = m->now;
-    c->promoted_until_us = m->now + (uint64_t)m->ns->cfg.quarantine_ms * 1000u;
+    rl_node_t *nd = rl_node_of(c);
+    nd->promoted_us = m->now;
+    nd->promoted_until_us = m->now + (uint64_t)m->ns->cfg.quarantine_ms * 1000u;
     rl_logf(&m->ns->cfg.log, REDLOCK_LOG_WARN, "node %s: shard primary %s:%d is a promoted replica: "
-            "no acquire vote for %u ms", m->ns->conns[m->i].uri.display, c->uri.host, c->uri.port,
+            "no acquire vote for %u ms", m->ns->nodes[m->i].conn.uri.display, c->uri.host, c->uri.port,
             m->ns->cfg.quarantine_ms);
 }
 
@@ -185,8 +186,8 @@ static void map_promoted(void *arg, rl_shard_t *sh) {
 void rl_route_map_reload(rl_nodes_t *ns, size_t i, uint64_t now) {
     static const char cmd[] = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
     rl_cluster_t *cl = ns->cl[i];
-    rl_conn_t *c = &ns->conns[i];
-    if (cl->loading || (c->state == RL_CONN_DOWN && (c->suspect || now < c->retry_at_us))) {
+    rl_conn_t *c = &ns->nodes[i].conn;
+    if (cl->loading || (c->state == RL_CONN_DOWN && (ns->nodes[i].suspect || now < c->retry_at_us))) {
         cl->stale = 1;
         return;
     }
@@ -277,7 +278,7 @@ void rl_route_note_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint6
  * knows: the URI's host, its seeds, then the shards found, in turn. */
 static void next_seed(rl_nodes_t *ns, size_t i) {
     rl_cluster_t *cl = ns->cl[i];
-    rl_conn_t *c = &ns->conns[i];
+    rl_conn_t *c = &ns->nodes[i].conn;
     size_t n = 1 + c->uri.nseeds + cl->nshard;
     if (n < 2 || c->lookup) return;
     cl->seed = (cl->seed + 1) % n;
@@ -327,7 +328,7 @@ void rl_route_expire(rl_nodes_t *ns, uint64_t now) {
         if (!cl) continue;
         if (cl->parked) expire_parked(ns, i, now);
         /* a map wanted while no member could be asked: once the backoff passed */
-        if (cl->stale && !cl->loading && now >= ns->conns[i].retry_at_us) rl_route_map_reload(ns, i, now);
+        if (cl->stale && !cl->loading && now >= ns->nodes[i].conn.retry_at_us) rl_route_map_reload(ns, i, now);
     }
 }
 
@@ -336,7 +337,7 @@ uint64_t rl_route_next_us(const rl_nodes_t *ns) {
     for (size_t i = 0; i < ns->n; i++) {
         const rl_cluster_t *cl = ns->cl[i];
         if (!cl) continue;
-        if (cl->stale && !cl->loading && ns->conns[i].retry_at_us < next) next = ns->conns[i].retry_at_us;
+        if (cl->stale && !cl->loading && ns->nodes[i].conn.retry_at_us < next) next = ns->nodes[i].conn.retry_at_us;
         for (const rl_parked_t *p = cl->parked; p; p = p->next) {
             if (p->deadline_us < next) next = p->deadline_us;
             if (p->round && p->round->grace_us && p->round->grace_us < next) next = p->round->grace_us;
@@ -346,7 +347,7 @@ uint64_t rl_route_next_us(const rl_nodes_t *ns) {
 }
 
 int rl_route_init(rl_nodes_t *ns, size_t i) {
-    rl_conn_t *c = &ns->conns[i];
+    rl_conn_t *c = &ns->nodes[i].conn;
     if (!c->uri.cluster) return 0;
     if (!ns->cl && !(ns->cl = calloc(ns->n ? ns->n : 1, sizeof *ns->cl))) return -1;
     rl_cluster_t *cl = calloc(1, sizeof *cl);

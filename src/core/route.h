@@ -1,12 +1,12 @@
 /* route.h -- a Redis Cluster node's routing (route.c): slot maps,
- * redirects, requests parked until the map is known. nodes.c calls these
- * for its cluster nodes; route.c reaches nodes.c's steps through ns->ops
- * (nodeset.h). */
+ * redirects, requests parked until the map is known. nodeset.c calls these
+ * for its cluster nodes; route.c reaches nodeset.c's steps through ns->ops
+ * (nodetypes.h). */
 #ifndef RL_ROUTE_H
 #define RL_ROUTE_H
 #include <stdint.h>
 
-#include "nodeset.h"
+#include "nodetypes.h"
 
 /* rl_route_submit sends s (the round r's, owner NULL when r is
  * decided) for cluster node i: to the shard serving r->hslot, or parked

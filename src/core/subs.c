@@ -108,7 +108,7 @@ static int reopen(rl_subs_t *s, size_t i, uint64_t now) {
 
 /* 1 when plain node i is down and its backoff has passed. */
 static int due(const rl_subs_t *s, size_t i, uint64_t now) {
-    const rl_conn_t *c = &s->ns.conns[i];
+    const rl_conn_t *c = &s->ns.nodes[i].conn;
     return !cluster_of(s, i) && c->state == RL_CONN_DOWN && now >= c->retry_at_us;
 }
 
@@ -154,7 +154,7 @@ static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
 /* Unsubscribes entry e on every node and drops it. */
 static void drop(rl_subs_t *s, rl_sub_t *e, uint64_t now) {
     for (size_t i = 0; i < s->ns.n; i++)
-        if (cluster_of(s, i) || s->ns.conns[i].state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
+        if (cluster_of(s, i) || s->ns.nodes[i].conn.state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
     idle_unlink(s, e);
     rl_map_remove(&s->map, &e->node);
     s->n--;
@@ -179,7 +179,7 @@ int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t
             if (send_verb(s, i, "SUBSCRIBE", res, len, now)) mark_dirty(s, i, now);
         } else if (due(s, i, now))
             reopen(s, i, now); /* the new channel is among them */
-        else if (s->ns.conns[i].state != RL_CONN_DOWN)
+        else if (s->ns.nodes[i].conn.state != RL_CONN_DOWN)
             send_verb(s, i, "SUBSCRIBE", res, len, now);
     }
     return 0;
@@ -236,7 +236,7 @@ uint64_t rl_subs_next_us(const rl_subs_t *s) {
     uint64_t next = rl_nodes_next_us(&s->ns);
     if (s->idle_head && s->idle_head->idle_us + RL_SUB_LINGER_US < next) next = s->idle_head->idle_us + RL_SUB_LINGER_US;
     for (size_t i = 0; s->n && i < s->ns.n; i++) {
-        const rl_conn_t *c = &s->ns.conns[i];
+        const rl_conn_t *c = &s->ns.nodes[i].conn;
         if (!cluster_of(s, i) && c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
     }
     if (s->n && s->retry_us && s->retry_us < next) next = s->retry_us;

@@ -16,7 +16,7 @@
  * slot map). A cluster node whose connections failed or whose map changed
  * is marked for a resubscription of every channel, tried until it works.
  *
- * Like nodes.h, every function takes the driver's `now` and must be
+ * Like nodeset.h, every function takes the driver's `now` and must be
  * called by one thread at a time (the blocking listener holds its mutex). */
 #ifndef RL_SUBS_H
 #define RL_SUBS_H
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "map.h"
-#include "nodes.h"
+#include "nodeset.h"
 
 /* The prefix of a release channel; the resource's bytes follow. */
 #define RL_RELEASED_PREFIX "redlock:released:"

@@ -10,21 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-/* Microseconds on the monotonic clock. */
-uint64_t rl_bio_now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+#include "clock.h"
 
 /* Waits until fd is ready for ev or the deadline passes. Returns 1 when
  * ready, 0 at the deadline. */
 int rl_bio_wait(int fd, short ev, uint64_t deadline) {
     for (;;) {
-        uint64_t now = rl_bio_now_us();
+        uint64_t now = rl_clock_monotonic_us();
         if (now >= deadline) return 0;
         struct pollfd p = {.fd = fd, .events = ev, .revents = 0};
         int rc = poll(&p, 1, (int)((deadline - now + 999u) / 1000u));

@@ -12,9 +12,6 @@
 struct redisReader;
 struct redisReply;
 
-/* Microseconds on the monotonic clock. */
-uint64_t rl_bio_now_us(void);
-
 /* Waits until fd is ready for ev or the deadline passes. Returns 1 when
  * ready, 0 at the deadline (or on a poll error). */
 int rl_bio_wait(int fd, short ev, uint64_t deadline);

@@ -44,9 +44,6 @@ void rl_conn_destroy(rl_conn_t *c) {
     rl_buf_free(&c->fb);
     free(c->q);
     c->q = NULL;
-    free(c->waiting);
-    c->waiting = NULL;
-    c->capwaiting = 0;
     rl_uri_clear(&c->uri);
 }
 
@@ -138,10 +135,6 @@ int rl_conn_finish_connect(rl_conn_t *c) {
     return tls_step(c);
 }
 
-int rl_conn_flush(rl_conn_t *c) {
-    return rl_conn_flush_n(c, SIZE_MAX);
-}
-
 int rl_conn_flush_n(rl_conn_t *c, size_t max) {
     while (rl_buf_pending(&c->out) && max) {
         const char *p = c->out.data + c->out.off;
@@ -152,7 +145,7 @@ int rl_conn_flush_n(rl_conn_t *c, size_t max) {
         if (n > 0) {
             rl_buf_consume(&c->out, (size_t)n);
             max -= (size_t)n;
-            c->wait_unsent -= (size_t)n < c->wait_unsent ? (size_t)n : c->wait_unsent;
+            c->out_mark -= (size_t)n < c->out_mark ? (size_t)n : c->out_mark;
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -220,11 +213,7 @@ void rl_conn_close(rl_conn_t *c) {
     c->qhead = c->qlen = 0;
     shrink(c, 1);
     c->due_us = UINT64_MAX;
-    c->close_at_us = 0;
-    c->wait_owed = 0;
-    c->waits_out = 0;
-    c->wait_unsent = 0;
-    c->nwaiting = 0; /* (the core failed their rounds' votes before closing) */
+    c->out_mark = 0;
     if (c->reader) { /* a fresh parser state for the next connection */
         redisReaderFree(c->reader);
         c->reader = NULL;

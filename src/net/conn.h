@@ -9,25 +9,15 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "clockjump.h"
 #include "reply.h"
 #include "redlock.h"
 #include "resolve.h"
-#include "sentinel.h"
 #include "tls.h"
 #include "uri.h"
 
 struct redisReader;
 struct rl_round;
 struct rl_script;
-
-/* A round's node whose write said yes and waits for the next WAIT's
- * answer on the connection (see rl_conn.waiting). */
-typedef struct rl_waiting {
-    struct rl_round *round;
-    int idx;
-    uint64_t sent_us;
-} rl_waiting_t;
 
 /* DOWN: no socket. RESOLVING: waiting for a lookup of the node's name
  * (no socket yet; requests queue). CONNECTING: TCP connect or TLS
@@ -43,8 +33,8 @@ enum {
     RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE,
     RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
     RL_REQ_ASKING, /* ASKING ahead of a request an ASK redirect sent here */
-    RL_REQ_WAIT,   /* WAIT behind replicated writes: it decides every yes since the last one */
-    RL_REQ_ROLE    /* ROLE on a Sentinel group's master: is it still the master? */
+    RL_REQ_WAIT,   /* WAIT behind replicated writes */
+    RL_REQ_ROLE    /* ROLE: is the address still a master? */
 };
 
 typedef struct rl_req {
@@ -58,13 +48,13 @@ typedef struct rl_req {
                                       * MOVED or ASK redirect sends again elsewhere) */
     uint8_t redirects;               /* MOVED / ASK redirects followed so far */
     uint8_t skip;                    /* replies to read and drop before its own (see rl_round.skip) */
-    uint8_t then_wait;               /* a WAIT follows it: its yes counts once replicas acknowledge */
+    uint8_t then_wait;               /* a WAIT follows it (the core's mark) */
 } rl_req_t;
 
 typedef struct rl_conn {
     rl_uri_t uri;
-    int idx;                   /* the Redlock node it belongs to (its votes are that node's) */
-    int k;                     /* its index among every connection of the node set (nodes.h) */
+    int idx;                   /* the node it belongs to (the core's index, given to req_moved) */
+    int k;                     /* its index among every connection of the node set (core/) */
     int whole_cmds;            /* keeps each request's entire command (a cluster node's) */
     int fd;                    /* -1 when down */
     int state;
@@ -74,8 +64,8 @@ typedef struct rl_conn {
     rl_tls_ctx_t *tls_ctx;     /* the redlock_t's TLS context (not owned), NULL for plain */
     const char *tls_name;      /* override for host verification and SNI, or NULL */
     int tls_verify;
-    rl_tls_ctx_t *sentinel_tls_ctx; /* sentinel_tls: what the sentinels are asked with (not owned: the
-                                     * lookups and the watch take their own references) */
+    rl_tls_ctx_t *lookup_tls_ctx; /* sentinel_tls: what a Sentinel group's sentinels are asked
+                                   * with (not owned: each lookup takes its own reference) */
     uint64_t rx_bytes;         /* bytes read since the connection opened */
     unsigned gen;              /* bumped on every close, so stale poll events are ignored */
     void (*closing)(void *arg, struct rl_conn *c, int fd); /* told just before fd is closed
@@ -105,24 +95,7 @@ typedef struct rl_conn {
     uint64_t connect_deadline_us;
     uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
     uint64_t retry_at_us;      /* while down: earliest reconnect */
-    uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
-    uint64_t promoted_until_us; /* a cluster shard's replica took over: no acquire vote before this */
-    uint64_t promoted_us;      /* when that was seen, on our clock */
-    uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
-    rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
-    uint64_t time_due_us;      /* acquires send a TIME sample from then on */
-    int time_refused;          /* the node refused TIME (ACL): no more samples */
-    uint64_t jump_until_us;    /* its clock jumped: no acquire vote before this */
-    uint64_t jumped_us;        /* when the jump was seen, on our clock */
-    int64_t jump_us;           /* how far its clock moved beyond the elapsed time */
     uint32_t backoff_ms;
-    /* a silent node (core/node.c): suspect from a timeout until a probe answers */
-    int suspect;
-    uint64_t suspect_since_us; /* when it last became suspect */
-    uint64_t probe_at_us;      /* while suspect and down: when the next probe goes */
-    uint32_t probe_backoff_ms; /* the wait before the probe after next */
-    uint64_t close_at_us;      /* a timeout's close waits until then (0: none pending): an
-                                * attempt that wrote here may still be queueing its clean-up */
     int last_err;              /* REDLOCK_ERR_* of the last failure */
     char last_detail[RL_DETAIL_LEN]; /* its words (no secrets) */
     /* addresses and lookups (dial.c) */
@@ -132,8 +105,7 @@ typedef struct rl_conn {
     int notify_fd;             /* written by a lookup thread when it ends (the driver's wake fd) */
     struct rl_lookup *lookup;  /* lookup in flight, or NULL */
     uint64_t lookup_started_us;
-    uint64_t resolved_us;      /* when addrs were learnt (0: never) */
-    int stale;                 /* the node failed since then: look the name up again */
+    int stale;                 /* the node failed since its addrs were learnt: look the name up again */
     char lookup_err[200];      /* why the last lookup failed, "" when it did not */
     uint32_t lookups;          /* lookups started so far */
     uint32_t ai;               /* index of the address this connect is trying */
@@ -141,27 +113,8 @@ typedef struct rl_conn {
     char tried[RL_DETAIL_LEN]; /* this connect's failed addresses and why */
     int tried_timeout;         /* the last of them timed out */
     char addr[RL_ADDR_STRLEN]; /* the address tried or connected to, "" when none */
-    /* a Sentinel group's node (uri.sentinel): what its sentinels said at the last look-up */
-    rl_group_info_t group;
-    uint64_t group_at_us;      /* when that was (0: never) */
-    int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
-    int follow;                /* watch the sentinels' +switch-master (set by the node set) */
-    struct rl_sentinel_watch *watch; /* that watch, started with the first connect (sentwatch.h) */
-    uint32_t switches_seen;    /* the watch's switches already acted on */
-    /* votes counted after replication (core/nodes.c): the writes queued since the last WAIT
-     * are covered by one WAIT appended when the output is next written (so writes that
-     * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */
-    int wait_owed;             /* a replicated write was queued since the last WAIT */
-    uint64_t wait_first_us;    /* the earliest deadline of those writes: the WAIT's timeout */
-    uint64_t wait_last_us;     /* the latest: the WAIT's own deadline */
-    uint32_t waits_out;        /* WAITs sent and not answered yet: while one is out, replicated
-                                * writes queued since (and what follows them) are held, so that
-                                * they share the next WAIT instead of each paying a replica's
-                                * round trip behind the blocked connection */
-    size_t wait_unsent;        /* output bytes up to the end of the last WAIT not written yet
-                                * (they go even while later ones are held) */
-    rl_waiting_t *waiting;     /* yes votes waiting for the next WAIT's answer */
-    uint32_t nwaiting, capwaiting;
+    size_t out_mark;           /* output bytes not written yet up to a mark the core sets (what
+                                * may go while it holds the rest); writes count it down */
 } rl_conn_t;
 
 /* A connection's request ring starts with this many slots. */
@@ -195,9 +148,8 @@ void rl_conn_drop_socket(rl_conn_t *c);
  * says for what), or a REDLOCK_ERR_* with last_detail set. */
 int rl_conn_finish_connect(rl_conn_t *c);
 
-/* Writes as much of c->out as the socket takes (rl_conn_flush_n: of its
- * first max bytes). Returns 0 or REDLOCK_ERR_IO. */
-int rl_conn_flush(rl_conn_t *c);
+/* Writes as much of the first max bytes of c->out as the socket takes.
+ * Returns 0 or REDLOCK_ERR_IO. */
 int rl_conn_flush_n(rl_conn_t *c, size_t max);
 
 /* Reads what is available into the reply reader. Returns 0, or
@@ -212,8 +164,18 @@ void rl_conn_close(rl_conn_t *c);
 rl_req_t *rl_conn_push(rl_conn_t *c, uint8_t kind, struct rl_round *round, uint64_t now_us, uint64_t deadline_us);
 
 /* The oldest request owed a reply, or NULL. */
-static inline rl_req_t *rl_conn_head(rl_conn_t *c) {
+static inline rl_req_t *rl_conn_head(const rl_conn_t *c) {
     return c->qlen ? &c->q[c->qhead] : NULL;
+}
+
+/* The ring slot request q of c sits in (what a round keeps to find it). */
+static inline uint32_t rl_conn_slot(const rl_conn_t *c, const rl_req_t *q) {
+    return (uint32_t)(q - c->q);
+}
+
+/* The request in ring slot slot of c. */
+static inline rl_req_t *rl_conn_in_slot(const rl_conn_t *c, uint32_t slot) {
+    return &c->q[slot];
 }
 
 /* The i-th oldest request (0 = head). */

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "dial.h"
-#include "sentwatch.h"
+#include "sentinel.h"
 #include "redlock.h"
 
 /* A failed node's name is looked up again at most this often. */
@@ -47,7 +47,6 @@ void rl_dial_init(rl_conn_t *c) {
     } else {
         c->literal = rl_addrs_literal(&c->addrs, c->uri.host, c->uri.port);
     }
-    c->role_replicas = -1;
 }
 
 /* What a lookup of c looks for, for the messages: "lookup of HOST" or
@@ -61,16 +60,12 @@ static const char *sought(const rl_conn_t *c, char *buf, size_t n) {
 }
 
 void rl_dial_free(rl_conn_t *c) {
-    rl_sentinel_watch_stop(c->watch);
-    c->watch = NULL;
     rl_lookup_drop(c->lookup);
     c->lookup = NULL;
 }
 
-/* How c's sentinels are asked: the handle's TLS context and settings
- * when c->uri.sentinel_tls, else plain TCP (no context). */
-static rl_bio_tls_t sentinel_tls(const rl_conn_t *c) {
-    return (rl_bio_tls_t){.ctx = c->sentinel_tls_ctx, .server_name = c->tls_name, .verify = c->tls_verify};
+rl_bio_tls_t rl_dial_sentinel_tls(const rl_conn_t *c) {
+    return (rl_bio_tls_t){.ctx = c->lookup_tls_ctx, .server_name = c->tls_name, .verify = c->tls_verify};
 }
 
 /* Starts a lookup of c's name when it has no addresses or they are stale,
@@ -88,7 +83,7 @@ static void maybe_lookup(rl_conn_t *c, uint64_t now) {
     uint32_t refresh = c->uri.sentinel ? RL_SENTINEL_REFRESH_MS : RL_LOOKUP_REFRESH_MS;
     if (c->lookups && now - c->lookup_started_us < (uint64_t)refresh * 1000u) return;
     uint64_t budget_ms = c->connect_deadline_us > now ? (c->connect_deadline_us - now) / 1000u : 0;
-    rl_bio_tls_t tls = sentinel_tls(c);
+    rl_bio_tls_t tls = rl_dial_sentinel_tls(c);
     c->lookup = c->uri.sentinel ? rl_sentinel_lookup_start(&c->uri, &tls, budget_ms > 20 ? (uint32_t)budget_ms : 20,
                                                            c->notify_fd)
                                 : rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
@@ -164,10 +159,6 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
     c->tried[0] = '\0';
     c->tried_timeout = 0;
     c->ai = 0;
-    if (c->uri.sentinel && c->follow && !c->watch) {
-        rl_bio_tls_t tls = sentinel_tls(c);
-        c->watch = rl_sentinel_watch_start(&c->uri, &tls, c->notify_fd);
-    }
     if (!c->literal) maybe_lookup(c, now);
     if (c->addrs.n) return dial_from(c, now);
     uint64_t waited = now - c->lookup_started_us, budget = c->connect_deadline_us - now;
@@ -186,20 +177,19 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
     return c->last_err = REDLOCK_ERR_IO;
 }
 
-int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now) {
+int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now, rl_group_info_t *group, int *learnt) {
+    *learnt = 0;
     if (!c->lookup || !rl_lookup_done(c->lookup)) return 0;
     rl_addrs_t a;
     char why[RL_DETAIL_LEN - 64], what[200];
-    rl_group_info_t g;
-    int ok = (c->uri.sentinel ? rl_sentinel_lookup_take(c->lookup, &a, &g, why, sizeof why)
+    int ok = (c->uri.sentinel ? rl_sentinel_lookup_take(c->lookup, &a, group, why, sizeof why)
                               : rl_lookup_take(c->lookup, &a, why, sizeof why)) == 0;
     c->lookup = NULL;
     if (ok) {
         c->addrs = a;
-        c->resolved_us = now;
         c->stale = 0;
         c->lookup_err[0] = '\0';
-        if (c->uri.sentinel) c->group = g, c->group_at_us = now;
+        *learnt = c->uri.sentinel;
     } else {
         snprintf(c->lookup_err, sizeof c->lookup_err, "%s", why); /* known addresses stay in use */
     }
@@ -212,18 +202,11 @@ int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now) {
     return dial_from(c, now);
 }
 
-int rl_dial_switched(rl_conn_t *c, char *detail, size_t n) {
-    char to[RL_ADDR_STRLEN];
-    uint32_t s = c->watch ? rl_sentinel_watch_switches(c->watch, to, sizeof to) : c->switches_seen;
-    if (s == c->switches_seen) return 0;
-    c->switches_seen = s;
-    c->addrs.n = 0; /* never dial the old master again before the sentinels are asked */
+int rl_dial_moved(rl_conn_t *c, const char *to) {
+    c->addrs.n = 0; /* never dial the old address again before the sentinels are asked */
     c->stale = 1;
-    c->lookup_started_us = 0; /* asked at once: a look-up under way may predate the switch */
-    if (c->fd < 0 || !strcmp(c->addr, to)) return 0; /* down, or already with the new master */
-    snprintf(detail, n, "the sentinels of group %.60s announced a failover to %s: leaving %s", c->uri.master, to,
-             c->addr);
-    return 1;
+    c->lookup_started_us = 0; /* asked at once: a look-up under way may predate the move */
+    return c->fd >= 0 && strcmp(c->addr, to) != 0; /* not down, nor already there */
 }
 
 int rl_dial_next(rl_conn_t *c, uint64_t now, const char *why, int timed_out) {

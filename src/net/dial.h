@@ -4,7 +4,9 @@
 #define RL_DIAL_H
 #include <stdint.h>
 
+#include "blockio.h"
 #include "conn.h"
+#include "sentinel.h"
 
 /* Sets c's addresses when its host is an IP literal or a socket path
  * (after rl_conn_init). */
@@ -22,20 +24,26 @@ void rl_dial_free(rl_conn_t *c);
 int rl_dial_open(rl_conn_t *c, uint64_t now_us, uint32_t connect_timeout_ms);
 
 /* Picks up c's lookup once it has ended (no-op otherwise): caches the
- * addresses and, if c was RESOLVING, starts connecting. Returns 0, or an
- * error code with c->last_detail set when c must go down. */
-int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now_us);
+ * addresses and, if c was RESOLVING, starts connecting. A Sentinel
+ * group's lookup that answered also fills *group and sets *learnt (else
+ * 0). Returns 0, or an error code with c->last_detail set when c must go
+ * down. */
+int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now_us, rl_group_info_t *group, int *learnt);
+
+/* c's node moved to address `to` (its sentinels announced a new
+ * master): its addresses are dropped, so its next connect asks the
+ * sentinels first. Returns 1 when c is connected (or connecting) to
+ * another address, which it should leave; else 0. */
+int rl_dial_moved(rl_conn_t *c, const char *to);
+
+/* How c's sentinels are asked: the handle's TLS context and settings
+ * when c->uri.sentinel_tls, else plain TCP (no context). */
+rl_bio_tls_t rl_dial_sentinel_tls(const rl_conn_t *c);
 
 /* The address being tried failed (why: "connection refused", "timed
  * out"...): records it and moves on to the next. Returns 0 while an
  * attempt goes on, or an error code (REDLOCK_ERR_TIMEOUT when the last
  * failure was a timeout) with c->last_detail listing every address. */
-/* For a Sentinel group's node that follows its sentinels: 1 when they
- * announced a new master since the last call and c is connected (or
- * connecting) elsewhere, with why in detail; c's addresses are then
- * dropped, so its next connect asks the sentinels first. Else 0. */
-int rl_dial_switched(rl_conn_t *c, char *detail, size_t n);
-
 int rl_dial_next(rl_conn_t *c, uint64_t now_us, const char *why, int timed_out);
 
 #endif

@@ -165,10 +165,6 @@ rl_lookup_t *rl_lookup_start_job(rl_lookup_job_fn fn, void *arg, void (*arg_free
     return start(l);
 }
 
-int rl_lookup_is_job(const rl_lookup_t *l) {
-    return l->job != NULL;
-}
-
 int rl_lookup_done(rl_lookup_t *l) {
     pthread_mutex_lock(&l->mu);
     int d = l->done;

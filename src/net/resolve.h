@@ -68,7 +68,5 @@ typedef int (*rl_lookup_job_fn)(void *arg, rl_addrs_t *out, char *why, size_t n)
 rl_lookup_t *rl_lookup_start_job(rl_lookup_job_fn fn, void *arg, void (*arg_free)(void *), int notify_fd);
 /* rl_lookup_take, and *arg (if not NULL) gets the job's argument to free. */
 int rl_lookup_take_job(rl_lookup_t *l, rl_addrs_t *out, char *why, size_t n, void **arg);
-/* 1 for a lookup started with rl_lookup_start_job. */
-int rl_lookup_is_job(const rl_lookup_t *l);
 
 #endif

@@ -6,6 +6,7 @@
 #include "sentinel.h"
 
 #include "blockio.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -73,7 +74,7 @@ static int fold(rl_sentinel_job_t *j, const redisReply *addr, const redisReply *
 
 /* Asks sentinel s. Returns 0 when it named the master, else -1 with why. */
 static int ask(rl_sentinel_job_t *j, const rl_sentinel_addr_t *s, char *why, size_t n) {
-    uint64_t deadline = rl_bio_now_us() + (uint64_t)j->timeout_ms * 1000u;
+    uint64_t deadline = rl_clock_monotonic_us() + (uint64_t)j->timeout_ms * 1000u;
     rl_bio_stream_t st;
     if (j->tls_on && !j->tls.ctx) {
         snprintf(why, n, "no TLS context for the sentinels");

@@ -33,6 +33,10 @@ static int uri_fail(const char *s, const char *why, char *err, size_t errlen) {
     return REDLOCK_ERR_CONFIG;
 }
 
+/* The reason the parsers below return when out of memory: rl_uri_parse
+ * tells it by its address and answers REDLOCK_ERR_NOMEM. */
+static const char NOMEM[] = "out of memory";
+
 /* Returns a malloc'd copy of n bytes of p, or NULL. */
 static char *dupn(const char *p, size_t n) {
     char *d = malloc(n + 1);
@@ -89,7 +93,7 @@ static const char *parse_hostport(const char *p, rl_uri_t *u) {
     if (hend - p > 253) return "host longer than 253 bytes";
     for (const char *q = p; q < hend; q++)
         if (!isalnum((unsigned char)*q) && !strchr(".-_:%", *q)) return "bad character in host";
-    if (!(u->host = dupn(p, (size_t)(hend - p)))) return "out of memory";
+    if (!(u->host = dupn(p, (size_t)(hend - p)))) return NOMEM;
     if (rest != hend && !strchr(u->host, '%') && !is_ipv6(u->host)) return "not an IPv6 address in '[...]'";
     u->port = 6379;
     if (*rest == ':') {
@@ -113,7 +117,7 @@ static const char *parse_unixpath(const char *p, rl_uri_t *u) {
     if (*p != '/') return "unix socket path must be absolute";
     size_t n = strlen(p);
     if (n >= 108) return "unix socket path too long";
-    return (u->path = dupn(p, n)) ? NULL : "out of memory";
+    return (u->path = dupn(p, n)) ? NULL : NOMEM;
 }
 
 /* Parses one host[:port] value [p, end) of a seed= or sentinel= parameter
@@ -124,10 +128,10 @@ static const char *parse_member(const char *p, const char *end, rl_uri_t *u, con
     if (p == end) return u->sentinel ? "sentinel=host:port needs a host" : "seed=host:port needs a host";
     char *one = dupn(p, (size_t)(end - p));
     rl_uri_t tmp = {0};
-    const char *why = one ? parse_hostport(one, &tmp) : "out of memory";
+    const char *why = one ? parse_hostport(one, &tmp) : NOMEM;
     if (!why && (tmp.db || strchr(one, '/'))) why = what;
     free(one);
-    if (!why && !u->seeds && !(u->seeds = calloc(RL_URI_MAX_SEEDS, sizeof *u->seeds))) why = "out of memory";
+    if (!why && !u->seeds && !(u->seeds = calloc(RL_URI_MAX_SEEDS, sizeof *u->seeds))) why = NOMEM;
     if (why) {
         free(tmp.host);
         return why;
@@ -179,7 +183,7 @@ static const char *parse_param(const char *p, const char *end, rl_uri_t *u, char
         return parse_member(v, end, u, "a sentinel is host:port, with no database or path");
     if (RL_KEY("sentinel_password") && u->sentinel) {
         if (u->sentinel_pass) return "sentinel_password given twice";
-        return (u->sentinel_pass = dupn(v, (size_t)(end - v))) ? NULL : "out of memory";
+        return (u->sentinel_pass = dupn(v, (size_t)(end - v))) ? NULL : NOMEM;
     }
     if (RL_KEY("sentinel_tls") && u->sentinel) return parse_yesno(v, end, u, scratch, n);
     if (RL_KEY("db") && (u->sentinel || u->kind == RL_URI_UNIX))
@@ -212,9 +216,9 @@ static const char *parse_group(const char *p, rl_uri_t *u) {
         if (!isalnum((unsigned char)*q) && !strchr("._-", *q)) return "bad character in the master's name";
     if (strlen(slash + 1) > 128) return "master name longer than 128 bytes";
     char *head = dupn(p, (size_t)(slash - p));
-    const char *why = head ? parse_hostport(head, u) : "out of memory";
+    const char *why = head ? parse_hostport(head, u) : NOMEM;
     free(head);
-    if (!why && !(u->master = strdup(slash + 1))) why = "out of memory";
+    if (!why && !(u->master = strdup(slash + 1))) why = NOMEM;
     return why;
 }
 
@@ -223,7 +227,7 @@ static const char *parse_group(const char *p, rl_uri_t *u) {
 static const char *parse_rest(const char *p, rl_uri_t *u, char *scratch, size_t n) {
     const char *q = strchr(p, '?');
     char *body = dupn(p, q ? (size_t)(q - p) : strlen(p));
-    if (!body) return "out of memory";
+    if (!body) return NOMEM;
     const char *why = u->sentinel ? parse_group(body, u)
                       : u->kind == RL_URI_TCP ? parse_hostport(body, u)
                                               : parse_unixpath(body, u);
@@ -319,7 +323,7 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
     const char *why = parse_rest(p, u, scratch, sizeof scratch);
     if (why) {
         rl_uri_clear(u);
-        if (strcmp(why, "out of memory") == 0) return REDLOCK_ERR_NOMEM;
+        if (why == NOMEM) return REDLOCK_ERR_NOMEM;
         return uri_fail(s, why, err, errlen);
     }
     if (u->sentinel && !u->sentinel_tls_given) u->sentinel_tls = u->tls; /* all TLS or none, by default */

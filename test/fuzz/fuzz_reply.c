@@ -22,7 +22,7 @@
 #include <hiredis/hiredis.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "round.h"
 #include "fuzz.h"
 #include "redlock.h"
 #include "reply.h"

@@ -24,7 +24,7 @@
  */
 #include <string.h>
 
-#include "fanout.h"
+#include "round.h"
 #include "fuzz.h"
 #include "redlock.h"
 

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rl.h"
+#include "blocking.h"
 #include "engine.h"
 #include "rltest.h"
 
@@ -269,8 +269,8 @@ Test(hosts, literals_skip_the_resolver) {
     snprintf(want, sizeof want, "[::1]:%s", v6);
     cr_assert_str_eq(rep.nodes[0].address, want);
     redlock_release(rl, l);
-    cr_assert_eq(rl_engine_node_lookups(rl->eng, 0), 0u);
-    cr_assert_eq(rl_engine_node_lookups(rl->eng, 1), 0u);
+    cr_assert_eq(rl_engine_node_lookups(rl_blocking_of(rl)->eng, 0), 0u);
+    cr_assert_eq(rl_engine_node_lookups(rl_blocking_of(rl)->eng, 1), 0u);
     redlock_free(rl);
     const char *u3[1] = {c};
     rl = new_rl(u3, 1);

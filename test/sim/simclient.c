@@ -204,7 +204,7 @@ static uint64_t hold_us(sactor_t *t) {
     if (S->cfg.hold_us) return S->cfg.hold_us;
     double ttl_us = (double)t->lock->ttl_ms * 1000.0;
     double f = rng_chance(&S->r_work, S->cfg.long_hold_p) ? 0.8 + rng_unit(&S->r_work) * 0.6 : 0.02 + rng_unit(&S->r_work) * 0.3;
-    if (t->lock->watch || t->lock->watched) f *= 3;
+    if (t->lock->autoext || t->lock->watched) f *= 3;
     return (uint64_t)(ttl_us * f);
 }
 

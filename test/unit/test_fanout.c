@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fanout.h"
+#include "round.h"
 #include "ops.h"
 #include "redlock.h"
 

@@ -6,7 +6,7 @@
 #include <poll.h>
 #include <stddef.h>
 
-#include "nodes.h"
+#include "nodeset.h"
 
 typedef struct rl_pollset {
     struct pollfd *pfd;  /* the connections waiting for events, then the driver's own fd */
@@ -21,7 +21,7 @@ size_t rl_pollset_build(rl_pollset_t *ps, const rl_nodes_t *ns, int extra_fd);
 
 /* Fills ps with every open and ready connection of ns for POLLRDHUP only
  * (the node closed it: a server that died, a failover) and, last, the two
- * fds wake_fd (the driver's wake pipe, which lookups and sentinel watches
+ * fds wake_fd (the driver's wake pipe, which lookups and failover feeds
  * write) and kick_fd for POLLIN: what an idle driver watches between
  * calls, never woken by replies. Returns the entries, or 0 when out of
  * memory. */

@@ -1,4 +1,4 @@
-/* store.c -- the fenced write helper of a store (redlock_fenced_set):
+/* fenced.c -- the fenced write helper of a store (redlock_fenced_set):
  * a write that a quorum applies only if its fencing token is not older
  * than one the store has seen for the key. */
 #include <inttypes.h>

@@ -1,7 +1,7 @@
-/* node.c -- one node's health (see node.h): opening it, the engine's own
+/* health.c -- one node's health (see health.h): opening it, the engine's own
  * requests on it (SCRIPT LOAD, INFO server for restart quarantine, TIME for
  * clock-jump quarantine) and their replies, and its reconnect backoff. */
-#include "node.h"
+#include "health.h"
 
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -10,9 +10,20 @@
 
 #include "dial.h"
 #include "group.h"
+#include "nodeset.h"
 #include "resp.h"
 #include "scripts.h"
+#include "failover.h"
 #include "stats.h"
+
+/* Starts following the sentinels' failover announcements of a Sentinel
+ * group's node that is to (nd->follow), once. */
+static void follow_group(rl_node_t *nd) {
+    rl_conn_t *c = &nd->conn;
+    if (!c->uri.sentinel || !nd->follow || nd->feed) return;
+    rl_bio_tls_t tls = rl_dial_sentinel_tls(c);
+    nd->feed = rl_failover_feed_start(&c->uri, &tls, c->notify_fd);
+}
 
 /* Queues SCRIPT LOAD of script s on c (so EVALSHA finds it). Returns 0/-1. */
 static int queue_load(rl_conn_t *c, const rl_script_t *s, uint64_t now) {
@@ -46,31 +57,34 @@ static int queue_info(rl_conn_t *c, uint64_t now) {
  * the uptime by up to a second: one second is taken off, which errs on the
  * side of a longer quarantine. */
 static void learn_uptime(const rl_nodes_config_t *cfg, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     const char *p = rep->type == REDIS_REPLY_STRING ? strstr(rep->str, "uptime_in_seconds:") : NULL;
     if (!p) return;
     uint64_t up_s = strtoull(p + 18, NULL, 10);
     uint64_t up_us = (up_s ? up_s - 1 : 0) * 1000000u;
-    c->restarted_us = now > up_us ? now - up_us : 0;
-    c->quarantine_until_us = c->restarted_us + (uint64_t)cfg->quarantine_ms * 1000u;
-    if (c->quarantine_until_us > now)
+    nd->restarted_us = now > up_us ? now - up_us : 0;
+    nd->quarantine_until_us = nd->restarted_us + (uint64_t)cfg->quarantine_ms * 1000u;
+    if (nd->quarantine_until_us > now)
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s restarted %llu ms ago: no acquire vote for %llu ms",
-                c->uri.display, (unsigned long long)((now - c->restarted_us) / 1000),
-                (unsigned long long)((c->quarantine_until_us - now) / 1000));
+                c->uri.display, (unsigned long long)((now - nd->restarted_us) / 1000),
+                (unsigned long long)((nd->quarantine_until_us - now) / 1000));
 }
 
 /* 1 when acquires should sample c's clock (detection is on and the node
  * has not refused TIME). */
 static int clock_watched(const rl_nodes_config_t *cfg, const rl_conn_t *c) {
-    return cfg->jump_quarantine_ms && !c->time_refused;
+    const rl_node_t *nd = rl_node_of_const(c);
+    return cfg->jump_quarantine_ms && !nd->time_refused;
 }
 
 /* Queues TIME on c, a sample of its clock, and schedules the next one.
  * Samples may overlap: replies come in order, and rl_clock_jump_us's
  * bounds hold for overlapping round trips. Returns 0/-1. */
 static int queue_time(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     static const char cmd[] = "*1\r\n$4\r\nTIME\r\n";
     if (queue_internal(c, RL_REQ_TIME, cmd, sizeof cmd - 1, now) < 0) return -1;
-    c->time_due_us = now + (uint64_t)cfg->clock_check_ms * 1000u;
+    nd->time_due_us = now + (uint64_t)cfg->clock_check_ms * 1000u;
     return 0;
 }
 
@@ -81,21 +95,22 @@ static int queue_time(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) 
  * counters may repeat (backward). A node that refuses TIME is no longer
  * sampled. */
 static void learn_time(const rl_nodes_config_t *cfg, rl_conn_t *c, const redisReply *rep, uint64_t sent, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     rl_clock_sample_t b = {.sent_us = sent, .recv_us = now, .valid = 1};
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
         rep->element[1]->type != REDIS_REPLY_STRING ||
         rl_clock_parse_time(rep->element[0]->str, rep->element[1]->str, &b.node_us) < 0) {
-        c->time_refused = 1;
+        nd->time_refused = 1;
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: TIME refused (%.80s): its clock is not watched",
                 c->uri.display, rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
         return;
     }
-    int64_t jump = rl_clock_jump_us(&c->tsample, &b, (uint64_t)cfg->clock_jump_ms * 1000u);
-    c->tsample = b;
+    int64_t jump = rl_clock_jump_us(&nd->tsample, &b, (uint64_t)cfg->clock_jump_ms * 1000u);
+    nd->tsample = b;
     if (!jump) return;
-    c->jump_us = jump;
-    c->jumped_us = now;
-    c->jump_until_us = now + (uint64_t)cfg->jump_quarantine_ms * 1000u;
+    nd->jump_us = jump;
+    nd->jumped_us = now;
+    nd->jump_until_us = now + (uint64_t)cfg->jump_quarantine_ms * 1000u;
     rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: clock jumped %+lld ms against ours: no acquire vote for %u ms",
             c->uri.display, (long long)(jump / 1000), cfg->jump_quarantine_ms);
 }
@@ -104,32 +119,35 @@ static void learn_time(const rl_nodes_config_t *cfg, rl_conn_t *c, const redisRe
  * ms ago)" or "quarantined (clock jumped +N ms, M ms ago)") into buf;
  * returns 1 then, else 0. */
 int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
-    if (c->quarantine_until_us > now) {
-        snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - c->restarted_us) / 1000));
+    const rl_node_t *nd = rl_node_of_const(c);
+    if (nd->quarantine_until_us > now) {
+        snprintf(buf, n, "quarantined (restarted %llu ms ago)", (unsigned long long)((now - nd->restarted_us) / 1000));
         return 1;
     }
-    if (c->promoted_until_us > now && c->uri.sentinel) return rl_group_quarantined(c, now, buf, n);
-    if (c->promoted_until_us > now) {
+    if (nd->promoted_until_us > now && c->uri.sentinel) return rl_group_quarantined(c, now, buf, n);
+    if (nd->promoted_until_us > now) {
         snprintf(buf, n, "quarantined (a replica promoted to shard primary %llu ms ago: it may lack the last writes)",
-                 (unsigned long long)((now - c->promoted_us) / 1000));
+                 (unsigned long long)((now - nd->promoted_us) / 1000));
         return 1;
     }
-    if (c->jump_until_us > now) {
-        snprintf(buf, n, "quarantined (clock jumped %+lld ms, %llu ms ago)", (long long)(c->jump_us / 1000),
-                 (unsigned long long)((now - c->jumped_us) / 1000));
+    if (nd->jump_until_us > now) {
+        snprintf(buf, n, "quarantined (clock jumped %+lld ms, %llu ms ago)", (long long)(nd->jump_us / 1000),
+                 (unsigned long long)((now - nd->jumped_us) / 1000));
         return 1;
     }
     return 0;
 }
 
 int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     if (now < c->retry_at_us) return c->last_err ? c->last_err : REDLOCK_ERR_IO;
     if (c->retry_at_us) rl_stats_reconnect(cfg->stats, (size_t)c->idx); /* it failed before */
+    follow_group(nd);
     int rc = rl_dial_open(c, now, cfg->connect_timeout_ms);
     if (cfg->subscriber) return rc; /* a pub/sub connection: the handshake only */
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
-    c->quarantine_until_us = c->restarted_us = 0; /* learnt afresh from this connection */
+    nd->quarantine_until_us = nd->restarted_us = 0; /* learnt afresh from this connection */
     if (rc == 0 && cfg->quarantine_ms && queue_info(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc == 0 && c->uri.sentinel && rl_group_open(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     /* a sample now: compared with the last one of an earlier connection, a jump while away counts */
@@ -140,52 +158,8 @@ int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
 }
 
 int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    return clock_watched(cfg, c) && now >= c->time_due_us ? queue_time(cfg, c, now) : 0;
-}
-
-void rl_node_answered(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    c->close_at_us = 0; /* it answers: no close for a timeout is due */
-    if (!c->suspect) return;
-    c->suspect = 0;
-    c->probe_backoff_ms = 0;
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s answers again after %llu ms as suspect: back in rounds",
-            c->uri.display, (unsigned long long)((now - c->suspect_since_us) / 1000));
-}
-
-void rl_node_suspect(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why, uint64_t now) {
-    if (why != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", why);
-    c->last_err = REDLOCK_ERR_TIMEOUT;
-    if (c->suspect) return;
-    c->suspect = 1;
-    c->suspect_since_us = now;
-    c->probe_backoff_ms = 0;
-    rl_stats_suspected(cfg->stats, (size_t)c->idx);
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s suspect (%s): rounds skip it until a probe answers",
-            c->uri.display, c->last_detail);
-}
-
-int rl_node_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-    rl_stats_probe(cfg->stats, (size_t)c->idx);
-    int rc = c->state == RL_CONN_DOWN ? rl_node_open(cfg, c, now) : 0;
-    uint64_t deadline = now + (uint64_t)(cfg->connect_timeout_ms + cfg->op_timeout_ms) * 1000u;
-    if (rc == 0 && (rl_conn_send(c, ping, sizeof ping - 1) < 0 || !rl_conn_push(c, RL_REQ_PROBE, NULL, now, deadline))) {
-        rc = REDLOCK_ERR_NOMEM;
-        snprintf(c->last_detail, sizeof c->last_detail, "out of memory");
-    }
-    if (rc) c->suspect = 0; /* it refuses (or failed): the plain reconnect backoff takes over */
-    return rc;
-}
-
-void rl_node_probe_later(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
-    uint32_t wait = c->probe_backoff_ms ? c->probe_backoff_ms : cfg->probe_min_ms;
-    c->probe_backoff_ms = wait * 2 > cfg->probe_max_ms ? cfg->probe_max_ms : wait * 2;
-    c->probe_at_us = c->retry_at_us = now + (uint64_t)wait * 1000u;
-}
-
-void rl_node_suspect_why(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
-    snprintf(buf, n, "suspect for %llu ms, skipped until a probe answers (%s)",
-             (unsigned long long)((now - c->suspect_since_us) / 1000), c->last_detail);
+    rl_node_t *nd = rl_node_of(c);
+    return clock_watched(cfg, c) && now >= nd->time_due_us ? queue_time(cfg, c, now) : 0;
 }
 
 int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,
@@ -210,6 +184,11 @@ void rl_node_close(const rl_nodes_config_t *cfg, rl_conn_t *c, int err, const ch
     c->last_err = err;
     if (detail != c->last_detail) snprintf(c->last_detail, sizeof c->last_detail, "%s", detail);
     rl_conn_close(c);
+    rl_node_t *nd = rl_node_of(c);
+    nd->close_at_us = 0;
+    nd->wait_owed = 0;
+    nd->waits_out = 0;
+    nd->nwaiting = 0; /* (the core failed their rounds' votes before closing) */
     c->stale = 1; /* a name is looked up again before a later reconnect */
     if (c->backoff_ms < cfg->reconnect_min_ms) c->backoff_ms = cfg->reconnect_min_ms;
     c->retry_at_us = now + (uint64_t)c->backoff_ms * 1000u;

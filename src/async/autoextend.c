@@ -1,26 +1,26 @@
-/* watch.c -- auto-extension on the loop (redlock_async_autoextend): one
- * WATCH call per watched lock, waiting in the timer heap until the lock's
+/* autoextend.c -- auto-extension on the loop (redlock_async_autoextend): one
+ * auto-extension call per watched lock, waiting in the timer heap until the lock's
  * next extension is due, then running the core's extend operation; the
- * policy (when, caps, retries, when a lock is lost) is core/watch.c's,
+ * policy (when, caps, retries, when a lock is lost) is core/autoextend.c's,
  * shared with the blocking watchdog. */
 #include "async.h"
 
-/* Ends the watch of c's lock: marks it lost and runs on_lost (from the
+/* Ends the auto-extension of c's lock: marks it lost and runs on_lost (from the
  * loop), or just forgets it (reason 0). */
-static void end_watch(redlock_async_t *a, rl_call_t *c, int reason) {
+static void end_autoextend(redlock_async_t *a, rl_call_t *c, int reason) {
     redlock_lock_t *l = c->lock;
     rl_call_recycle(a, c);
     if (!l) return;
-    l->watch = NULL;
+    l->autoext = NULL;
     if (!reason) return;
-    rl_watch_lost(&a->ctx, l, reason);
+    rl_autoextend_lost(&a->ctx, l, reason);
     if (l->on_lost) l->on_lost(l, reason, l->lost_arg); /* may release or free l */
 }
 
-void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
+void rl_async_autoextend_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
     redlock_lock_t *l = c->lock;
     if (!l) {
-        end_watch(a, c, 0);
+        end_autoextend(a, c, 0);
         return;
     }
     if (c->started) { /* an extension ended */
@@ -31,15 +31,15 @@ void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
             atomic_store(&l->ttl_ms, c->u.life.ttl_ms);
         }
         rl_stats_call(a->ctx.stats, RL_STAT_EXTEND, rc);
-        int lost = rl_watch_after(l, rc, now);
+        int lost = rl_autoextend_after(l, rc, now);
         if (lost) {
-            end_watch(a, c, lost);
+            end_autoextend(a, c, lost);
             return;
         }
     } else { /* its time came */
-        int due = rl_watch_due(l, now);
+        int due = rl_autoextend_due(l, now);
         if (due < 0) {
-            end_watch(a, c, due);
+            end_autoextend(a, c, due);
             return;
         }
         if (due == 0) {
@@ -51,12 +51,12 @@ void rl_async_watch_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
             c->started = 0; /* cannot happen: an extend's first step sends its round */
         }
     }
-    if (rl_async_wait(a, c, l->next_us) < 0) end_watch(a, c, REDLOCK_ERR_NOMEM);
+    if (rl_async_wait(a, c, l->next_us) < 0) end_autoextend(a, c, REDLOCK_ERR_NOMEM);
 }
 
-void rl_async_watch_stop(redlock_async_t *a, redlock_lock_t *lock) {
-    rl_call_t *c = lock->watch;
-    lock->watch = NULL;
+void rl_async_autoextend_stop(redlock_async_t *a, redlock_lock_t *lock) {
+    rl_call_t *c = lock->autoext;
+    lock->autoext = NULL;
     if (!c) return;
     rl_nodes_abandon(&a->ns, c->u.op.r);
     c->lock = NULL;

@@ -1,11 +1,11 @@
-/* watch.c -- the auto-extension policy (see redlock_autoextend), shared
+/* autoextend.c -- the auto-extension policy (see redlock_autoextend), shared
  * by the blocking watchdog thread and the async handle's timers: when a
  * watched lock is due, what to do, and what an extension's outcome means.
  * Callers hold whatever guards the lock's watch fields. */
 #include "ops.h"
 #include "timing.h"
 
-int rl_watch_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
+int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
                    uint64_t now) {
     redlock_autoextend_options_t d = {0, 0, 0};
     if (!opt) opt = &d;
@@ -27,7 +27,7 @@ static int capped(const redlock_lock_t *l, uint64_t now) {
     return l->hold_until_us && now + (uint64_t)atomic_load(&l->ttl_ms) * 1000u > l->hold_until_us;
 }
 
-int rl_watch_due(redlock_lock_t *l, uint64_t now) {
+int rl_autoextend_due(redlock_lock_t *l, uint64_t now) {
     if (rl_validity_us(atomic_load(&l->deadline_us), now) <= 0) return REDLOCK_ERR_EXPIRED;
     if (capped(l, now)) { /* no more extensions: lost once it expires */
         l->next_us = atomic_load(&l->deadline_us);
@@ -36,7 +36,7 @@ int rl_watch_due(redlock_lock_t *l, uint64_t now) {
     return 0;
 }
 
-int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now) {
+int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now) {
     if (rc == REDLOCK_OK) {
         atomic_fetch_add(&l->extensions, 1);
         l->next_us = now + (uint64_t)l->interval_ms * 1000u;
@@ -52,7 +52,7 @@ int rl_watch_after(redlock_lock_t *l, int rc, uint64_t now) {
     return 0;
 }
 
-void rl_watch_lost(redlock_t *rl, redlock_lock_t *l, int reason) {
+void rl_autoextend_lost(redlock_t *rl, redlock_lock_t *l, int reason) {
     atomic_store(&l->lost, 1);
     rl_stats_lost(rl->stats);
     rl_logf(&rl->log, REDLOCK_LOG_WARN, "lock on '%.60s' lost: %s", l->res[0], redlock_strerror(reason));

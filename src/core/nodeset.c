@@ -1,13 +1,14 @@
-/* nodes.c -- the node set: rounds over the nodes' connections (see
- * nodes.h): sending a round's command to every node, matching replies to
+/* nodeset.c -- the node set: rounds over the nodes' connections (see
+ * nodeset.h): sending a round's command to every node, matching replies to
  * requests in order, the NOSCRIPT fallback, votes, and the readiness a
  * driver's loop watches for. What is particular to a kind of node lives
- * beside it: node.c (any node's health: scripts, probes, quarantines),
- * route.c (a Redis Cluster node's routing), group.c (a Sentinel group's
- * master); deadline.c judges deadlines and replicate.c counts votes after
- * replication, both through ns->ops. No function here blocks or locks. */
+ * beside it: health.c (any node's health: scripts, quarantines), suspect.c
+ * (a silent node's probes), route.c (a Redis Cluster node's routing),
+ * group.c (a Sentinel group's master); deadline.c judges deadlines and
+ * replicate.c counts votes after replication, both through ns->ops. No
+ * function here blocks or locks. */
 #define _POSIX_C_SOURCE 200809L
-#include "nodes.h"
+#include "nodeset.h"
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
@@ -18,12 +19,19 @@
 #include "cluster.h"
 #include "dial.h"
 #include "group.h"
-#include "node.h"
+#include "health.h"
+#include "suspect.h"
 #include "replicate.h"
 #include "route.h"
 #include "resp.h"
 #include "scripts.h"
+#include "failover.h"
 #include "stats.h"
+
+/* Node i's slot map when it is a Redis Cluster, else NULL. */
+static rl_cluster_t *cluster_of(const rl_nodes_t *ns, size_t i) {
+    return ns->cl ? ns->cl[i] : NULL;
+}
 
 /* The connection node i's request of r went to. */
 static rl_conn_t *req_conn(const rl_nodes_t *ns, const rl_round_t *r, size_t i) {
@@ -44,7 +52,7 @@ static void detach_round(rl_nodes_t *ns, rl_round_t *r) {
             rl_repl_forget(c, r);
             continue;
         }
-        rl_req_t *q = &c->q[r->pn[i].u.slot];
+        rl_req_t *q = rl_conn_in_slot(c, r->pn[i].u.slot);
         if (q->round == r) q->round = NULL;
     }
 }
@@ -99,7 +107,7 @@ static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int 
         if (r->nodes) /* the address this node's answer came over */
             memcpy(r->nodes[i].address, c->addr, sizeof r->nodes[i].address);
     }
-    if (ns->cl && ns->cl[i] && detail && detail[0] && r->nodes) {
+    if (cluster_of(ns, i) && detail && detail[0] && r->nodes) {
         snprintf(shard, sizeof shard, "%s %.64s:%d: %.160s", c->k < (int)ns->n ? "member" : "shard", c->uri.host,
                  c->uri.port, detail);
         detail = shard;
@@ -121,7 +129,12 @@ static void node_down(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail,
     }
     rl_repl_fail(ns, c, v, err, c->last_detail, now);
     rl_node_close(&ns->cfg, c, err, c->last_detail, now);
-    if (ns->cl && ns->cl[c->idx]) rl_route_down(ns, c, now);
+    if (cluster_of(ns, c->idx)) rl_route_down(ns, c, now);
+}
+
+/* Takes c down for want of memory (what it owed fails with it). */
+static void out_of_memory(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
+    node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
 }
 
 /* Splits an encoded "EVALSHA <sha1> ..." command: sets *head to the length
@@ -140,8 +153,8 @@ static int evalsha_split(const char *cmd, size_t len, size_t *head, size_t *args
  * the slot map first thing. Returns 0 or the error it failed with. */
 static int open_conn(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     int rc = rl_node_open(&ns->cfg, c, now);
-    if (rc == 0 && c->k < (int)ns->n && ns->cl && ns->cl[c->idx]) {
-        ns->cl[c->idx]->loading = 0;
+    if (rc == 0 && c->k < (int)ns->n && cluster_of(ns, c->idx)) {
+        cluster_of(ns, c->idx)->loading = 0;
         rl_route_map_reload(ns, (size_t)c->idx, now);
     }
     return rc;
@@ -170,12 +183,104 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
  * to be placed and waited for like any other; 0 when c is skipped still
  * (a close for a timeout is pending on it: what it owes is not added to). */
 static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_t now) {
-    if (!s->ask_suspect || c->close_at_us) return 0;
+    rl_node_t *nd = rl_node_of(c);
+    if (!s->ask_suspect || nd->close_at_us) return 0;
     if (c->state == RL_CONN_DOWN) {
-        c->probe_at_us = c->retry_at_us = now;
+        nd->probe_at_us = c->retry_at_us = now;
         rl_nodes_probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
     }
     return 1;
+}
+
+/* c's ring is full: r's vote (when there is one) and c fail, saying so. */
+static void ring_full(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    char why[96];
+    snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
+    if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
+    node_down(ns, c, REDLOCK_ERR_IO, why, now);
+}
+
+/* The suspect step of place: a suspect c's probe goes when due; one the
+ * round need not ask votes DOWN in r. Returns 1 when the request goes
+ * (*r set to NULL when it goes unwaited: a release on a suspect's open
+ * connection), 0 when it does not. */
+static int pass_suspect(rl_nodes_t *ns, rl_conn_t *c, rl_round_t **r, size_t i, const rl_send_t *s, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
+    if (nd->suspect && c->state == RL_CONN_DOWN && now >= nd->probe_at_us) rl_nodes_probe_due(ns, c, now);
+    if (!nd->suspect || ask_suspect(ns, c, s, now)) return 1;
+    char why[RL_DETAIL_LEN + 64]; /* silent lately: not waited for until it answers */
+    rl_suspect_why(c, now, why, sizeof why);
+    if (*r) vote(ns, *r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
+    /* a release still goes out on its open connection, behind what it
+     * owes (an attempt's SET it may yet apply), unwaited */
+    if (!s->send_all || c->state == RL_CONN_DOWN) return 0;
+    *r = NULL;
+    return 1;
+}
+
+/* The open step of place, for a c that is down. Returns 1 when c can
+ * take requests; else 0 after r's vote says why (an open that failed
+ * after its backoff had passed also takes c down again, backing off). */
+static int pass_open(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    int was_waiting = now < c->retry_at_us;
+    int rc = open_conn(ns, c, now);
+    if (rc == 0) return 1;
+    if (!was_waiting) node_down(ns, c, rc, c->last_detail, now);
+    char why[RL_DETAIL_LEN + 8];
+    snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
+    if (r) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
+    return 0;
+}
+
+/* The grant step of place: a quarantined c votes DOWN in r (its grant
+ * would not count); else a clock sample goes just ahead of the grant, so
+ * a jump is judged before the grant counts. Returns 1 when the grant goes. */
+static int pass_grant(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
+    char why[128];
+    if (rl_node_quarantined(c, now, why, sizeof why)) {
+        vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
+        return 0;
+    }
+    if (rl_node_sample_clock(&ns->cfg, c, now) == 0) return 1;
+    out_of_memory(ns, c, now);
+    return 0;
+}
+
+/* The deadline of request s on c: its own (a redirect's), else an op
+ * timeout from now; a connection still connecting adds a connect's time,
+ * also to a redirect's deadline. */
+static uint64_t request_deadline(const rl_nodes_t *ns, const rl_conn_t *c, const rl_send_t *s, uint64_t now) {
+    uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u, deadline = s->deadline_us;
+    if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING) {
+        budget += (uint64_t)ns->cfg.connect_timeout_ms * 1000u;
+        if (deadline && deadline < now + budget) deadline = now + budget;
+    }
+    return deadline ? deadline : now + budget;
+}
+
+/* Queues s on c for node i, owned by r (NULL: unwaited): ASKING first
+ * when s asks for it, the request, what a fallback or redirect rebuilds
+ * it from, and its replication mark. A failure takes c down. */
+static void queue_request(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
+    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+    if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
+                      !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
+        out_of_memory(ns, c, now);
+        return;
+    }
+    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now, request_deadline(ns, c, s, now));
+    if (!q) {
+        ring_full(ns, c, r, i, now);
+        return;
+    }
+    q->script = s->script;
+    q->redirects = s->redirects;
+    q->skip = s->skip;
+    if (r) r->pn[i].u.slot = rl_conn_slot(c, q);
+    int rc = rl_conn_send(c, s->cmd, s->len);
+    if (rc == 0) rc = keep_cmd(c, q, s);
+    if (rc == 0 && r && r->replicate && rl_repl_want(ns, c)) rl_repl_owe(c, q); /* its yes counts once replicated */
+    if (rc < 0) out_of_memory(ns, c, now);
 }
 
 /* Queues s on connection c for node i, owned by round r (NULL: its reply
@@ -185,77 +290,20 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
  * connection, unwaited. */
 static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
     if (r) r->pn[i].conn = (uint16_t)c->k;
-    if (c->suspect && c->state == RL_CONN_DOWN && now >= c->probe_at_us) rl_nodes_probe_due(ns, c, now);
-    if (c->suspect && !ask_suspect(ns, c, s, now)) { /* silent lately: not waited for until it answers */
-        char why[RL_DETAIL_LEN + 64];
-        rl_node_suspect_why(c, now, why, sizeof why);
-        if (r) vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_SUSPECT, -1, why, now);
-        /* a release still goes out on its open connection, behind what it
-         * owes (an attempt's SET it may yet apply), unwaited */
-        if (!s->send_all || c->state == RL_CONN_DOWN) return;
-        r = NULL;
-    }
-    if (c->state == RL_CONN_DOWN) {
-        int was_waiting = now < c->retry_at_us;
-        int rc = open_conn(ns, c, now);
-        if (rc && !was_waiting) node_down(ns, c, rc, c->last_detail, now);
-        if (rc) {
-            char why[RL_DETAIL_LEN + 8];
-            snprintf(why, sizeof why, "%s%s", was_waiting ? "down: " : "", c->last_detail);
-            if (r) vote(ns, r, i, was_waiting ? REDLOCK_VOTE_DOWN : REDLOCK_VOTE_ERROR, rc, -1, why, now);
-            return;
-        }
-    }
-    if (r && s->grants) {
-        char why[128];
-        if (rl_node_quarantined(c, now, why, sizeof why)) { /* its grant would not count */
-            vote(ns, r, i, REDLOCK_VOTE_DOWN, REDLOCK_ERR_QUARANTINED, -1, why, now);
-            return;
-        }
-        /* a clock sample goes just ahead of the grant, so a jump is judged before the grant counts */
-        if (rl_node_sample_clock(&ns->cfg, c, now) < 0) {
-            node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-            return;
-        }
-    }
-    uint64_t budget = (uint64_t)ns->cfg.op_timeout_ms * 1000u, deadline = s->deadline_us;
-    if (c->state == RL_CONN_CONNECTING || c->state == RL_CONN_RESOLVING) {
-        budget += (uint64_t)ns->cfg.connect_timeout_ms * 1000u;
-        /* a redirect to a shard not connected yet gets a connect's time, as a new request would */
-        if (deadline && deadline < now + budget) deadline = now + budget;
-    }
-    static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
-    if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
-                      !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
-        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
-        return;
-    }
-    rl_req_t *q = rl_conn_push(c, RL_REQ_USER, r, s->sent_us ? s->sent_us : now, deadline ? deadline : now + budget);
-    if (!q) {
-        char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
-        if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
-        node_down(ns, c, REDLOCK_ERR_IO, why, now);
-        return;
-    }
-    q->script = s->script;
-    q->redirects = s->redirects;
-    q->skip = s->skip;
-    if (r) r->pn[i].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
-    int rc = rl_conn_send(c, s->cmd, s->len);
-    if (rc == 0) rc = keep_cmd(c, q, s);
-    if (rc == 0 && r && r->replicate && rl_repl_want(ns, c)) rl_repl_owe(c, q); /* its yes counts once replicated */
-    if (rc < 0) node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    if (!pass_suspect(ns, c, &r, i, s, now)) return;
+    if (c->state == RL_CONN_DOWN && !pass_open(ns, c, r, i, now)) return;
+    if (r && s->grants && !pass_grant(ns, c, r, i, now)) return;
+    queue_request(ns, c, r, i, s, now);
 }
 
 /* Queues s, round r's request to node i, on its connection (a cluster
  * node's: on its shard's, see route.c); with no owner once r is decided. */
 static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
     rl_round_t *owner = r->done ? NULL : r;
-    if (ns->cl && ns->cl[i])
+    if (cluster_of(ns, i))
         rl_route_submit(ns, r, owner, i, s, now);
     else
-        place(ns, &ns->conns[i], owner, i, s, now);
+        place(ns, &ns->nodes[i].conn, owner, i, s, now);
 }
 
 /* Submits node i's own command of r (r->node_cmd), built on the stack
@@ -264,7 +312,7 @@ static void submit_as(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uin
 static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, uint64_t now) {
     char buf[RL_NODE_CMD_MAX];
     const char *why = "";
-    size_t len = r->node_cmd(r->node_arg, i, ns->cl && ns->cl[i], buf, sizeof buf, &why);
+    size_t len = r->node_cmd(r->node_arg, i, cluster_of(ns, i) != NULL, buf, sizeof buf, &why);
     if (len && len <= sizeof buf) {
         s->cmd = buf;
         s->len = len;
@@ -272,7 +320,7 @@ static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, ui
         return;
     }
     if (r->done) return;
-    r->pn[i].conn = (uint16_t)ns->conns[i].k; /* (the node's report names its own address) */
+    r->pn[i].conn = (uint16_t)ns->nodes[i].conn.k; /* (the node's report names its own address) */
     if (len)
         vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1, "the node's command is too long", now);
     else /* (the node was not asked: its statistics count no vote) */
@@ -292,10 +340,10 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uin
 }
 
 int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, size_t len, uint64_t now) {
-    rl_conn_t *c = &ns->conns[i];
-    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], hslot) : NULL;
+    rl_conn_t *c = &ns->nodes[i].conn;
+    rl_shard_t *sh = cluster_of(ns, i) ? rl_cluster_owner(cluster_of(ns, i), hslot) : NULL;
     if (sh) c = sh->c;
-    if (c->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
+    if (rl_node_of(c)->suspect && c->state == RL_CONN_DOWN) return REDLOCK_ERR_SUSPECT;
     int was_waiting = now < c->retry_at_us;
     int rc = c->state == RL_CONN_DOWN ? open_conn(ns, c, now) : 0;
     if (rc) {
@@ -305,14 +353,12 @@ int rl_nodes_command(rl_nodes_t *ns, size_t i, int32_t hslot, const char *cmd, s
     uint64_t budget = (uint64_t)(ns->cfg.op_timeout_ms + ns->cfg.connect_timeout_ms) * 1000u;
     rl_req_t *q = rl_conn_push(c, RL_REQ_USER, NULL, now, now + budget);
     if (!q) {
-        char why[96];
-        snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
-        node_down(ns, c, REDLOCK_ERR_IO, why, now);
+        ring_full(ns, c, NULL, i, now);
         return REDLOCK_ERR_IO;
     }
     rl_send_t s = {.cmd = cmd, .len = len};
     if (rl_conn_send(c, cmd, len) == 0 && keep_cmd(c, q, &s) == 0) return 0;
-    node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+    out_of_memory(ns, c, now);
     return REDLOCK_ERR_NOMEM;
 }
 
@@ -356,10 +402,10 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     free(keep);
     if (!q) {
         if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
-        node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        out_of_memory(ns, c, now);
         return;
     }
-    if (old.round) old.round->pn[c->idx].u.slot = (c->qhead + c->qlen - 1) % c->qcap;
+    if (old.round) old.round->pn[c->idx].u.slot = rl_conn_slot(c, q);
     if (old.then_wait) rl_repl_owe(c, q); /* (a WAIT after the EVAL covers it) */
 }
 
@@ -386,11 +432,83 @@ static void cast(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, 
     vote(ns, r, (size_t)c->idx, v, err, rtt, detail, now);
 }
 
+/* The reply rep to the request q at the head of c's queue when q is not
+ * a round's request waiting for its vote: a slot map, ASKING's OK, a
+ * reply ahead of the one q waits for, a WAIT's answer, the engine's own
+ * requests. Returns 1 when it was one of those (and is handled), else 0. */
+static int not_a_vote(rl_nodes_t *ns, rl_conn_t *c, rl_req_t *q, const redisReply *rep, uint64_t now) {
+    if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
+        uint8_t kind = q->kind;
+        rl_conn_pop(c);
+        if (kind == RL_REQ_SLOTS && cluster_of(ns, c->idx)) rl_route_map_reply(ns, c, rep, now);
+        return 1;
+    }
+    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
+        q->skip--;
+        /* a command of a transaction sent by a stale map: EXEC will be refused (a failed vote);
+         * the map is put right for the next attempt */
+        if (rep->type == REDIS_REPLY_ERROR && cluster_of(ns, c->idx)) rl_route_note_redirect(ns, c, rep->str, now);
+        return 1;
+    }
+    if (q->kind == RL_REQ_WAIT) {
+        rl_repl_answer(ns, c, rep, now);
+        return 1;
+    }
+    if (q->kind == RL_REQ_USER) return 0;
+    char why[RL_DETAIL_LEN];
+    int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
+    if (rc) node_down(ns, c, rc, why, now);
+    return 1;
+}
+
+/* Judges rep, node c's answer in round r (redirected: a MOVED or ASK
+ * from a plain node's URI), into a vote with its err and detail (n bytes). */
+static redlock_vote_t judge(const rl_round_t *r, const rl_conn_t *c, const redisReply *rep, int redirected, int *err,
+                            char *detail, size_t n) {
+    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, err, detail, n)
+                                : r->classify(rep, err, detail, n);
+    if (redirected) /* a plain node's URI names a cluster member */
+        snprintf(detail, n, "%.80s: the node is a Redis Cluster member; name it redis+cluster://%s:%d", rep->str,
+                 c->uri.host, c->uri.port);
+    return v;
+}
+
+/* Counts rep, the answer to the round request at the head of c's queue,
+ * as its node's vote (a yes that waits for replicas waits for the next
+ * WAIT's answer instead). */
+static void vote_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, int redirected, uint64_t now) {
+    rl_req_t *q = rl_conn_head(c);
+    rl_round_t *r = q->round;
+    int64_t rtt = (int64_t)(now - q->sent_us);
+    int then_wait = q->then_wait;
+    rl_conn_pop(c);
+    c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
+    if (!r) return;
+    const rl_cluster_t *cl = cluster_of(ns, c->idx);
+    if (cl && cl->error[0] && !cl->loaded_us) { /* the member asked is no cluster's: its answer is not a vote */
+        vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, rtt, cl->error, now);
+        return;
+    }
+    if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
+    int err = REDLOCK_OK;
+    char detail[RL_DETAIL_LEN] = "";
+    redlock_vote_t v = judge(r, c, rep, redirected, &err, detail, sizeof detail);
+    if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
+        if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
+        v = REDLOCK_VOTE_ERROR;
+        err = REDLOCK_ERR_NOMEM;
+        snprintf(detail, sizeof detail, "out of memory");
+    }
+    cast(ns, c, r, v, err, rtt, detail, now);
+    if (c->uri.sentinel) rl_group_readonly(ns, c, rep, now);
+}
+
 /* Matches one reply to the request at the head of c's queue. On a
  * subscriber set a message frame answers no request. */
 static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, uint64_t now) {
+    rl_node_t *nd = rl_node_of(c);
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
-    if (c->suspect || c->close_at_us) rl_node_answered(&ns->cfg, c, now); /* any answer: not silent */
+    if (nd->suspect || nd->close_at_us) rl_suspect_answered(&ns->cfg, c, now); /* any answer: not silent */
     if (push && ns->pubsub)
         ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
     if (push == RL_PUSH_MESSAGE) {
@@ -402,65 +520,17 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         node_down(ns, c, REDLOCK_ERR_IO, "reply with no request waiting", now);
         return;
     }
-    if (q->kind == RL_REQ_SLOTS || q->kind == RL_REQ_ASKING) {
-        uint8_t kind = q->kind;
-        rl_conn_pop(c);
-        if (kind == RL_REQ_SLOTS && ns->cl && ns->cl[c->idx]) rl_route_map_reply(ns, c, rep, now);
-        return;
-    }
-    if (q->skip) { /* a reply ahead of the one the request waits for (MULTI's OK, a QUEUED) */
-        q->skip--;
-        /* a command of a transaction sent by a stale map: EXEC will be refused (a failed vote);
-         * the map is put right for the next attempt */
-        if (rep->type == REDIS_REPLY_ERROR && ns->cl && ns->cl[c->idx]) rl_route_note_redirect(ns, c, rep->str, now);
-        return;
-    }
-    if (q->kind == RL_REQ_WAIT) {
-        rl_repl_answer(ns, c, rep, now);
-        return;
-    }
-    if (q->kind != RL_REQ_USER) {
-        char why[RL_DETAIL_LEN];
-        int rc = rl_node_internal_reply(&ns->cfg, c, rep, now, why, sizeof why);
-        if (rc) node_down(ns, c, rc, why, now);
-        return;
-    }
+    if (not_a_vote(ns, c, q, rep, now)) return;
     if (rep->type == REDIS_REPLY_ERROR && q->script && !strncmp(rep->str, "NOSCRIPT", 8)) {
         script_fallback(ns, c, now);
         return;
     }
     int redirected = rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
-    if (redirected && ns->cl && ns->cl[c->idx]) {
+    if (redirected && cluster_of(ns, c->idx)) {
         rl_route_redirect(ns, c, rep->str, now);
         return;
     }
-    rl_round_t *r = q->round;
-    int64_t rtt = (int64_t)(now - q->sent_us);
-    int then_wait = q->then_wait;
-    rl_conn_pop(c);
-    c->backoff_ms = ns->cfg.reconnect_min_ms; /* the node works: reset its backoff */
-    if (!r) return;
-    const rl_cluster_t *cl = ns->cl ? ns->cl[c->idx] : NULL;
-    if (cl && cl->error[0] && !cl->loaded_us) { /* the member asked is no cluster's: its answer is not a vote */
-        vote(ns, r, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, rtt, cl->error, now);
-        return;
-    }
-    if (r->on_reply) r->on_reply(r->reply_arg, (size_t)c->idx, rep);
-    int err = REDLOCK_OK;
-    char detail[RL_DETAIL_LEN] = "";
-    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, &err, detail, sizeof detail)
-                                : r->classify(rep, &err, detail, sizeof detail);
-    if (redirected) /* a plain node's URI names a cluster member */
-        snprintf(detail, sizeof detail, "%.80s: the node is a Redis Cluster member; name it "
-                 "redis+cluster://%s:%d", rep->str, c->uri.host, c->uri.port);
-    if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
-        if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
-        v = REDLOCK_VOTE_ERROR;
-        err = REDLOCK_ERR_NOMEM;
-        snprintf(detail, sizeof detail, "out of memory");
-    }
-    cast(ns, c, r, v, err, rtt, detail, now);
-    if (c->uri.sentinel) rl_group_readonly(ns, c, rep, now);
+    vote_reply(ns, c, rep, redirected, now);
 }
 
 /* Reads from c and handles every complete reply; a read error or EOF is
@@ -510,7 +580,7 @@ int rl_nodes_busy(const rl_nodes_t *ns) {
 int rl_nodes_owed(const rl_nodes_t *ns) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (c->suspect || c->state == RL_CONN_DOWN) continue;
+        if (rl_node_of(c)->suspect || c->state == RL_CONN_DOWN) continue;
         if (c->state == RL_CONN_READY && rl_buf_pending(&c->out)) return 1;
         for (uint32_t j = 0; j < c->qlen; j++)
             if (rl_conn_at(c, j)->kind == RL_REQ_USER) return 1;
@@ -523,17 +593,18 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
     if (ns->cl) next = rl_route_next_us(ns);
     for (size_t k = 0; k < ns->nall; k++) {
         const rl_conn_t *c = ns->all[k];
+        const rl_node_t *nd = rl_node_of_const(c);
         if (c->state == RL_CONN_DOWN) {
-            if (c->suspect && c->probe_at_us < next) next = c->probe_at_us;
+            if (nd->suspect && nd->probe_at_us < next) next = nd->probe_at_us;
             continue;
         }
         if (c->state == RL_CONN_RESOLVING && c->connect_deadline_us < next) next = c->connect_deadline_us;
         if (c->state == RL_CONN_CONNECTING && c->addr_deadline_us < next) next = c->addr_deadline_us;
         if (c->due_us < next) next = c->due_us; /* an early bound costs one extra wake-up at most */
-        if (c->close_at_us) {
-            if (c->close_at_us < next) next = c->close_at_us;
+        if (nd->close_at_us) {
+            if (nd->close_at_us < next) next = nd->close_at_us;
         } else if (c->qlen) {
-            const rl_req_t *h = &c->q[c->qhead];
+            const rl_req_t *h = rl_conn_head(c);
             uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
                              (uint64_t)ns->cfg.node_down_ms * 1000u;
             if (quiet < next) next = quiet;
@@ -547,19 +618,20 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
  * their own (a blocked connection runs nothing sent behind a WAIT before
  * its answer anyway). What precedes that WAIT still goes. */
 static int held(const rl_nodes_t *ns, const rl_conn_t *c) {
-    return c->wait_owed && c->waits_out && !ns->closing_now;
+    const rl_node_t *nd = rl_node_of_const(c);
+    return nd->wait_owed && nd->waits_out && !ns->closing_now;
 }
 
 /* The bytes of c's output that may be written now. */
 static size_t sendable(const rl_nodes_t *ns, const rl_conn_t *c) {
-    return held(ns, c) ? c->wait_unsent : rl_buf_pending(&c->out);
+    return held(ns, c) ? c->out_mark : rl_buf_pending(&c->out);
 }
 
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        if (!held(ns, c) && c->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
-            node_down(ns, c, REDLOCK_ERR_NOMEM, "out of memory", now);
+        if (!held(ns, c) && rl_node_of(c)->wait_owed && c->state != RL_CONN_DOWN && rl_repl_append(ns, c, now) < 0) {
+            out_of_memory(ns, c, now);
             continue;
         }
         if (c->state != RL_CONN_READY || !sendable(ns, c)) continue;
@@ -600,10 +672,11 @@ void rl_nodes_events(rl_nodes_t *ns, size_t k, short rev, uint64_t now) {
 void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
-        uint64_t learnt = c->group_at_us;
+        rl_group_info_t group;
+        int learnt = 0;
         if (c->uri.sentinel) rl_group_news(ns, c, now);
-        int rc = c->lookup ? rl_dial_lookup_ended(c, now) : 0;
-        if (c->group_at_us != learnt) rl_group_learnt(&ns->cfg, c, now); /* (a Sentinel group's) */
+        int rc = c->lookup ? rl_dial_lookup_ended(c, now, &group, &learnt) : 0;
+        if (learnt) rl_group_learnt(&ns->cfg, c, &group, now); /* (a Sentinel group's) */
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }
 }
@@ -611,8 +684,8 @@ void rl_nodes_lookups_ended(rl_nodes_t *ns, uint64_t now) {
 /* The connection round r's request to node i goes to first: a cluster
  * node's shard for r's slot once its map is known, else the node's own. */
 static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
-    rl_shard_t *sh = ns->cl && ns->cl[i] ? rl_cluster_owner(ns->cl[i], r->hslot) : NULL;
-    return sh ? sh->c : &ns->conns[i];
+    rl_shard_t *sh = cluster_of(ns, i) ? rl_cluster_owner(cluster_of(ns, i), r->hslot) : NULL;
+    return sh ? sh->c : &ns->nodes[i].conn;
 }
 
 /* 1 when the nodes that are not suspect cannot make r's quorum (whatever
@@ -623,7 +696,7 @@ static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
  * minority", is for a minority). */
 static int must_ask_suspects(rl_nodes_t *ns, const rl_round_t *r) {
     size_t trusted = 0;
-    for (size_t i = 0; i < ns->n; i++) trusted += !first_conn(ns, r, i)->suspect;
+    for (size_t i = 0; i < ns->n; i++) trusted += !rl_node_of(first_conn(ns, r, i))->suspect;
     return trusted < r->quorum;
 }
 
@@ -636,6 +709,30 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 }
 
 /* --------------------------------------------------------------- set-up */
+
+/* Sets up nd for node idx at uri (taking ownership of its strings) with
+ * a request ring of up to qcap slots; lookups of its name write a byte to
+ * notify_fd when they end. Returns 0, or -1 when out of memory (uri is
+ * then left to the caller). */
+static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
+    memset(nd, 0, sizeof *nd);
+    if (rl_conn_init(&nd->conn, uri, idx, qcap, notify_fd) < 0) return -1;
+    rl_dial_init(&nd->conn);
+    nd->role_replicas = -1;
+    return 0;
+}
+
+/* Stops nd's failover feed and lookup, closes its connection and frees
+ * what it owns (not nd itself). Safe on a zeroed nd. */
+static void node_free(rl_node_t *nd) {
+    rl_failover_feed_stop(nd->feed);
+    nd->feed = NULL;
+    rl_dial_free(&nd->conn); /* before the notify fd its lookups write closes */
+    rl_conn_destroy(&nd->conn);
+    free(nd->waiting);
+    nd->waiting = NULL;
+    nd->nwaiting = nd->capwaiting = 0;
+}
 
 /* conn's req_moved: a request of r on node idx now sits in slot. */
 static void req_moved(struct rl_round *r, int idx, uint32_t slot) {
@@ -663,26 +760,25 @@ static int track(rl_nodes_t *ns, rl_conn_t *c) {
         c->tls_verify = ns->cfg.tls_verify;
     }
     if (c->uri.tls) c->tls_ctx = ns->cfg.tls_ctx;
-    if (c->uri.sentinel_tls) c->sentinel_tls_ctx = ns->cfg.tls_ctx;
+    if (c->uri.sentinel_tls) c->lookup_tls_ctx = ns->cfg.tls_ctx;
     return 0;
 }
 
 rl_conn_t *rl_nodes_add(rl_nodes_t *ns, size_t i, rl_uri_t *uri) {
-    rl_conn_t *c = malloc(sizeof *c);
-    if (!c || rl_conn_init(c, uri, (int)i, ns->cfg.max_inflight, ns->conns[i].notify_fd) < 0) {
-        if (c) rl_conn_destroy(c);
-        free(c);
+    rl_node_t *nd = malloc(sizeof *nd);
+    if (!nd || node_init(nd, uri, (int)i, ns->cfg.max_inflight, ns->nodes[i].conn.notify_fd) < 0) {
+        if (nd) node_free(nd);
+        free(nd);
         rl_uri_clear(uri);
         return NULL;
     }
-    rl_dial_init(c);
-    c->whole_cmds = 1;
-    if (track(ns, c) < 0) {
-        rl_conn_destroy(c);
-        free(c);
+    nd->conn.whole_cmds = 1;
+    if (track(ns, &nd->conn) < 0) {
+        node_free(nd);
+        free(nd);
         return NULL;
     }
-    return c;
+    return &nd->conn;
 }
 
 /* ------------------------------------------------- for route.c (ns->ops) */
@@ -694,18 +790,25 @@ static void finish_late(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
     finish_round(ns, r);
 }
 
-static const rl_ns_ops_t ns_ops = {vote, node_down, open_conn, place, finish_late, rl_nodes_add, cast};
+static const rl_ns_ops_t ns_ops = {
+    .vote = vote,
+    .down = node_down,
+    .open = open_conn,
+    .place = place,
+    .finish = finish_late,
+    .add = rl_nodes_add,
+    .cast = cast,
+};
 
 int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {
     *ns = (rl_nodes_t){.cfg = *cfg, .ops = &ns_ops};
-    ns->conns = calloc(n, sizeof *ns->conns);
-    for (size_t i = 0; ns->conns && i < n; i++) {
-        rl_conn_t *c = &ns->conns[i];
-        if (rl_conn_init(c, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
+    ns->nodes = calloc(n, sizeof *ns->nodes);
+    for (size_t i = 0; ns->nodes && i < n; i++) {
+        rl_node_t *nd = &ns->nodes[i];
+        if (node_init(nd, &uris[i], (int)i, cfg->max_inflight, notify_fd) < 0) break;
         ns->n++;
-        rl_dial_init(c);
-        c->follow = !cfg->subscriber; /* a Sentinel group's node: one watch per group and handle */
-        if (track(ns, c) < 0) break;
+        nd->follow = !cfg->subscriber; /* a Sentinel group's node: one feed per group and handle */
+        if (track(ns, &nd->conn) < 0) break;
     }
     int ok = ns->n == n && ns->nall == n;
     for (size_t i = 0; ok && i < n; i++) ok = rl_route_init(ns, i) == 0;
@@ -715,7 +818,7 @@ int rl_nodes_init(rl_nodes_t *ns, rl_uri_t *uris, size_t n, const rl_nodes_confi
 }
 
 void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now) {
-    if (ns->cl && ns->cl[i]) rl_route_map_reload(ns, i, now);
+    if (cluster_of(ns, i)) rl_route_map_reload(ns, i, now);
 }
 
 void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int fd), void *arg) {
@@ -729,22 +832,18 @@ void rl_nodes_on_close(rl_nodes_t *ns, void (*fn)(void *arg, rl_conn_t *c, int f
 
 void rl_nodes_destroy(rl_nodes_t *ns) {
     for (size_t k = ns->n; k < ns->nall; k++) { /* shard connections */
-        rl_dial_free(ns->all[k]); /* before the notify fd its lookups write closes */
-        rl_conn_destroy(ns->all[k]);
-        free(ns->all[k]);
+        node_free(rl_node_of(ns->all[k]));
+        free(rl_node_of(ns->all[k]));
     }
-    for (size_t i = 0; ns->conns && i < ns->n; i++) {
-        rl_dial_free(&ns->conns[i]);
-        rl_conn_destroy(&ns->conns[i]);
-    }
+    for (size_t i = 0; ns->nodes && i < ns->n; i++) node_free(&ns->nodes[i]);
     for (size_t i = 0; ns->cl && i < ns->n; i++) {
         if (ns->cl[i]) rl_route_free(ns, i);
         rl_cluster_free(ns->cl[i]);
     }
     free(ns->cl);
     free(ns->all);
-    free(ns->conns);
-    ns->conns = NULL;
+    free(ns->nodes);
+    ns->nodes = NULL;
     ns->all = NULL;
     ns->cl = NULL;
     ns->n = ns->nall = ns->capall = 0;

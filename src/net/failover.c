@@ -1,6 +1,6 @@
-/* sentwatch.c -- following a Sentinel group's +switch-master messages on
- * a thread of the watch's own (see sentwatch.h). */
-#include "sentwatch.h"
+/* failover.c -- following a Sentinel group's +switch-master messages on
+ * a thread of the feed's own (see failover.h). */
+#include "failover.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "blockio.h"
+#include "clock.h"
 #include "sentinel.h"
 
 #define CHANNEL "+switch-master"
@@ -23,24 +24,24 @@
  * once, unless it is resolving or connecting to a sentinel). */
 #define RL_WATCH_STOP_WAIT_MS 300L
 
-struct rl_sentinel_watch {
+struct rl_failover_feed {
     pthread_mutex_t mu;   /* guards the fields up to refs */
     pthread_cond_t ended_cv;
     uint32_t switches;
     char to[RL_ADDR_STRLEN];
-    int live, stopped, ended, refs;
+    int stopped, ended, refs;
     pthread_t thread;
     int notify_fd, stop_fd;
     char name[136];
     char *pass;           /* the sentinels' password, or NULL */
     int tls_on;           /* the sentinels are asked over TLS (u->sentinel_tls) */
-    rl_bio_tls_t tls;     /* then with this (the watch's own context reference) */
+    rl_bio_tls_t tls;     /* then with this (the feed's own context reference) */
     size_t n, next;       /* sentinels, and the one to try next */
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
 };
 
 /* Frees w (its password wiped, its TLS context reference dropped). */
-static void destroy(rl_sentinel_watch_t *w) {
+static void destroy(rl_failover_feed_t *w) {
     rl_bio_tls_clear(&w->tls);
     if (w->pass) {
         memset(w->pass, 0, strlen(w->pass));
@@ -53,7 +54,7 @@ static void destroy(rl_sentinel_watch_t *w) {
 }
 
 /* Drops one reference to w, freeing it with the last. */
-static void unref(rl_sentinel_watch_t *w) {
+static void unref(rl_failover_feed_t *w) {
     pthread_mutex_lock(&w->mu);
     int last = --w->refs == 0;
     pthread_mutex_unlock(&w->mu);
@@ -61,7 +62,7 @@ static void unref(rl_sentinel_watch_t *w) {
 }
 
 /* 1 once the owner stopped w. */
-static int stopped(rl_sentinel_watch_t *w) {
+static int stopped(rl_failover_feed_t *w) {
     pthread_mutex_lock(&w->mu);
     int s = w->stopped;
     pthread_mutex_unlock(&w->mu);
@@ -69,17 +70,17 @@ static int stopped(rl_sentinel_watch_t *w) {
 }
 
 /* Sleeps ms or until w is stopped. */
-static void nap(rl_sentinel_watch_t *w, int ms) {
+static void nap(rl_failover_feed_t *w, int ms) {
     struct pollfd p = {.fd = w->stop_fd, .events = POLLIN, .revents = 0};
     if (!stopped(w)) (void)poll(&p, 1, ms);
 }
 
-/* Connects st to sentinel s (over TLS when the watch's are) and
+/* Connects st to sentinel s (over TLS when the feed's are) and
  * subscribes to CHANNEL (after AUTH when the sentinels have a password).
  * Returns 0, or -1 (st then holds nothing). */
-static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s, rl_bio_stream_t *st) {
+static int subscribe(rl_failover_feed_t *w, const rl_sentinel_addr_t *s, rl_bio_stream_t *st) {
     char why[200];
-    uint64_t deadline = rl_bio_now_us() + 1000000u;
+    uint64_t deadline = rl_clock_monotonic_us() + 1000000u;
     if ((w->tls_on && !w->tls.ctx) || rl_bio_open(st, s->host, s->port, &w->tls, deadline, why, sizeof why) < 0)
         return -1;
     char *auth = NULL, *sub = NULL;
@@ -105,7 +106,7 @@ static int subscribe(rl_sentinel_watch_t *w, const rl_sentinel_addr_t *s, rl_bio
 
 /* Takes one pushed message: a switch of w's group counts, keeps the new
  * master ("NAME OLDIP OLDPORT NEWIP NEWPORT") and wakes the owner. */
-static void on_message(rl_sentinel_watch_t *w, const redisReply *m) {
+static void on_message(rl_failover_feed_t *w, const redisReply *m) {
     if (m->type != REDIS_REPLY_ARRAY || m->elements != 3 || m->element[2]->type != REDIS_REPLY_STRING) return;
     if (m->element[0]->type != REDIS_REPLY_STRING || strcmp(m->element[0]->str, "message")) return;
     char name[136], oip[64], ip[64];
@@ -122,24 +123,16 @@ static void on_message(rl_sentinel_watch_t *w, const redisReply *m) {
     pthread_mutex_unlock(&w->mu);
 }
 
-/* Sets whether w holds a subscription. */
-static void set_live(rl_sentinel_watch_t *w, int live) {
-    pthread_mutex_lock(&w->mu);
-    w->live = live;
-    pthread_mutex_unlock(&w->mu);
-}
-
 /* Reads st's messages until the sentinel fails, leaves a PING unanswered,
  * or w is stopped. */
-static void listen_on(rl_sentinel_watch_t *w, rl_bio_stream_t *st) {
+static void listen_on(rl_failover_feed_t *w, rl_bio_stream_t *st) {
     redisReader *rd = redisReaderCreate();
     int pinged = 0, ok = rd != NULL;
-    set_live(w, 1);
     while (ok && !stopped(w)) {
         struct pollfd p[2] = {{.fd = st->fd, .events = POLLIN}, {.fd = w->stop_fd, .events = POLLIN}};
-        int rc = rl_bio_pending(st) ? 1 : poll(p, 2, RL_WATCH_PING_MS); /* (a TLS record read in part) */
+        int rc = rl_bio_pending(st) ? 1 : poll(p, 2, RL_FAILOVER_PING_MS); /* (a TLS record read in part) */
         if (rc == 0) { /* quiet: is the sentinel still there? */
-            ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_bio_now_us() + 1000000u) == 0;
+            ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_clock_monotonic_us() + 1000000u) == 0;
             pinged = 1;
             continue;
         }
@@ -156,14 +149,13 @@ static void listen_on(rl_sentinel_watch_t *w, rl_bio_stream_t *st) {
             r = NULL;
         }
     }
-    set_live(w, 0);
     if (rd) redisReaderFree(rd);
 }
 
-/* The watch thread: subscribes on each sentinel in turn, for as long as
- * the watch runs. */
+/* The feed thread: subscribes on each sentinel in turn, for as long as
+ * the feed runs. */
 static void *watch_main(void *arg) {
-    rl_sentinel_watch_t *w = arg;
+    rl_failover_feed_t *w = arg;
     while (!stopped(w)) {
         rl_bio_stream_t st;
         int ok = subscribe(w, &w->s[w->next], &st) == 0;
@@ -173,7 +165,7 @@ static void *watch_main(void *arg) {
             listen_on(w, &st);
             rl_bio_close(&st);
         }
-        nap(w, RL_WATCH_RETRY_MS);
+        nap(w, RL_FAILOVER_RETRY_MS);
     }
     pthread_mutex_lock(&w->mu);
     w->ended = 1;
@@ -183,8 +175,8 @@ static void *watch_main(void *arg) {
     return NULL;
 }
 
-rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, const rl_bio_tls_t *tls, int notify_fd) {
-    rl_sentinel_watch_t *w = calloc(1, sizeof *w);
+rl_failover_feed_t *rl_failover_feed_start(const rl_uri_t *u, const rl_bio_tls_t *tls, int notify_fd) {
+    rl_failover_feed_t *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->ended_cv, NULL);
@@ -208,7 +200,7 @@ rl_sentinel_watch_t *rl_sentinel_watch_start(const rl_uri_t *u, const rl_bio_tls
     return w;
 }
 
-uint32_t rl_sentinel_watch_switches(rl_sentinel_watch_t *w, char *to, size_t n) {
+uint32_t rl_failover_feed_switches(rl_failover_feed_t *w, char *to, size_t n) {
     pthread_mutex_lock(&w->mu);
     uint32_t s = w->switches;
     if (to && n) snprintf(to, n, "%s", w->to);
@@ -216,14 +208,7 @@ uint32_t rl_sentinel_watch_switches(rl_sentinel_watch_t *w, char *to, size_t n) 
     return s;
 }
 
-int rl_sentinel_watch_live(rl_sentinel_watch_t *w) {
-    pthread_mutex_lock(&w->mu);
-    int live = w->live;
-    pthread_mutex_unlock(&w->mu);
-    return live;
-}
-
-void rl_sentinel_watch_stop(rl_sentinel_watch_t *w) {
+void rl_failover_feed_stop(rl_failover_feed_t *w) {
     if (!w) return;
     uint64_t one = 1;
     struct timespec until;

@@ -1,11 +1,11 @@
-/* fanout.h -- one round: one command to N nodes, counted as votes.
+/* round.h -- one round: one command to N nodes, counted as votes.
  *
  * A round lives on its caller's stack. The engine sends its command to every
  * node, records each node's vote as replies, errors and deadlines come, and
  * marks the round done as soon as its stop rule says the outcome is known;
  * replies still owed after that are read and dropped by the engine. */
-#ifndef RL_FANOUT_H
-#define RL_FANOUT_H
+#ifndef RL_ROUND_H
+#define RL_ROUND_H
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,7 +15,7 @@ struct rl_script;
 struct rl_engine;
 
 #define RL_NO_SLOT UINT32_MAX
-#define RL_SLOT_WAITING (UINT32_MAX - 1) /* pn[].u.slot: its yes waits for a WAIT's answer (nodes.c) */
+#define RL_SLOT_WAITING (UINT32_MAX - 1) /* pn[].u.slot: its yes waits for a WAIT's answer (nodeset.c) */
 #define RL_SLOT_NONE (-1)
 #define RL_SLOT_MIXED (-2)
 
@@ -46,7 +46,7 @@ typedef struct rl_round_node {
     int32_t rtt_us;  /* the vote's round trip, -1 without an answer */
     uint8_t vote;    /* REDLOCK_VOTE_* */
     int8_t err;      /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
-    uint16_t conn;   /* the connection its request went to (nodes.h: ns->all[conn]) */
+    uint16_t conn;   /* the connection its request went to (nodeset.h: ns->all[conn]) */
 } rl_round_node_t;
 
 _Static_assert(REDLOCK_MAX_NODES <= UINT8_MAX, "a round counts its nodes in 8 bits");
