@@ -165,7 +165,7 @@ typedef struct slot {
 static struct {
     enum phase phase;
     slot_t *slots;
-    unsigned count, live;           /* slots, and slots with a cycle in flight */
+    unsigned count, live;            /* slots, and slots with a cycle in flight */
     uint64_t warm_target, warm_done; /* cycles finished in the warm-up */
     uint64_t cycles, errors, start_errors;
     uint64_t t_start, deadline, t_begin;
@@ -344,7 +344,7 @@ static int run_inflight(void) {
 
 enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DRAIN, DONE };
 
-#define PENDING_BATCH 500        /* acquires started per timer tick */
+#define PENDING_BATCH 500            /* acquires started per timer tick */
 #define SETTLE_MIN_NS 1000000000ull  /* a stage lasts at least this long */
 #define SETTLE_MAX_NS 15000000000ull /* and at most this long */
 #define SETTLE_TICKS 20              /* unchanged heap (+-256 B) this many ticks in a row */
@@ -352,13 +352,13 @@ enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DRAIN, DONE };
 static struct {
     enum pstate state;
     const char *resource;
-    char tag;                     /* &tag is every pending acquire's arg */
-    uint64_t stage_target[2];     /* COUNT/10, COUNT */
+    char tag;                 /* &tag is every pending acquire's arg */
+    uint64_t stage_target[2]; /* COUNT/10, COUNT */
     int stage;
     uint64_t issued, refused, callbacks, cancelled, granted;
     size_t heap_base, heap_stage[2], heap_after_cancel, last_heap;
     long rss_base, rss_stage[2];
-    uint64_t stage_ns[2];         /* how long each stage took to settle */
+    uint64_t stage_ns[2]; /* how long each stage took to settle */
     int stable;
     uint64_t since;
     int cancel_rc;
@@ -410,8 +410,8 @@ static void on_pending_tick(uv_timer_t *t) {
     if (pend.state == ISSUE) {
         uint64_t goal = pend.stage_target[pend.stage];
         for (int i = 0; i < PENDING_BATCH && pend.issued < goal; i++) {
-            int rc = redlock_async_acquire(handle, pend.resource, (uint32_t)cfg.ttl, (int64_t)cfg.wait,
-                                           on_pending_done, &pend.tag);
+            int rc = redlock_async_acquire(handle, pend.resource, (uint32_t)cfg.ttl, (int64_t)cfg.wait, on_pending_done,
+                                           &pend.tag);
             if (rc != REDLOCK_OK) {
                 pend.refused++;
                 if (!pend.other_rc) pend.other_rc = rc;
@@ -555,9 +555,10 @@ static void print_version(void) {
 int main(int argc, char **argv) {
     char *uri_list = NULL;
     const bench_opt_t opts[] = {
-        {"-u", .list = &uri_list},         {"-w", .str = &cfg.workload},     {"--impl", .str = &cfg.impl},
-        {"-k", .num = &cfg.count},         {"-d", .num = &cfg.secs},         {"--warmup", .num = &cfg.warmup},
-        {"--ttl", .num = &cfg.ttl},        {"--op-timeout", .num = &cfg.op_timeout},
+        {"-u", .list = &uri_list},    {"-w", .str = &cfg.workload},
+        {"--impl", .str = &cfg.impl}, {"-k", .num = &cfg.count},
+        {"-d", .num = &cfg.secs},     {"--warmup", .num = &cfg.warmup},
+        {"--ttl", .num = &cfg.ttl},   {"--op-timeout", .num = &cfg.op_timeout},
         {"--wait", .num = &cfg.wait},
     };
     if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)

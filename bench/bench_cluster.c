@@ -56,8 +56,8 @@ enum {
     M_ACQ99,
     M_CYC50, /* serial: acquire + release p50 */
     M_CYC99,
-    M_RATE,  /* serial: cycles/s */
-    M_CRATE, /* concurrent: cycles/s of all the threads */
+    M_RATE,   /* serial: cycles/s */
+    M_CRATE,  /* concurrent: cycles/s of all the threads */
     M_CCYC50, /* concurrent: acquire + release p50 */
     M_CCYC99,
     N_MEASURES
@@ -80,12 +80,12 @@ typedef struct variant {
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     redlock_t *rl;
-    atomic_ullong seq;            /* the next resource number (every thread draws from it) */
-    bench_samples_t acq, cyc;     /* serial: every measured cycle of every round */
-    bench_samples_t ccyc;         /* concurrent: every measured cycle of every round */
-    uint64_t serial_ns, serial_n; /* serial: time in the blocks, cycles done */
-    uint64_t conc_ns, conc_n;     /* concurrent: likewise */
-    double *round[N_MEASURES];    /* each round's value of each measure */
+    atomic_ullong seq;                /* the next resource number (every thread draws from it) */
+    bench_samples_t acq, cyc;         /* serial: every measured cycle of every round */
+    bench_samples_t ccyc;             /* concurrent: every measured cycle of every round */
+    uint64_t serial_ns, serial_n;     /* serial: time in the blocks, cycles done */
+    uint64_t conc_ns, conc_n;         /* concurrent: likewise */
+    double *round[N_MEASURES];        /* each round's value of each measure */
     atomic_ullong acquires, releases; /* calls made, warm-up included */
     atomic_ullong acq_fail, rel_fail; /* of which failed */
     atomic_int last_err;              /* the last failure's return code */
@@ -315,8 +315,8 @@ static unsigned long long print_table(void) {
     for (int i = 0; i < 2; i++) {
         unsigned long long af = atomic_load(&vs[i].acq_fail), rf = atomic_load(&vs[i].rel_fail);
         if (af || rf)
-            printf("\nFAILURES on %s nodes: %llu of %llu acquires, %llu of %llu releases (last: %s).\n", vs[i].name,
-                   af, (unsigned long long)atomic_load(&vs[i].acquires), rf,
+            printf("\nFAILURES on %s nodes: %llu of %llu acquires, %llu of %llu releases (last: %s).\n", vs[i].name, af,
+                   (unsigned long long)atomic_load(&vs[i].acquires), rf,
                    (unsigned long long)atomic_load(&vs[i].releases), redlock_strerror(atomic_load(&vs[i].last_err)));
         bad += af + rf;
     }
@@ -327,11 +327,11 @@ static unsigned long long print_table(void) {
 /* Reads the command line into cfg and vs; exits on a bad one. */
 static void parse_args(int argc, char **argv) {
     const bench_opt_t opts[] = {
-        {"-p", .list = &vs[0].uri_list},    {"-c", .list = &vs[1].uri_list},
-        {"-r", .uns = &cfg.rounds},         {"-b", .uns = &cfg.block},
-        {"-t", .uns = &cfg.threads},        {"-d", .uns = &cfg.conc_ms},
-        {"--warmup", .uns = &cfg.warmup},   {"--ttl", .uns = &cfg.ttl_ms},
-        {"--tag", .str = &cfg.tag},         {"--op-timeout", .uns = &cfg.op_timeout_ms},
+        {"-p", .list = &vs[0].uri_list},  {"-c", .list = &vs[1].uri_list},
+        {"-r", .uns = &cfg.rounds},       {"-b", .uns = &cfg.block},
+        {"-t", .uns = &cfg.threads},      {"-d", .uns = &cfg.conc_ms},
+        {"--warmup", .uns = &cfg.warmup}, {"--ttl", .uns = &cfg.ttl_ms},
+        {"--tag", .str = &cfg.tag},       {"--op-timeout", .uns = &cfg.op_timeout_ms},
     };
     int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;
     for (int i = 0; i < 2; i++)
@@ -376,8 +376,9 @@ int main(int argc, char **argv) {
                     (unsigned long long)atomic_load(&vs[i].rel_fail), redlock_strerror(atomic_load(&vs[i].last_err)));
     run_rounds();
     unsigned long long bad = print_table();
-    fprintf(stderr, "bench_cluster: calls plain_acquires=%llu plain_releases=%llu cluster_acquires=%llu "
-                    "cluster_releases=%llu\n",
+    fprintf(stderr,
+            "bench_cluster: calls plain_acquires=%llu plain_releases=%llu cluster_acquires=%llu "
+            "cluster_releases=%llu\n",
             (unsigned long long)atomic_load(&vs[0].acquires), (unsigned long long)atomic_load(&vs[0].releases),
             (unsigned long long)atomic_load(&vs[1].acquires), (unsigned long long)atomic_load(&vs[1].releases));
     for (int i = 0; i < 2; i++) {

@@ -79,8 +79,16 @@ static struct {
     unsigned ttl_ms;
     const char *lua_dir;
     int only; /* --only plain|fenced: throughput blocks of that kind alone (for a profiler), -1: both */
-} cfg = {.only = -1, .rounds = 30, .block = 300, .warmup = 300, .threads = 32, .trounds = 10, .floor = 1, .secs = 1.0,
-         .ttl_ms = 10000, .lua_dir = BENCH_LUA_DIR};
+} cfg = {.only = -1,
+         .rounds = 30,
+         .block = 300,
+         .warmup = 300,
+         .threads = 32,
+         .trounds = 10,
+         .floor = 1,
+         .secs = 1.0,
+         .ttl_ms = 10000,
+         .lua_dir = BENCH_LUA_DIR};
 
 /* ------------------------------------------------------------- the floor */
 
@@ -100,17 +108,16 @@ static char floor_max[48]; /* the highest counter (or node clock) of the last ro
 /* The fenced attempt's script before it became a transaction
  * (lua/acquire_fenced.lua at 5fc8f4a), for the floor row that shows what
  * it cost. */
-static const char OLD_ACQUIRE_FENCED[] =
-    "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    "    return false\n"
-    "end\n"
-    "local t = redis.call('TIME')\n"
-    "local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-    "local c = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
-    "if c < floor then\n"
-    "    c = floor\n"
-    "end\n"
-    "return string.format('%.0f', c)\n";
+static const char OLD_ACQUIRE_FENCED[] = "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+                                         "    return false\n"
+                                         "end\n"
+                                         "local t = redis.call('TIME')\n"
+                                         "local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+                                         "local c = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
+                                         "if c < floor then\n"
+                                         "    c = floor\n"
+                                         "end\n"
+                                         "return string.format('%.0f', c)\n";
 
 /* How a node's reply is read: SET NX (OK / nil), a script's 1 / 0, a
  * string (the old script's counter, SCRIPT LOAD's sha1), EXEC's array
@@ -331,8 +338,7 @@ static void floor_connect(void) {
         struct pollfd p = {.fd = c ? c->fd : -1, .events = POLLOUT};
         int err = 0;
         socklen_t elen = sizeof err;
-        if (!c || c->err || poll(&p, 1, 2000) != 1 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 ||
-            err) {
+        if (!c || c->err || poll(&p, 1, 2000) != 1 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err) {
             fprintf(stderr, "bench_fence: connect %s failed\n", cfg.uris[i]);
             exit(1);
         }
@@ -351,13 +357,13 @@ static void floor_connect(void) {
 /* ---------------------------------------------------------- the variants */
 
 typedef enum kind { V_PLAIN, V_FENCED, V_FLOOR } kind_t;
-enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI }; /* a floor's first round */
+enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI };             /* a floor's first round */
 enum { TWO_NONE, TWO_SET, TWO_FENCE, TWO_INCR, TWO_ZADD }; /* and its second */
 
 typedef struct variant {
     const char *name;
     kind_t kind;
-    int one, two;      /* V_FLOOR: its rounds */
+    int one, two; /* V_FLOOR: its rounds */
     char resource[96];
     bench_samples_t acq, cyc;
     double *round_p50; /* each round's block p50 of the acquire, µs */
@@ -371,18 +377,28 @@ static variant_t vs[] = {
     {.name = "floor: 1 RT `EVALSHA` of `return 1`", .kind = V_FLOOR, .one = ONE_NOP},
     {.name = "floor: 1 RT the old `acquire_fenced.lua`", .kind = V_FLOOR, .one = ONE_OLD},
     {.name = "floor: 1 RT `MULTI` `SET NX PX` `GET` `TIME` `EXEC`", .kind = V_FLOOR, .one = ONE_MULTI},
-    {.name = "floor: 2 RT `SET NX PX`, then a plain `SET` (two plain round trips)", .kind = V_FLOOR, .one = ONE_SET,
+    {.name = "floor: 2 RT `SET NX PX`, then a plain `SET` (two plain round trips)",
+     .kind = V_FLOOR,
+     .one = ONE_SET,
      .two = TWO_SET},
-    {.name = "floor: 2 RT the old `acquire_fenced.lua`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_OLD,
+    {.name = "floor: 2 RT the old `acquire_fenced.lua`, then `fence_set.lua`",
+     .kind = V_FLOOR,
+     .one = ONE_OLD,
      .two = TWO_FENCE},
-    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_MULTI,
+    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`",
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
      .two = TWO_FENCE},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `GET` `INCRBY` `EXEC` (the write-back now: to the "
              "granting nodes, each by its own difference)",
-     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_INCR},
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
+     .two = TWO_INCR},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `ZADD GT` `GET` `EXEC` (another script-free write-back: "
              "not done, it needs the counter as a sorted set)",
-     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_ZADD},
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
+     .two = TWO_ZADD},
 };
 #define N_VARIANTS (sizeof vs / sizeof vs[0])
 #define FLOOR_BASE 2 /* the floor rows' base: the floor's SET NX PX */
@@ -446,9 +462,7 @@ static int floor_acquire(const variant_t *v, const char *tok, const char *fkey, 
     int len = -1, ok;
     floor_max[0] = '\0';
     switch (v->one) {
-    case ONE_SET:
-        len = redisFormatCommand(&cmd, "SET %s %s NX PX %s", v->resource, tok, ttl);
-        break;
+    case ONE_SET: len = redisFormatCommand(&cmd, "SET %s %s NX PX %s", v->resource, tok, ttl); break;
     case ONE_NOP:
     case ONE_OLD:
         len = redisFormatCommand(&cmd, "EVALSHA %s 2 %s %s %s %s", v->one == ONE_OLD ? sha_old : sha_nop, v->resource,
@@ -560,7 +574,7 @@ static void run_serial(size_t nv) {
 static pthread_barrier_t go, gone;
 static atomic_int stop_flag, quit_flag;
 static redlock_t *_Atomic t_handle; /* the handle of the block under way */
-static atomic_ullong t_errors[2]; /* refused acquires in the throughput blocks: plain, fenced */
+static atomic_ullong t_errors[2];   /* refused acquires in the throughput blocks: plain, fenced */
 
 typedef struct worker {
     pthread_t th;
@@ -736,9 +750,9 @@ static void parse_args(int argc, char **argv) {
     const char *only = NULL;
     int no_floor = 0;
     const bench_opt_t opts[] = {
-        {"--no-floor", .set = &no_floor}, {"--only", .str = &only},         {"-u", .list = &uri_list},
-        {"-r", .uns = &cfg.rounds},       {"-b", .uns = &cfg.block},        {"-t", .uns = &cfg.threads},
-        {"--tr", .uns = &cfg.trounds},    {"-d", .num = &cfg.secs},         {"--warmup", .uns = &cfg.warmup},
+        {"--no-floor", .set = &no_floor}, {"--only", .str = &only},       {"-u", .list = &uri_list},
+        {"-r", .uns = &cfg.rounds},       {"-b", .uns = &cfg.block},      {"-t", .uns = &cfg.threads},
+        {"--tr", .uns = &cfg.trounds},    {"-d", .num = &cfg.secs},       {"--warmup", .uns = &cfg.warmup},
         {"--ttl", .uns = &cfg.ttl_ms},    {"--lua", .str = &cfg.lua_dir},
     };
     int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;

@@ -141,10 +141,10 @@ static uint64_t deadline_ns; /* contend: end of the run (written before the barr
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "--shared-counter needs lock-free atomics");
 #define SHARED_MAGIC 0x52444c4bu
 typedef struct shared_state {
-    atomic_uint ready;       /* SHARED_MAGIC once mu is initialised (a mapped file) */
-    atomic_int waiting;      /* threads inside acquire (wanting the lock) */
-    atomic_int holders;      /* threads that believe they hold it */
-    pthread_mutex_t mu;      /* guards last_release */
+    atomic_uint ready;  /* SHARED_MAGIC once mu is initialised (a mapped file) */
+    atomic_int waiting; /* threads inside acquire (wanting the lock) */
+    atomic_int holders; /* threads that believe they hold it */
+    pthread_mutex_t mu; /* guards last_release */
     /* The last release not yet followed by a grant (the next grant takes it). */
     struct {
         uint64_t t_ns;       /* read just before redlock_release was called */
@@ -375,8 +375,10 @@ static void write_timeline(const pool_t *p) {
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%llu.%06llu ", (unsigned long long)(g[i].rt_ns / 1000000000u),
                 (unsigned long long)(g[i].rt_ns % 1000000000u / 1000u));
-        if (g[i].handoff_ns) fprintf(f, "%.3f\n", (double)g[i].handoff_ns / 1000.0);
-        else fputs("-\n", f);
+        if (g[i].handoff_ns)
+            fprintf(f, "%.3f\n", (double)g[i].handoff_ns / 1000.0);
+        else
+            fputs("-\n", f);
     }
     free(g);
     if (fclose(f) != 0) {
@@ -464,8 +466,8 @@ static int run_contend(void) {
     fflush(stdout);
     write_samples(&all);
     write_timeline(&p);
-    if (atomic_load(&violations)) fprintf(stderr, "bench_handoff: %llu overlapping grants!\n",
-                                          (unsigned long long)atomic_load(&violations));
+    if (atomic_load(&violations))
+        fprintf(stderr, "bench_handoff: %llu overlapping grants!\n", (unsigned long long)atomic_load(&violations));
     bench_samples_free(&all);
     pool_free(&p);
     return grants && !atomic_load(&violations) ? 0 : 1;
@@ -707,8 +709,10 @@ int main(int argc, char **argv) {
         {"--wait-ms", .str = &wait_arg},
         {"--retry-count", .num = &retry_count},
     };
-    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0) bench_usage(argv[0], USAGE, 1);
-    if (!uri_arg || !cfg.workload || (strcmp(handles, "one") && strcmp(handles, "each"))) bench_usage(argv[0], USAGE, 1);
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
+    if (!uri_arg || !cfg.workload || (strcmp(handles, "one") && strcmp(handles, "each")))
+        bench_usage(argv[0], USAGE, 1);
     cfg.each = !strcmp(handles, "each");
     double wait = !wait_arg || !strcmp(wait_arg, "-1") ? -1 : bench_arg_num("--wait-ms", wait_arg);
     cfg.wait_ms = (int64_t)wait;
@@ -716,17 +720,22 @@ int main(int argc, char **argv) {
     cfg.n_nodes = uri_list ? bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES) : 0;
     if (!cfg.n_nodes || cfg.ttl < 1 || cfg.ttl > 4e9) bench_usage(argv[0], USAGE, 1);
     if (key_arg && (!key_arg[0] || strlen(key_arg) >= sizeof key)) bench_usage(argv[0], USAGE, 1);
-    if (key_arg) snprintf(key, sizeof key, "%s", key_arg);
-    else snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
+    if (key_arg)
+        snprintf(key, sizeof key, "%s", key_arg);
+    else
+        snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
     if (cfg.shared_counter) shared_map(cfg.shared_counter);
 
     bench_options_init(&defaults, cfg.uris, cfg.n_nodes, 0);
     if (retry_count >= 0) defaults.retry_count = retry_count > 4e9 ? 4000000000u : (uint32_t)retry_count;
 
     int rc = 2;
-    if (!strcmp(cfg.workload, "contend")) rc = run_contend();
-    else if (!strcmp(cfg.workload, "idle")) rc = run_idle();
-    else bench_usage(argv[0], USAGE, 1);
+    if (!strcmp(cfg.workload, "contend"))
+        rc = run_contend();
+    else if (!strcmp(cfg.workload, "idle"))
+        rc = run_idle();
+    else
+        bench_usage(argv[0], USAGE, 1);
     free(uri_list);
     return rc;
 }

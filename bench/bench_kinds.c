@@ -41,11 +41,11 @@
 typedef enum kind { K_MUTEX, K_PERMIT, K_SHARED } kind_t;
 
 typedef struct variant {
-    const char *name;   /* its row in the table */
+    const char *name; /* its row in the table */
     kind_t kind;
-    unsigned limit;     /* K_PERMIT: the semaphore's limit */
-    unsigned held;      /* permits (or readers) another handle holds for the whole run */
-    int64_t wait_ms;    /* passed to the acquire */
+    unsigned limit;  /* K_PERMIT: the semaphore's limit */
+    unsigned held;   /* permits (or readers) another handle holds for the whole run */
+    int64_t wait_ms; /* passed to the acquire */
     char resource[96];
     redlock_lock_t *others[REDLOCK_MAX_PERMITS]; /* what the other handle holds */
     bench_samples_t acq, cyc;                    /* every measured cycle */
@@ -200,7 +200,7 @@ static int print_table(void) {
 static void parse_args(int argc, char **argv) {
     char *uri_list = NULL;
     const bench_opt_t opts[] = {
-        {"-u", .list = &uri_list},         {"-r", .uns = &cfg.rounds}, {"-b", .uns = &cfg.block},
+        {"-u", .list = &uri_list},        {"-r", .uns = &cfg.rounds},    {"-b", .uns = &cfg.block},
         {"--warmup", .uns = &cfg.warmup}, {"--ttl", .uns = &cfg.ttl_ms},
     };
     int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;

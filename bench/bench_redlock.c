@@ -47,10 +47,10 @@ typedef struct config {
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     double max_cycles, secs, warmup, threads, ttl, op_timeout, hold_us, retry_delay, retry_jitter;
-    int fencing;                  /* with max_ttl and clock_check: the safety features whose cost the suite reports */
+    int fencing; /* with max_ttl and clock_check: the safety features whose cost the suite reports */
     double max_ttl, clock_check;
-    double min_replicas;          /* votes counted after replication (bench/replicated.sh) */
-    int no_stats;                 /* redlock_options_t.stats = 0: what the counters cost */
+    double min_replicas; /* votes counted after replication (bench/replicated.sh) */
+    int no_stats;        /* redlock_options_t.stats = 0: what the counters cost */
 } config_t;
 
 static config_t cfg = {
@@ -178,7 +178,7 @@ static pthread_barrier_t start_barrier;
 static pthread_barrier_t warm_barrier, go_barrier; /* memory: after the workers' warm-up */
 static atomic_int stop_flag;
 static atomic_ullong progress; /* memory: cycles done by all workers */
-static long rss_quarter_kb[4];  /* memory: VmRSS once 25/50/75/100 % of the cycles were done */
+static long rss_quarter_kb[4]; /* memory: VmRSS once 25/50/75/100 % of the cycles were done */
 static uint64_t run_start_ns;
 
 /* contended */
@@ -437,7 +437,8 @@ int main(int argc, char **argv) {
         {"--clock-check", .num = &cfg.clock_check},
         {"--min-replicas", .num = &cfg.min_replicas},
     };
-    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0) bench_usage(argv[0], USAGE, 1);
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
     if (!uri_list || !cfg.workload || !cfg.impl) bench_usage(argv[0], USAGE, 1);
     cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
     if (!cfg.n_nodes) bench_usage(argv[0], USAGE, 1);
@@ -449,12 +450,18 @@ int main(int argc, char **argv) {
     /* distinct keys: one attempt per acquire; contended: retry until the wait bound */
     rl = make_redlock(contended ? 1000000u : 0u);
     int rc;
-    if (!strcmp(w, "serial")) rc = run_serial(1);
-    else if (!strcmp(w, "cpu")) rc = run_serial(0);
-    else if (!strcmp(w, "concurrent")) rc = run_concurrent();
-    else if (contended) rc = run_contended();
-    else if (!strcmp(w, "memory")) rc = run_memory();
-    else bench_usage(argv[0], USAGE, 1), rc = 2;
+    if (!strcmp(w, "serial"))
+        rc = run_serial(1);
+    else if (!strcmp(w, "cpu"))
+        rc = run_serial(0);
+    else if (!strcmp(w, "concurrent"))
+        rc = run_concurrent();
+    else if (contended)
+        rc = run_contended();
+    else if (!strcmp(w, "memory"))
+        rc = run_memory();
+    else
+        bench_usage(argv[0], USAGE, 1), rc = 2;
     redlock_free(rl);
     return rc;
 }

@@ -117,10 +117,14 @@ static void *xcalloc(size_t n, size_t size) {
     return p;
 }
 
-static double secs_since(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e9; }
+static double secs_since(uint64_t t0) {
+    return (double)(bench_now_ns() - t0) / 1e9;
+}
 
 /* The whole run's bound: past it, print what is known and leave. */
-static int past_deadline(void) { return secs_since(t_start_ns) > cfg.deadline; }
+static int past_deadline(void) {
+    return secs_since(t_start_ns) > cfg.deadline;
+}
 
 /* Heap bytes in use, all arenas: small chunks plus mmap'd ones. */
 static double heap_bytes(void) {
@@ -195,7 +199,8 @@ static void *batch_main(void *arg) {
             if (rc == REDLOCK_OK) break;
         }
         if (rc != REDLOCK_OK) {
-            if (atomic_fetch_add(&b->errors, 1) < 3) fprintf(stderr, "bench_scale: acquire: %s\n", redlock_strerror(rc));
+            if (atomic_fetch_add(&b->errors, 1) < 3)
+                fprintf(stderr, "bench_scale: acquire: %s\n", redlock_strerror(rc));
             continue;
         }
         if (b->autoextend) {
@@ -361,8 +366,8 @@ static int run_held(void) {
             "took %zu locks in %.1f s; heap %.0f B per lock (%.0f beyond the %zu-byte name), RSS %.0f B per lock;\n"
             "released %zu in %.1f s: heap %+.0f KiB vs start (peak %+.0f KiB), RSS %+ld KiB (%+ld after malloc_trim)\n",
             held, fill_s, per, per - (double)name_len, name_len,
-            held ? ((double)rss1 - (double)rss0) * 1024.0 / (double)held : 0, released, rel_s,
-            (heap2 - heap0) / 1024.0, (heap1 - heap0) / 1024.0, rss2 - rss0, rss3 - rss0);
+            held ? ((double)rss1 - (double)rss0) * 1024.0 / (double)held : 0, released, rel_s, (heap2 - heap0) / 1024.0,
+            (heap1 - heap0) / 1024.0, rss2 - rss0, rss3 - rss0);
     bench_line_begin("libredlock", "held_mem");
     bench_kv_u64("held", held);
     bench_kv_u64("target", max);
@@ -606,8 +611,7 @@ static void on_tick(uv_timer_t *t) {
             if (rc != REDLOCK_OK) die("redlock_async_release (holder)", rc);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -678,9 +682,9 @@ enum { CMD_WAIT, CMD_PAUSE, CMD_STOP };
 typedef struct bwaiter {
     pthread_t th;
     size_t i;
-    int cmd;         /* under bs.mu */
-    int granted;     /* under bs.mu: the grant of the current sample came */
-    uint64_t t1_ns;  /* when it came */
+    int cmd;        /* under bs.mu */
+    int granted;    /* under bs.mu: the grant of the current sample came */
+    uint64_t t1_ns; /* when it came */
 } bwaiter_t;
 
 static struct {
@@ -808,8 +812,10 @@ static int run_blocking(void) {
         uint64_t t1 = w->t1_ns;
         bs.sampling = 0;
         pthread_mutex_unlock(&bs.mu);
-        if (got) bench_samples_add(&s, t1 - t0);
-        else missed++;
+        if (got)
+            bench_samples_add(&s, t1 - t0);
+        else
+            missed++;
         /* the holder takes it back (the waiter has released it), then the
          * waiter waits again */
         for (int tries = 0; tries < 100; tries++) {
@@ -887,11 +893,7 @@ static int run_autoext(void) {
     double interval = ttl / 3.0; /* the default interval_ms */
     double due = (double)ttl - ((double)ttl * defaults.drift_factor + defaults.drift_min_ms) - interval;
     redlock_t *rl = new_blocking();
-    batch_t b = {.rl = rl,
-                 .kind = "x",
-                 .locks = xcalloc(n, sizeof(redlock_lock_t *)),
-                 .ttl_ms = ttl,
-                 .autoextend = 1};
+    batch_t b = {.rl = rl, .kind = "x", .locks = xcalloc(n, sizeof(redlock_lock_t *)), .ttl_ms = ttl, .autoextend = 1};
     uint64_t t0 = bench_now_ns();
     b.stop_ns = t0 + (uint64_t)(cfg.bound * 1e9);
     size_t got = batch_run(&b, 0, n);
@@ -1015,8 +1017,8 @@ static void *watchdog_main(void *arg) {
     bench_kv_u64("timed_out", 1);
     bench_kv_u64("hung", 1);
     bench_line_end();
-    fprintf(stderr, "bench_scale: %s did not end by its deadline (%.0f s) + 15 s: stopped from outside\n",
-            cfg.workload, cfg.deadline);
+    fprintf(stderr, "bench_scale: %s did not end by its deadline (%.0f s) + 15 s: stopped from outside\n", cfg.workload,
+            cfg.deadline);
     fflush(NULL);
     _exit(0);
     return NULL;

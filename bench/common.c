@@ -181,11 +181,16 @@ int bench_parse_opts(int argc, char **argv, const bench_opt_t *opts, size_t n, v
             continue;
         }
         i++;
-        if (o->num) *o->num = bench_arg_num(a, v);
-        else if (o->uns) *o->uns = (unsigned)bench_arg_num(a, v);
-        else if (!v) return -1;
-        else if (o->str) *o->str = v;
-        else *o->list = v;
+        if (o->num)
+            *o->num = bench_arg_num(a, v);
+        else if (o->uns)
+            *o->uns = (unsigned)bench_arg_num(a, v);
+        else if (!v)
+            return -1;
+        else if (o->str)
+            *o->str = v;
+        else
+            *o->list = v;
     }
     return 0;
 }

@@ -198,9 +198,12 @@ static size_t fan_out(const char *cmd, size_t len, int kind) {
             if (v == 2) continue;
             nd->answered = 1;
             pending--;
-            if (v == 1) yes++;
-            else if (v == 0) no++;
-            else failed++;
+            if (v == 1)
+                yes++;
+            else if (v == 0)
+                no++;
+            else
+                failed++;
         }
     }
     /* The nodes still owing this round's reply: drop it when it comes. */
@@ -238,9 +241,10 @@ int main(int argc, char **argv) {
     const char *workload = "serial", *impl = "floor";
     double max_cycles = 0, secs = 2, warmup = 200, ttl = 10000, replicas = 0;
     const bench_opt_t opts[] = {
-        {"-u", .list = &uri_list}, {"-w", .str = &workload},     {"-n", .num = &max_cycles},
-        {"-d", .num = &secs},      {"--warmup", .num = &warmup}, {"--ttl", .num = &ttl},
-        {"--impl", .str = &impl},  {"--wait-replicas", .num = &replicas},
+        {"-u", .list = &uri_list},    {"-w", .str = &workload},
+        {"-n", .num = &max_cycles},   {"-d", .num = &secs},
+        {"--warmup", .num = &warmup}, {"--ttl", .num = &ttl},
+        {"--impl", .str = &impl},     {"--wait-replicas", .num = &replicas},
     };
     if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], NULL) != 0) bench_usage(argv[0], USAGE, 0);
     wait_replicas = (long long)replicas;
