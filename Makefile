@@ -15,16 +15,23 @@ DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
 
 all: build
 
-# Installs the Debian packages the project needs, only those missing.
-deps:
-	@missing=""; for p in $(DEBIAN_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
+# $(call apt_install,WORD...): the shell commands that install, with
+# apt-get, the Debian packages of the list that are missing, and fail when
+# that fails. A WORD is a package, present when dpkg lists it installed, or
+# PACKAGE=COMMAND, present when COMMAND is on the PATH (whatever installed it).
+apt_install = missing=""; for w in $(1); do p=$${w%%=*}; c=$${w\#*=}; \
+	  if [ "$$c" != "$$w" ]; then command -v "$$c" >/dev/null 2>&1 && continue; \
+	  else dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" && continue; fi; \
+	  missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+# Installs the Debian packages the project needs, only those missing.
+deps:
+	@$(call apt_install,$(DEBIAN_PKGS))
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
@@ -106,7 +113,7 @@ docs: deps
 
 # ------------------------------------------------------------- benchmarks
 # `make bench`: every benchmark of bench/ in one sitting at one commit
-# (issue 26; bench/all.sh, 30+ minutes on 2 cores): a Release build of all
+# (bench/all.sh, 30+ minutes on 2 cores): a Release build of all
 # the benchmark programs in $(BENCH_BUILD) (CMake target bench_all), then
 # each suite below in its full mode, one after another, each with its own
 # local redis-server masters (deploy/cluster.sh, always stopped); node-redlock
@@ -118,7 +125,8 @@ docs: deps
 # every suite in its quick mode (about 5 minutes), everything written into
 # $(BENCH_BUILD)/bench (the report: RESULTS-quick.md), never over bench/*.md.
 BENCH_BUILD ?= build-bench
-BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
+BENCH_PKGS  := gnuplot-nox redis-tools
+BENCH_NODE_PKGS := nodejs=node npm=npm
 
 .PHONY: bench bench-quick bench-deps bench-build bench-compile bench-stats
 
@@ -126,24 +134,8 @@ BENCH_PKGS  := gnuplot-nox redis-tools nodejs npm
 # when the commands exist (e.g. NodeSource's nodejs, which bundles npm); if
 # they cannot be installed, the suite still runs and marks node-redlock n/a.
 bench-deps: deps
-	@missing=""; nodepkgs=""; for p in $(BENCH_PKGS); do \
-	  case $$p in \
-	    nodejs) command -v node >/dev/null 2>&1 && continue; nodepkgs="$$nodepkgs $$p"; continue ;; \
-	    npm) command -v npm >/dev/null 2>&1 && continue; nodepkgs="$$nodepkgs $$p"; continue ;; \
-	  esac; \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing$$nodepkgs" ]; then \
-	  echo "Installing Debian packages:$$missing$$nodepkgs"; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq || exit 1; \
-	fi; \
-	if [ -n "$$missing" ]; then \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing || exit 1; \
-	fi; \
-	if [ -n "$$nodepkgs" ]; then \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$nodepkgs || \
-	    echo "warning: could not install$$nodepkgs; node-redlock will be n/a"; \
-	fi
+	@$(call apt_install,$(BENCH_PKGS))
+	@{ $(call apt_install,$(BENCH_NODE_PKGS)); } || echo "warning: could not install nodejs or npm; node-redlock will be n/a"
 
 bench-build: bench-deps bench-compile
 
@@ -208,14 +200,7 @@ FUZZ_PKGS    := clang libclang-rt-14-dev llvm
 
 # Like deps, for clang, its libFuzzer / sanitizer runtimes and llvm-symbolizer.
 fuzz-deps: deps
-	@missing=""; for p in $(FUZZ_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing Debian packages:$$missing"; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	@$(call apt_install,$(FUZZ_PKGS))
 
 fuzz-build: fuzz-deps
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -44,6 +44,7 @@
 
 #include "allocs.h"
 #include "common.h"
+#include "handle.h"
 
 typedef struct config {
     const char *workload, *impl;
@@ -77,12 +78,8 @@ static void log_to_stderr(void *arg, int level, const char *msg) {
 /* Fills opt for the bench nodes with the suite's settings (bench_redlock's
  * make_redlock): generous timeouts, no retries unless asked. */
 static void bench_options(redlock_options_t *opt, uint32_t retry_count, uint32_t retry_delay_ms) {
-    redlock_options_init(opt);
-    opt->nodes = cfg.uris;
-    opt->n_nodes = cfg.n_nodes;
-    opt->op_timeout_ms = (uint32_t)cfg.op_timeout;
+    bench_options_init(opt, cfg.uris, cfg.n_nodes, (uint32_t)cfg.op_timeout);
     opt->connect_timeout_ms = 1000;
-    if (opt->node_down_ms < opt->op_timeout_ms) opt->node_down_ms = opt->op_timeout_ms;
     opt->retry_count = retry_count;
     opt->retry_delay_ms = retry_delay_ms;
     opt->retry_jitter_ms = retry_delay_ms ? 1 : 0;
@@ -168,7 +165,7 @@ typedef struct slot {
 static struct {
     enum phase phase;
     slot_t *slots;
-    unsigned count, live;           /* slots, and slots with a cycle in flight */
+    unsigned count, live;            /* slots, and slots with a cycle in flight */
     uint64_t warm_target, warm_done; /* cycles finished in the warm-up */
     uint64_t cycles, errors, start_errors;
     uint64_t t_start, deadline, t_begin;
@@ -347,7 +344,7 @@ static int run_inflight(void) {
 
 enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DRAIN, DONE };
 
-#define PENDING_BATCH 500        /* acquires started per timer tick */
+#define PENDING_BATCH 500            /* acquires started per timer tick */
 #define SETTLE_MIN_NS 1000000000ull  /* a stage lasts at least this long */
 #define SETTLE_MAX_NS 15000000000ull /* and at most this long */
 #define SETTLE_TICKS 20              /* unchanged heap (+-256 B) this many ticks in a row */
@@ -355,13 +352,13 @@ enum pstate { ISSUE, SETTLE, CANCEL_WAIT, DRAIN, DONE };
 static struct {
     enum pstate state;
     const char *resource;
-    char tag;                     /* &tag is every pending acquire's arg */
-    uint64_t stage_target[2];     /* COUNT/10, COUNT */
+    char tag;                 /* &tag is every pending acquire's arg */
+    uint64_t stage_target[2]; /* COUNT/10, COUNT */
     int stage;
     uint64_t issued, refused, callbacks, cancelled, granted;
     size_t heap_base, heap_stage[2], heap_after_cancel, last_heap;
     long rss_base, rss_stage[2];
-    uint64_t stage_ns[2];         /* how long each stage took to settle */
+    uint64_t stage_ns[2]; /* how long each stage took to settle */
     int stable;
     uint64_t since;
     int cancel_rc;
@@ -413,8 +410,8 @@ static void on_pending_tick(uv_timer_t *t) {
     if (pend.state == ISSUE) {
         uint64_t goal = pend.stage_target[pend.stage];
         for (int i = 0; i < PENDING_BATCH && pend.issued < goal; i++) {
-            int rc = redlock_async_acquire(handle, pend.resource, (uint32_t)cfg.ttl, (int64_t)cfg.wait,
-                                           on_pending_done, &pend.tag);
+            int rc = redlock_async_acquire(handle, pend.resource, (uint32_t)cfg.ttl, (int64_t)cfg.wait, on_pending_done,
+                                           &pend.tag);
             if (rc != REDLOCK_OK) {
                 pend.refused++;
                 if (!pend.other_rc) pend.other_rc = rc;
@@ -548,40 +545,30 @@ static int run_pending(void) {
 
 /* -------------------------------------------------------------------- main */
 
-static void usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s -u URI,URI,... -w inflight|pending [-k COUNT] [-d SECONDS] [--warmup CYCLES]\n"
-            "          [--ttl MS] [--op-timeout MS] [--wait MS] [--impl NAME]\n"
-            "       %s --version\n",
-            prog, prog);
-    exit(2);
+static const char USAGE[] = "-u URI,URI,... -w inflight|pending [-k COUNT] [-d SECONDS] [--warmup CYCLES]\n"
+                            "          [--ttl MS] [--op-timeout MS] [--wait MS] [--impl NAME]\n";
+
+static void print_version(void) {
+    printf("libredlock=%s libuv=%s\n", REDLOCK_VERSION, uv_version_string());
 }
 
 int main(int argc, char **argv) {
     char *uri_list = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("libredlock=%s libuv=%s\n", REDLOCK_VERSION, uv_version_string());
-            return 0;
-        }
-        if (!strcmp(a, "-u")) uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-w")) cfg.workload = v, i++;
-        else if (!strcmp(a, "--impl")) cfg.impl = v, i++;
-        else if (!strcmp(a, "-k")) cfg.count = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-d")) cfg.secs = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) cfg.warmup = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) cfg.ttl = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--op-timeout")) cfg.op_timeout = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--wait")) cfg.wait = bench_arg_num(a, v), i++;
-        else usage(argv[0]);
-    }
-    if (!uri_list || !cfg.workload || !cfg.impl) usage(argv[0]);
+    const bench_opt_t opts[] = {
+        {"-u", .list = &uri_list},    {"-w", .str = &cfg.workload},
+        {"--impl", .str = &cfg.impl}, {"-k", .num = &cfg.count},
+        {"-d", .num = &cfg.secs},     {"--warmup", .num = &cfg.warmup},
+        {"--ttl", .num = &cfg.ttl},   {"--op-timeout", .num = &cfg.op_timeout},
+        {"--wait", .num = &cfg.wait},
+    };
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
+    if (!uri_list || !cfg.workload || !cfg.impl) bench_usage(argv[0], USAGE, 1);
     cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
-    if (!cfg.n_nodes) usage(argv[0]);
+    if (!cfg.n_nodes) bench_usage(argv[0], USAGE, 1);
     pid = (unsigned)getpid();
     if (!strcmp(cfg.workload, "inflight")) return run_inflight();
     if (!strcmp(cfg.workload, "pending")) return run_pending();
-    usage(argv[0]);
+    bench_usage(argv[0], USAGE, 1);
     return 2;
 }

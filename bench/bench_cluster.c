@@ -1,7 +1,7 @@
 /* bench_cluster.c -- acquire + release on Redlock nodes that are whole
- * Redis Clusters against plain single-master nodes (issue 25, item 8;
- * doc/design.md, "Cluster routing"), through the public API only (include/redlock.h), with the
- * library's default options.
+ * Redis Clusters against plain single-master nodes (doc/design.md,
+ * "Cluster routing"), through the public API only (include/redlock.h),
+ * with the library's default options.
  *
  *   bench_cluster -p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES]
  *                 [-t THREADS] [-d MS] [--warmup CYCLES] [--ttl MS] [--tag TAG]
@@ -43,12 +43,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <redlock.h>
 
 #include "common.h"
+#include "handle.h"
 
 /* The measures of the table, in its order. */
 enum {
@@ -56,8 +56,8 @@ enum {
     M_ACQ99,
     M_CYC50, /* serial: acquire + release p50 */
     M_CYC99,
-    M_RATE,  /* serial: cycles/s */
-    M_CRATE, /* concurrent: cycles/s of all the threads */
+    M_RATE,   /* serial: cycles/s */
+    M_CRATE,  /* concurrent: cycles/s of all the threads */
     M_CCYC50, /* concurrent: acquire + release p50 */
     M_CCYC99,
     N_MEASURES
@@ -80,12 +80,12 @@ typedef struct variant {
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     redlock_t *rl;
-    atomic_ullong seq;            /* the next resource number (every thread draws from it) */
-    bench_samples_t acq, cyc;     /* serial: every measured cycle of every round */
-    bench_samples_t ccyc;         /* concurrent: every measured cycle of every round */
-    uint64_t serial_ns, serial_n; /* serial: time in the blocks, cycles done */
-    uint64_t conc_ns, conc_n;     /* concurrent: likewise */
-    double *round[N_MEASURES];    /* each round's value of each measure */
+    atomic_ullong seq;                /* the next resource number (every thread draws from it) */
+    bench_samples_t acq, cyc;         /* serial: every measured cycle of every round */
+    bench_samples_t ccyc;             /* concurrent: every measured cycle of every round */
+    uint64_t serial_ns, serial_n;     /* serial: time in the blocks, cycles done */
+    uint64_t conc_ns, conc_n;         /* concurrent: likewise */
+    double *round[N_MEASURES];        /* each round's value of each measure */
     atomic_ullong acquires, releases; /* calls made, warm-up included */
     atomic_ullong acq_fail, rel_fail; /* of which failed */
     atomic_int last_err;              /* the last failure's return code */
@@ -96,28 +96,19 @@ static variant_t vs[2] = {{.name = "plain"}, {.name = "cluster"}};
 static struct {
     unsigned rounds, block, threads, warmup;
     unsigned conc_ms;
-    uint32_t ttl_ms;
+    unsigned ttl_ms;
     const char *tag; /* --tag: the cluster handle's resources all carry this hash tag */
     unsigned pid;
-    uint32_t op_timeout_ms; /* --op-timeout: both handles' op_timeout_ms (0: the default) */
+    unsigned op_timeout_ms; /* --op-timeout: both handles' op_timeout_ms (0: the default) */
 } cfg = {.rounds = 30, .block = 300, .threads = 8, .warmup = 300, .conc_ms = 1000, .ttl_ms = 10000};
 
 /* A handle with the default options over v's nodes; exits if refused. */
 static redlock_t *make_handle(const variant_t *v) {
     redlock_options_t opt;
-    redlock_options_init(&opt);
-    opt.nodes = v->uris;
-    opt.n_nodes = v->n_nodes;
-    if (cfg.op_timeout_ms) opt.op_timeout_ms = cfg.op_timeout_ms;
-    if (opt.node_down_ms < opt.op_timeout_ms) opt.node_down_ms = opt.op_timeout_ms;
-    char err[256];
-    redlock_t *rl = NULL;
-    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_cluster: redlock_new (%s nodes): %s: %s\n", v->name, redlock_strerror(rc), err);
-        exit(1);
-    }
-    return rl;
+    bench_options_init(&opt, v->uris, v->n_nodes, cfg.op_timeout_ms);
+    char who[64];
+    snprintf(who, sizeof who, "bench_cluster: redlock_new (%s nodes)", v->name);
+    return bench_handle_new(&opt, who);
 }
 
 /* One acquire + release of a fresh resource of v ("bench:cluster:PID:NAME:SEQ",
@@ -206,12 +197,6 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void sleep_ms(unsigned ms) {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 /* THREADS threads on v's handle for ms milliseconds. With r < rounds the
  * block is measured as round r's (else it is a warm-up). The time runs
  * from the start signal until every thread has finished the cycle it was
@@ -232,7 +217,7 @@ static void concurrent_block(variant_t *v, unsigned r, unsigned ms, bench_sample
     }
     pthread_barrier_wait(&go);
     uint64_t t0 = bench_now_ns();
-    sleep_ms(ms);
+    bench_sleep_ms(ms);
     atomic_store(&stop, 1);
     uint64_t done = 0;
     size_t before = v->ccyc.n;
@@ -330,8 +315,8 @@ static unsigned long long print_table(void) {
     for (int i = 0; i < 2; i++) {
         unsigned long long af = atomic_load(&vs[i].acq_fail), rf = atomic_load(&vs[i].rel_fail);
         if (af || rf)
-            printf("\nFAILURES on %s nodes: %llu of %llu acquires, %llu of %llu releases (last: %s).\n", vs[i].name,
-                   af, (unsigned long long)atomic_load(&vs[i].acquires), rf,
+            printf("\nFAILURES on %s nodes: %llu of %llu acquires, %llu of %llu releases (last: %s).\n", vs[i].name, af,
+                   (unsigned long long)atomic_load(&vs[i].acquires), rf,
                    (unsigned long long)atomic_load(&vs[i].releases), redlock_strerror(atomic_load(&vs[i].last_err)));
         bad += af + rf;
     }
@@ -341,37 +326,23 @@ static unsigned long long print_table(void) {
 
 /* Reads the command line into cfg and vs; exits on a bad one. */
 static void parse_args(int argc, char **argv) {
-    int bad = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("%s\n", REDLOCK_VERSION);
-            exit(0);
-        }
-        if (!strcmp(a, "-p")) vs[0].uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-c")) vs[1].uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-r")) cfg.rounds = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-b")) cfg.block = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-t")) cfg.threads = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-d")) cfg.conc_ms = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) cfg.warmup = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) cfg.ttl_ms = (uint32_t)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--tag")) cfg.tag = v, i++;
-        else if (!strcmp(a, "--op-timeout")) cfg.op_timeout_ms = (uint32_t)bench_arg_num(a, v), i++;
-        else bad = 1, i = argc;
-    }
+    const bench_opt_t opts[] = {
+        {"-p", .list = &vs[0].uri_list},  {"-c", .list = &vs[1].uri_list},
+        {"-r", .uns = &cfg.rounds},       {"-b", .uns = &cfg.block},
+        {"-t", .uns = &cfg.threads},      {"-d", .uns = &cfg.conc_ms},
+        {"--warmup", .uns = &cfg.warmup}, {"--ttl", .uns = &cfg.ttl_ms},
+        {"--tag", .str = &cfg.tag},       {"--op-timeout", .uns = &cfg.op_timeout_ms},
+    };
+    int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;
     for (int i = 0; i < 2; i++)
         if (vs[i].uri_list) vs[i].n_nodes = bench_split_uris(vs[i].uri_list, vs[i].uris, BENCH_MAX_NODES);
     if (cfg.tag && (!*cfg.tag || strpbrk(cfg.tag, "{}") || strlen(cfg.tag) > 32)) bad = 1;
     if (bad || !vs[0].n_nodes || !vs[1].n_nodes || !cfg.rounds || !cfg.block || !cfg.threads || !cfg.conc_ms ||
-        !cfg.ttl_ms) {
-        fprintf(stderr,
-                "usage: %s -p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS] [-d MS]\n"
-                "          [--warmup CYCLES] [--ttl MS] [--tag TAG] [--op-timeout MS]\n"
-                "       %s --version\n",
-                argv[0], argv[0]);
-        exit(2);
-    }
+        !cfg.ttl_ms)
+        bench_usage(argv[0],
+                    "-p URI,URI,... -c URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS] [-d MS]\n"
+                    "          [--warmup CYCLES] [--ttl MS] [--tag TAG] [--op-timeout MS]\n",
+                    1);
 }
 
 int main(int argc, char **argv) {
@@ -405,8 +376,9 @@ int main(int argc, char **argv) {
                     (unsigned long long)atomic_load(&vs[i].rel_fail), redlock_strerror(atomic_load(&vs[i].last_err)));
     run_rounds();
     unsigned long long bad = print_table();
-    fprintf(stderr, "bench_cluster: calls plain_acquires=%llu plain_releases=%llu cluster_acquires=%llu "
-                    "cluster_releases=%llu\n",
+    fprintf(stderr,
+            "bench_cluster: calls plain_acquires=%llu plain_releases=%llu cluster_acquires=%llu "
+            "cluster_releases=%llu\n",
             (unsigned long long)atomic_load(&vs[0].acquires), (unsigned long long)atomic_load(&vs[0].releases),
             (unsigned long long)atomic_load(&vs[1].acquires), (unsigned long long)atomic_load(&vs[1].releases));
     for (int i = 0; i < 2; i++) {

@@ -1,6 +1,6 @@
-/* bench_fence.c -- what a fencing token costs next to a plain lock (issue
- * 26, item 2), through the public API (include/redlock.h) with the
- * library's default options, and a floor of raw round trips over hiredis.
+/* bench_fence.c -- what a fencing token costs next to a plain lock,
+ * through the public API (include/redlock.h) with the library's default
+ * options, and a floor of raw round trips over hiredis.
  *
  *   bench_fence -u URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS]
  *               [--tr ROUNDS] [-d SECONDS] [--warmup CYCLES] [--ttl MS]
@@ -21,7 +21,7 @@
  *            of yes, with no library and no checks (the release is
  *            release.lua each time; scripts are read from --lua DIR):
  *            1 RT: SET NX PX | EVALSHA of `return 1` | the old fenced
- *            attempt's script (acquire_fenced.lua before issue 26) |
+ *            attempt's script (acquire_fenced.lua at 5fc8f4a) |
  *            MULTI SET NX PX, GET, TIME EXEC (the fenced attempt now);
  *            2 RT: SET NX PX then a plain SET (two plain round trips) |
  *            the old script then fence_set.lua | MULTI .. EXEC then
@@ -43,7 +43,7 @@
  * its range over the rounds, and the acquires refused (counted, not fatal:
  * on a loaded machine a node may miss op_timeout_ms; the thread pauses 1 ms
  * and goes on: retried at once, the refusals fed on themselves and whole
- * blocks failed, with the library before issue 26 as well).
+ * blocks failed).
  * --only plain|fenced: throughput blocks of that kind alone (for perf).
  *
  * Prints markdown tables on stdout (bench/fence.sh judges the targets of
@@ -67,6 +67,7 @@
 #include <redlock.h>
 
 #include "common.h"
+#include "handle.h"
 
 #define FLOOR_TIMEOUT_MS 2000
 
@@ -75,11 +76,19 @@ static struct {
     size_t n_nodes, quorum;
     unsigned rounds, block, warmup, threads, trounds, floor;
     double secs;
-    uint32_t ttl_ms;
+    unsigned ttl_ms;
     const char *lua_dir;
     int only; /* --only plain|fenced: throughput blocks of that kind alone (for a profiler), -1: both */
-} cfg = {.only = -1, .rounds = 30, .block = 300, .warmup = 300, .threads = 32, .trounds = 10, .floor = 1, .secs = 1.0,
-         .ttl_ms = 10000, .lua_dir = BENCH_LUA_DIR};
+} cfg = {.only = -1,
+         .rounds = 30,
+         .block = 300,
+         .warmup = 300,
+         .threads = 32,
+         .trounds = 10,
+         .floor = 1,
+         .secs = 1.0,
+         .ttl_ms = 10000,
+         .lua_dir = BENCH_LUA_DIR};
 
 /* ------------------------------------------------------------- the floor */
 
@@ -96,19 +105,19 @@ static fnode_t fnodes[BENCH_MAX_NODES];
 static char sha_old[41], sha_nop[41], sha_set[41], sha_rel[41];
 static char floor_max[48]; /* the highest counter (or node clock) of the last round one */
 
-/* The fenced attempt's script before issue 26 (lua/acquire_fenced.lua at
- * 5fc8f4a), for the floor row that shows what it cost. */
-static const char OLD_ACQUIRE_FENCED[] =
-    "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
-    "    return false\n"
-    "end\n"
-    "local t = redis.call('TIME')\n"
-    "local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-    "local c = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
-    "if c < floor then\n"
-    "    c = floor\n"
-    "end\n"
-    "return string.format('%.0f', c)\n";
+/* The fenced attempt's script before it became a transaction
+ * (lua/acquire_fenced.lua at 5fc8f4a), for the floor row that shows what
+ * it cost. */
+static const char OLD_ACQUIRE_FENCED[] = "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
+                                         "    return false\n"
+                                         "end\n"
+                                         "local t = redis.call('TIME')\n"
+                                         "local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
+                                         "local c = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
+                                         "if c < floor then\n"
+                                         "    c = floor\n"
+                                         "end\n"
+                                         "return string.format('%.0f', c)\n";
 
 /* How a node's reply is read: SET NX (OK / nil), a script's 1 / 0, a
  * string (the old script's counter, SCRIPT LOAD's sha1), EXEC's array
@@ -329,8 +338,7 @@ static void floor_connect(void) {
         struct pollfd p = {.fd = c ? c->fd : -1, .events = POLLOUT};
         int err = 0;
         socklen_t elen = sizeof err;
-        if (!c || c->err || poll(&p, 1, 2000) != 1 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 ||
-            err) {
+        if (!c || c->err || poll(&p, 1, 2000) != 1 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 || err) {
             fprintf(stderr, "bench_fence: connect %s failed\n", cfg.uris[i]);
             exit(1);
         }
@@ -349,13 +357,13 @@ static void floor_connect(void) {
 /* ---------------------------------------------------------- the variants */
 
 typedef enum kind { V_PLAIN, V_FENCED, V_FLOOR } kind_t;
-enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI }; /* a floor's first round */
+enum { ONE_SET, ONE_NOP, ONE_OLD, ONE_MULTI };             /* a floor's first round */
 enum { TWO_NONE, TWO_SET, TWO_FENCE, TWO_INCR, TWO_ZADD }; /* and its second */
 
 typedef struct variant {
     const char *name;
     kind_t kind;
-    int one, two;      /* V_FLOOR: its rounds */
+    int one, two; /* V_FLOOR: its rounds */
     char resource[96];
     bench_samples_t acq, cyc;
     double *round_p50; /* each round's block p50 of the acquire, µs */
@@ -369,18 +377,28 @@ static variant_t vs[] = {
     {.name = "floor: 1 RT `EVALSHA` of `return 1`", .kind = V_FLOOR, .one = ONE_NOP},
     {.name = "floor: 1 RT the old `acquire_fenced.lua`", .kind = V_FLOOR, .one = ONE_OLD},
     {.name = "floor: 1 RT `MULTI` `SET NX PX` `GET` `TIME` `EXEC`", .kind = V_FLOOR, .one = ONE_MULTI},
-    {.name = "floor: 2 RT `SET NX PX`, then a plain `SET` (two plain round trips)", .kind = V_FLOOR, .one = ONE_SET,
+    {.name = "floor: 2 RT `SET NX PX`, then a plain `SET` (two plain round trips)",
+     .kind = V_FLOOR,
+     .one = ONE_SET,
      .two = TWO_SET},
-    {.name = "floor: 2 RT the old `acquire_fenced.lua`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_OLD,
+    {.name = "floor: 2 RT the old `acquire_fenced.lua`, then `fence_set.lua`",
+     .kind = V_FLOOR,
+     .one = ONE_OLD,
      .two = TWO_FENCE},
-    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`", .kind = V_FLOOR, .one = ONE_MULTI,
+    {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `fence_set.lua`",
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
      .two = TWO_FENCE},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `GET` `INCRBY` `EXEC` (the write-back now: to the "
              "granting nodes, each by its own difference)",
-     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_INCR},
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
+     .two = TWO_INCR},
     {.name = "floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `ZADD GT` `GET` `EXEC` (another script-free write-back: "
              "not done, it needs the counter as a sorted set)",
-     .kind = V_FLOOR, .one = ONE_MULTI, .two = TWO_ZADD},
+     .kind = V_FLOOR,
+     .one = ONE_MULTI,
+     .two = TWO_ZADD},
 };
 #define N_VARIANTS (sizeof vs / sizeof vs[0])
 #define FLOOR_BASE 2 /* the floor rows' base: the floor's SET NX PX */
@@ -444,9 +462,7 @@ static int floor_acquire(const variant_t *v, const char *tok, const char *fkey, 
     int len = -1, ok;
     floor_max[0] = '\0';
     switch (v->one) {
-    case ONE_SET:
-        len = redisFormatCommand(&cmd, "SET %s %s NX PX %s", v->resource, tok, ttl);
-        break;
+    case ONE_SET: len = redisFormatCommand(&cmd, "SET %s %s NX PX %s", v->resource, tok, ttl); break;
     case ONE_NOP:
     case ONE_OLD:
         len = redisFormatCommand(&cmd, "EVALSHA %s 2 %s %s %s %s", v->one == ONE_OLD ? sha_old : sha_nop, v->resource,
@@ -558,7 +574,7 @@ static void run_serial(size_t nv) {
 static pthread_barrier_t go, gone;
 static atomic_int stop_flag, quit_flag;
 static redlock_t *_Atomic t_handle; /* the handle of the block under way */
-static atomic_ullong t_errors[2]; /* refused acquires in the throughput blocks: plain, fenced */
+static atomic_ullong t_errors[2];   /* refused acquires in the throughput blocks: plain, fenced */
 
 typedef struct worker {
     pthread_t th;
@@ -716,59 +732,39 @@ static void log_stderr(void *arg, int level, const char *msg) {
     fprintf(stderr, "bench_fence: %s handle: %s\n", (const char *)arg, msg);
 }
 
+/* A handle with the default options, fencing or not; exits if refused. */
 static redlock_t *make_handle(int fencing) {
     redlock_options_t opt;
-    redlock_options_init(&opt);
-    opt.nodes = cfg.uris;
-    opt.n_nodes = cfg.n_nodes;
+    bench_options_init(&opt, cfg.uris, cfg.n_nodes, 0);
     opt.fencing = fencing;
     if (getenv("BENCH_FENCE_LOG")) { /* the library's warnings on stderr */
         opt.log = log_stderr;
         opt.log_arg = fencing ? "fenced" : "plain";
     }
-    char err[256];
-    redlock_t *rl = NULL;
-    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_fence: redlock_new: %s: %s\n", redlock_strerror(rc), err);
-        exit(1);
-    }
-    return rl;
+    return bench_handle_new(&opt, "bench_fence: redlock_new");
 }
 
+/* Reads the command line into cfg; exits on a bad one. */
 static void parse_args(int argc, char **argv) {
     char *uri_list = NULL;
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("%s\n", REDLOCK_VERSION);
-            exit(0);
-        }
-        if (!strcmp(a, "--no-floor")) cfg.floor = 0;
-        else if (!strcmp(a, "--only") && v && (!strcmp(v, "plain") || !strcmp(v, "fenced")))
-            cfg.only = !strcmp(v, "fenced"), i++;
-        else if (!v) bad = 1;
-        else if (!strcmp(a, "-u")) uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-r")) cfg.rounds = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-b")) cfg.block = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-t")) cfg.threads = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--tr")) cfg.trounds = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-d")) cfg.secs = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) cfg.warmup = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) cfg.ttl_ms = (uint32_t)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--lua")) cfg.lua_dir = v, i++;
-        else bad = 1;
-    }
+    const char *only = NULL;
+    int no_floor = 0;
+    const bench_opt_t opts[] = {
+        {"--no-floor", .set = &no_floor}, {"--only", .str = &only},       {"-u", .list = &uri_list},
+        {"-r", .uns = &cfg.rounds},       {"-b", .uns = &cfg.block},      {"-t", .uns = &cfg.threads},
+        {"--tr", .uns = &cfg.trounds},    {"-d", .num = &cfg.secs},       {"--warmup", .uns = &cfg.warmup},
+        {"--ttl", .uns = &cfg.ttl_ms},    {"--lua", .str = &cfg.lua_dir},
+    };
+    int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;
+    if (no_floor) cfg.floor = 0;
+    if (only && strcmp(only, "plain") && strcmp(only, "fenced")) bad = 1;
+    if (only) cfg.only = !strcmp(only, "fenced");
     if (uri_list) cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
-    if (bad || !uri_list || !cfg.n_nodes || !cfg.rounds || !cfg.block || !cfg.ttl_ms || (cfg.trounds && !cfg.threads)) {
-        fprintf(stderr,
-                "usage: %s -u URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS] [--tr ROUNDS] [-d SECONDS]\n"
-                "          [--warmup CYCLES] [--ttl MS] [--lua DIR] [--no-floor] [--only plain|fenced]\n"
-                "       %s --version\n",
-                argv[0], argv[0]);
-        exit(2);
-    }
+    if (bad || !uri_list || !cfg.n_nodes || !cfg.rounds || !cfg.block || !cfg.ttl_ms || (cfg.trounds && !cfg.threads))
+        bench_usage(argv[0],
+                    "-u URI,URI,... [-r ROUNDS] [-b CYCLES] [-t THREADS] [--tr ROUNDS] [-d SECONDS]\n"
+                    "          [--warmup CYCLES] [--ttl MS] [--lua DIR] [--no-floor] [--only plain|fenced]\n",
+                    1);
     cfg.quorum = cfg.n_nodes / 2 + 1;
 }
 

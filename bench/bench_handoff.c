@@ -1,4 +1,4 @@
-/* bench_handoff.c -- waiting for a taken lock (issue 14, item 7), through
+/* bench_handoff.c -- waiting for a taken lock, through
  * the public API only (include/redlock.h). Options are the library's
  * defaults (redlock_options_init, only the nodes set): this measures what a
  * user who changes nothing gets.
@@ -78,6 +78,7 @@
 #include <redlock.h>
 
 #include "common.h"
+#include "handle.h"
 
 typedef struct config {
     const char *workload, *impl, *samples, *shared_counter, *timeline;
@@ -101,31 +102,15 @@ static config_t cfg = {
 static redlock_options_t defaults; /* redlock_options_init + the nodes */
 static char key[96];
 
+/* A handle with the defaults, connected to every node with the scripts
+ * loaded; exits if refused. */
 static redlock_t *new_handle(void) {
-    char err[256];
-    redlock_t *r = NULL;
-    int rc = redlock_new_ex(&r, &defaults, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_handoff: redlock_new: %s: %s\n", redlock_strerror(rc), err);
-        exit(1);
-    }
-    /* connect every node and load the scripts before the clock starts */
-    char warm[128];
-    snprintf(warm, sizeof warm, "%s:warm:%p", key, (void *)r);
-    redlock_lock_t *lk = NULL;
-    if (redlock_try_acquire(r, warm, 1000, &lk) == REDLOCK_OK) redlock_release(r, lk);
-    return r;
-}
-
-static void sleep_ns(uint64_t ns) {
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    return bench_handle_warm(bench_handle_new(&defaults, "bench_handoff: redlock_new"), key);
 }
 
 static void sleep_until(uint64_t t_ns) {
     uint64_t now = bench_now_ns();
-    if (t_ns > now) sleep_ns(t_ns - now);
+    if (t_ns > now) bench_sleep_ns(t_ns - now);
 }
 
 typedef struct worker {
@@ -156,10 +141,10 @@ static uint64_t deadline_ns; /* contend: end of the run (written before the barr
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "--shared-counter needs lock-free atomics");
 #define SHARED_MAGIC 0x52444c4bu
 typedef struct shared_state {
-    atomic_uint ready;       /* SHARED_MAGIC once mu is initialised (a mapped file) */
-    atomic_int waiting;      /* threads inside acquire (wanting the lock) */
-    atomic_int holders;      /* threads that believe they hold it */
-    pthread_mutex_t mu;      /* guards last_release */
+    atomic_uint ready;  /* SHARED_MAGIC once mu is initialised (a mapped file) */
+    atomic_int waiting; /* threads inside acquire (wanting the lock) */
+    atomic_int holders; /* threads that believe they hold it */
+    pthread_mutex_t mu; /* guards last_release */
     /* The last release not yet followed by a grant (the next grant takes it). */
     struct {
         uint64_t t_ns;       /* read just before redlock_release was called */
@@ -191,7 +176,7 @@ static void shared_map(const char *path) {
             exit(1);
         }
         if ((size_t)st.st_size >= sizeof *S) break;
-        sleep_ns(1000000);
+        bench_sleep_ns(1000000);
     }
     void *m = mmap(NULL, sizeof *S, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -213,7 +198,7 @@ static void shared_map(const char *path) {
             fprintf(stderr, "bench_handoff: %s: not made ready by another process\n", path);
             exit(1);
         }
-        sleep_ns(1000000);
+        bench_sleep_ns(1000000);
     }
 }
 
@@ -285,7 +270,7 @@ static int acquire_waiting(worker_t *w, redlock_lock_t **lk) {
         } else {
             w->errors++;
             if (w->errors <= 3) fprintf(stderr, "bench_handoff: acquire: %s\n", redlock_strerror(rc));
-            sleep_ns(1000000); /* no busy loop on a failing cluster */
+            bench_sleep_ns(1000000); /* no busy loop on a failing cluster */
         }
     }
 }
@@ -322,7 +307,7 @@ static void *contend_main(void *arg) {
         bench_samples_add(&w->grant_rt, granted_rt);
         bench_samples_add(&w->grant_handoff, counted ? handoff : 0);
         w->grants++;
-        sleep_ns(hold_ns);
+        bench_sleep_ns(hold_ns);
         uint64_t t = bench_now_ns();
         w->held_ns += (t < deadline_ns ? t : deadline_ns) - granted;
         atomic_fetch_sub(&S->holders, 1);
@@ -333,7 +318,7 @@ static void *contend_main(void *arg) {
         S->last_release.pending = 1;
         pthread_mutex_unlock(&S->mu);
         if (redlock_release(w->rl, lk) != REDLOCK_OK) w->release_errors++;
-        sleep_ns(work_ns);
+        bench_sleep_ns(work_ns);
     }
     return NULL;
 }
@@ -390,8 +375,10 @@ static void write_timeline(const pool_t *p) {
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%llu.%06llu ", (unsigned long long)(g[i].rt_ns / 1000000000u),
                 (unsigned long long)(g[i].rt_ns % 1000000000u / 1000u));
-        if (g[i].handoff_ns) fprintf(f, "%.3f\n", (double)g[i].handoff_ns / 1000.0);
-        else fputs("-\n", f);
+        if (g[i].handoff_ns)
+            fprintf(f, "%.3f\n", (double)g[i].handoff_ns / 1000.0);
+        else
+            fputs("-\n", f);
     }
     free(g);
     if (fclose(f) != 0) {
@@ -479,8 +466,8 @@ static int run_contend(void) {
     fflush(stdout);
     write_samples(&all);
     write_timeline(&p);
-    if (atomic_load(&violations)) fprintf(stderr, "bench_handoff: %llu overlapping grants!\n",
-                                          (unsigned long long)atomic_load(&violations));
+    if (atomic_load(&violations))
+        fprintf(stderr, "bench_handoff: %llu overlapping grants!\n", (unsigned long long)atomic_load(&violations));
     bench_samples_free(&all);
     pool_free(&p);
     return grants && !atomic_load(&violations) ? 0 : 1;
@@ -595,11 +582,11 @@ static int run_idle(void) {
     pool_t p;
     pool_start(&p, n, cfg.each, idle_main, 1);
     pthread_barrier_wait(&start_barrier);
-    sleep_ns((uint64_t)(cfg.settle * 1e9));
+    bench_sleep_ns((uint64_t)(cfg.settle * 1e9));
     uint64_t rounds0 = rounds_of(&p, st);
     for (size_t i = 0; i < nn; i++) info_read(info[i], &before[i]);
     uint64_t t0 = bench_now_ns();
-    sleep_ns((uint64_t)(secs * 1e9));
+    bench_sleep_ns((uint64_t)(secs * 1e9));
     double window = 0;
     double rate_sum = 0, rate_max = 0;
     double *rate = calloc(nn, sizeof *rate);
@@ -689,78 +676,66 @@ static int run_idle(void) {
 
 /* -------------------------------------------------------------------- main */
 
-static void usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s -u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
-            "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
-            "          [--retry-count N]\n"
-            "          [--samples FILE] [--impl NAME] [--key NAME] [--shared-counter FILE] [--timeline FILE]\n"
-            "       %s --version\n",
-            prog, prog);
-    exit(2);
+static const char USAGE[] =
+    "-u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
+    "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
+    "          [--retry-count N]\n"
+    "          [--samples FILE] [--impl NAME] [--key NAME] [--shared-counter FILE] [--timeline FILE]\n";
+
+static void print_version(void) {
+    printf("libredlock %s\n", REDLOCK_VERSION);
 }
 
 /* Every option takes a value: a string or a number (bench_arg_num: not
  * negative, except --wait-ms -1). */
 int main(int argc, char **argv) {
-    const char *uri_arg = NULL, *handles = "one", *key_arg = NULL;
-    double wait = -1, retry_count = -1;
-    const struct {
-        const char *flag;
-        const char **to;
-    } strings[] = {
-        {"-u", &uri_arg}, {"-w", &cfg.workload}, {"--impl", &cfg.impl}, {"--samples", &cfg.samples},
-        {"--handles", &handles}, {"--key", &key_arg}, {"--shared-counter", &cfg.shared_counter},
-        {"--timeline", &cfg.timeline},
+    const char *uri_arg = NULL, *handles = "one", *key_arg = NULL, *wait_arg = NULL;
+    double retry_count = -1;
+    const bench_opt_t opts[] = {
+        {"-u", .str = &uri_arg},
+        {"-w", .str = &cfg.workload},
+        {"--impl", .str = &cfg.impl},
+        {"--samples", .str = &cfg.samples},
+        {"--handles", .str = &handles},
+        {"--key", .str = &key_arg},
+        {"--shared-counter", .str = &cfg.shared_counter},
+        {"--timeline", .str = &cfg.timeline},
+        {"-d", .num = &cfg.secs},
+        {"-t", .num = &cfg.threads},
+        {"--hold-ms", .num = &cfg.hold_ms},
+        {"--work-ms", .num = &cfg.work_ms},
+        {"--ttl", .num = &cfg.ttl},
+        {"--settle", .num = &cfg.settle},
+        {"--wait-ms", .str = &wait_arg},
+        {"--retry-count", .num = &retry_count},
     };
-    const struct {
-        const char *flag;
-        double *to;
-    } numbers[] = {
-        {"-d", &cfg.secs},    {"-t", &cfg.threads},       {"--hold-ms", &cfg.hold_ms}, {"--work-ms", &cfg.work_ms},
-        {"--ttl", &cfg.ttl}, {"--settle", &cfg.settle}, {"--wait-ms", &wait}, {"--retry-count", &retry_count},
-    };
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--version")) {
-            printf("libredlock %s\n", REDLOCK_VERSION);
-            return 0;
-        }
-        if (i + 1 >= argc) usage(argv[0]);
-        const char *flag = argv[i], *value = argv[++i];
-        int known = 0;
-        for (size_t k = 0; k < sizeof strings / sizeof strings[0]; k++)
-            if (!strcmp(flag, strings[k].flag)) {
-                *strings[k].to = value;
-                known = 1;
-            }
-        for (size_t k = 0; k < sizeof numbers / sizeof numbers[0]; k++)
-            if (!strcmp(flag, numbers[k].flag)) {
-                int no_bound = numbers[k].to == &wait && !strcmp(value, "-1");
-                *numbers[k].to = no_bound ? -1 : bench_arg_num(flag, value);
-                known = 1;
-            }
-        if (!known) usage(argv[0]);
-    }
-    if (!uri_arg || !cfg.workload || (strcmp(handles, "one") && strcmp(handles, "each"))) usage(argv[0]);
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
+    if (!uri_arg || !cfg.workload || (strcmp(handles, "one") && strcmp(handles, "each")))
+        bench_usage(argv[0], USAGE, 1);
     cfg.each = !strcmp(handles, "each");
+    double wait = !wait_arg || !strcmp(wait_arg, "-1") ? -1 : bench_arg_num("--wait-ms", wait_arg);
     cfg.wait_ms = (int64_t)wait;
     char *uri_list = strdup(uri_arg);
     cfg.n_nodes = uri_list ? bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES) : 0;
-    if (!cfg.n_nodes || cfg.ttl < 1 || cfg.ttl > 4e9) usage(argv[0]);
-    if (key_arg && (!key_arg[0] || strlen(key_arg) >= sizeof key)) usage(argv[0]);
-    if (key_arg) snprintf(key, sizeof key, "%s", key_arg);
-    else snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
+    if (!cfg.n_nodes || cfg.ttl < 1 || cfg.ttl > 4e9) bench_usage(argv[0], USAGE, 1);
+    if (key_arg && (!key_arg[0] || strlen(key_arg) >= sizeof key)) bench_usage(argv[0], USAGE, 1);
+    if (key_arg)
+        snprintf(key, sizeof key, "%s", key_arg);
+    else
+        snprintf(key, sizeof key, "bench:handoff:%u", (unsigned)getpid());
     if (cfg.shared_counter) shared_map(cfg.shared_counter);
 
-    redlock_options_init(&defaults);
-    defaults.nodes = cfg.uris;
-    defaults.n_nodes = cfg.n_nodes;
+    bench_options_init(&defaults, cfg.uris, cfg.n_nodes, 0);
     if (retry_count >= 0) defaults.retry_count = retry_count > 4e9 ? 4000000000u : (uint32_t)retry_count;
 
     int rc = 2;
-    if (!strcmp(cfg.workload, "contend")) rc = run_contend();
-    else if (!strcmp(cfg.workload, "idle")) rc = run_idle();
-    else usage(argv[0]);
+    if (!strcmp(cfg.workload, "contend"))
+        rc = run_contend();
+    else if (!strcmp(cfg.workload, "idle"))
+        rc = run_idle();
+    else
+        bench_usage(argv[0], USAGE, 1);
     free(uri_list);
     return rc;
 }

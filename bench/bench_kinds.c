@@ -1,5 +1,5 @@
 /* bench_kinds.c -- what a permit of a semaphore and a reader's lock cost
- * next to a plain mutex (issue 15, item 6), through the public API only
+ * next to a plain mutex, through the public API only
  * (include/redlock.h), with the library's default options.
  *
  *   bench_kinds -u URI,URI,... [-r ROUNDS] [-b CYCLES] [--warmup CYCLES] [--ttl MS]
@@ -36,15 +36,16 @@
 #include <redlock.h>
 
 #include "common.h"
+#include "handle.h"
 
 typedef enum kind { K_MUTEX, K_PERMIT, K_SHARED } kind_t;
 
 typedef struct variant {
-    const char *name;   /* its row in the table */
+    const char *name; /* its row in the table */
     kind_t kind;
-    unsigned limit;     /* K_PERMIT: the semaphore's limit */
-    unsigned held;      /* permits (or readers) another handle holds for the whole run */
-    int64_t wait_ms;    /* passed to the acquire */
+    unsigned limit;  /* K_PERMIT: the semaphore's limit */
+    unsigned held;   /* permits (or readers) another handle holds for the whole run */
+    int64_t wait_ms; /* passed to the acquire */
     char resource[96];
     redlock_lock_t *others[REDLOCK_MAX_PERMITS]; /* what the other handle holds */
     bench_samples_t acq, cyc;                    /* every measured cycle */
@@ -71,25 +72,16 @@ static struct {
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     unsigned rounds, block, warmup;
-    uint32_t ttl_ms;
+    unsigned ttl_ms;
 } cfg = {.rounds = 30, .block = 300, .warmup = 200, .ttl_ms = 10000};
 
 /* A handle with the default options and the bench's nodes; reentrant 0 for
  * the handle whose one thread holds several permits of one semaphore. */
 static redlock_t *make_handle(int reentrant) {
     redlock_options_t opt;
-    redlock_options_init(&opt);
-    opt.nodes = cfg.uris;
-    opt.n_nodes = cfg.n_nodes;
+    bench_options_init(&opt, cfg.uris, cfg.n_nodes, 0);
     opt.reentrant = reentrant;
-    char err[256];
-    redlock_t *rl = NULL;
-    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_kinds: redlock_new: %s: %s\n", redlock_strerror(rc), err);
-        exit(1);
-    }
-    return rl;
+    return bench_handle_new(&opt, "bench_kinds: redlock_new");
 }
 
 /* Acquires v's resource by v's kind on rl with ttl_ms and wait_ms. */
@@ -207,26 +199,14 @@ static int print_table(void) {
 /* Reads the command line into cfg; exits on a bad one. */
 static void parse_args(int argc, char **argv) {
     char *uri_list = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("%s\n", REDLOCK_VERSION);
-            exit(0);
-        }
-        if (!strcmp(a, "-u")) uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-r")) cfg.rounds = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-b")) cfg.block = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) cfg.warmup = (unsigned)bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) cfg.ttl_ms = (uint32_t)bench_arg_num(a, v), i++;
-        else uri_list = NULL, i = argc;
-    }
+    const bench_opt_t opts[] = {
+        {"-u", .list = &uri_list},        {"-r", .uns = &cfg.rounds},    {"-b", .uns = &cfg.block},
+        {"--warmup", .uns = &cfg.warmup}, {"--ttl", .uns = &cfg.ttl_ms},
+    };
+    int bad = bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0;
     if (uri_list) cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
-    if (!uri_list || !cfg.n_nodes || !cfg.rounds || !cfg.block || !cfg.ttl_ms) {
-        fprintf(stderr, "usage: %s -u URI,URI,... [-r ROUNDS] [-b CYCLES] [--warmup CYCLES] [--ttl MS]\n"
-                        "       %s --version\n",
-                argv[0], argv[0]);
-        exit(2);
-    }
+    if (bad || !uri_list || !cfg.n_nodes || !cfg.rounds || !cfg.block || !cfg.ttl_ms)
+        bench_usage(argv[0], "-u URI,URI,... [-r ROUNDS] [-b CYCLES] [--warmup CYCLES] [--ttl MS]\n", 1);
 }
 
 int main(int argc, char **argv) {

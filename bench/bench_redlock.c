@@ -40,15 +40,17 @@
 
 #include "allocs.h"
 #include "common.h"
+#include "handle.h"
 
 typedef struct config {
     const char *workload, *impl;
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
     double max_cycles, secs, warmup, threads, ttl, op_timeout, hold_us, retry_delay, retry_jitter;
-    double fencing, max_ttl, clock_check; /* the safety features whose cost the suite reports */
-    double min_replicas;                  /* votes counted after replication (bench/replicated.sh) */
-    double no_stats;                      /* redlock_options_t.stats = 0: what the counters cost */
+    int fencing; /* with max_ttl and clock_check: the safety features whose cost the suite reports */
+    double max_ttl, clock_check;
+    double min_replicas; /* votes counted after replication (bench/replicated.sh) */
+    int no_stats;        /* redlock_options_t.stats = 0: what the counters cost */
 } config_t;
 
 static config_t cfg = {
@@ -67,14 +69,12 @@ static config_t cfg = {
 static redlock_t *rl;
 static unsigned pid;
 
+/* The handle of the run: the suite's settings (generous timeouts, the
+ * command line's safety features) with retry_count retries. */
 static redlock_t *make_redlock(uint32_t retry_count) {
     redlock_options_t opt;
-    redlock_options_init(&opt);
-    opt.nodes = cfg.uris;
-    opt.n_nodes = cfg.n_nodes;
-    opt.op_timeout_ms = (uint32_t)cfg.op_timeout;
+    bench_options_init(&opt, cfg.uris, cfg.n_nodes, (uint32_t)cfg.op_timeout);
     opt.connect_timeout_ms = 1000;
-    if (opt.node_down_ms < opt.op_timeout_ms) opt.node_down_ms = opt.op_timeout_ms;
     opt.retry_count = retry_count;
     opt.retry_delay_ms = (uint32_t)cfg.retry_delay;
     opt.retry_jitter_ms = (uint32_t)cfg.retry_jitter;
@@ -83,14 +83,7 @@ static redlock_t *make_redlock(uint32_t retry_count) {
     opt.clock_check_ms = (uint32_t)cfg.clock_check;
     opt.min_replicas = (uint32_t)cfg.min_replicas;
     opt.stats = cfg.no_stats == 0;
-    char err[256];
-    redlock_t *r = NULL;
-    int rc = redlock_new_ex(&r, &opt, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_redlock: redlock_new: %s: %s\n", redlock_strerror(rc), err);
-        exit(1);
-    }
-    return r;
+    return bench_handle_new(&opt, "bench_redlock: redlock_new");
 }
 
 /* One acquire + release on key; returns the acquire's code. t_acq gets the
@@ -185,7 +178,7 @@ static pthread_barrier_t start_barrier;
 static pthread_barrier_t warm_barrier, go_barrier; /* memory: after the workers' warm-up */
 static atomic_int stop_flag;
 static atomic_ullong progress; /* memory: cycles done by all workers */
-static long rss_quarter_kb[4];  /* memory: VmRSS once 25/50/75/100 % of the cycles were done */
+static long rss_quarter_kb[4]; /* memory: VmRSS once 25/50/75/100 % of the cycles were done */
 static uint64_t run_start_ns;
 
 /* contended */
@@ -417,47 +410,38 @@ static int run_memory(void) {
 
 /* -------------------------------------------------------------------- main */
 
-static void usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s -u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
-            "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
-            "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
-            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N] [--no-stats]\n"
-            "       %s --version\n",
-            prog, prog);
-    exit(2);
-}
+static const char USAGE[] = "-u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
+                            "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
+                            "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
+                            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N]"
+                            " [--no-stats]\n";
 
 int main(int argc, char **argv) {
     char *uri_list = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("%s\n", REDLOCK_VERSION);
-            return 0;
-        }
-        if (!strcmp(a, "-u")) uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-w")) cfg.workload = v, i++;
-        else if (!strcmp(a, "--impl")) cfg.impl = v, i++;
-        else if (!strcmp(a, "-n")) cfg.max_cycles = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-d")) cfg.secs = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-t")) cfg.threads = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) cfg.warmup = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) cfg.ttl = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--op-timeout")) cfg.op_timeout = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--hold-us")) cfg.hold_us = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--retry-delay")) cfg.retry_delay = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--retry-jitter")) cfg.retry_jitter = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--fencing")) cfg.fencing = 1;
-        else if (!strcmp(a, "--no-stats")) cfg.no_stats = 1;
-        else if (!strcmp(a, "--max-ttl")) cfg.max_ttl = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--clock-check")) cfg.clock_check = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--min-replicas")) cfg.min_replicas = bench_arg_num(a, v), i++;
-        else usage(argv[0]);
-    }
-    if (!uri_list || !cfg.workload || !cfg.impl) usage(argv[0]);
+    const bench_opt_t opts[] = {
+        {"-u", .list = &uri_list},
+        {"-w", .str = &cfg.workload},
+        {"--impl", .str = &cfg.impl},
+        {"-n", .num = &cfg.max_cycles},
+        {"-d", .num = &cfg.secs},
+        {"-t", .num = &cfg.threads},
+        {"--warmup", .num = &cfg.warmup},
+        {"--ttl", .num = &cfg.ttl},
+        {"--op-timeout", .num = &cfg.op_timeout},
+        {"--hold-us", .num = &cfg.hold_us},
+        {"--retry-delay", .num = &cfg.retry_delay},
+        {"--retry-jitter", .num = &cfg.retry_jitter},
+        {"--fencing", .set = &cfg.fencing},
+        {"--no-stats", .set = &cfg.no_stats},
+        {"--max-ttl", .num = &cfg.max_ttl},
+        {"--clock-check", .num = &cfg.clock_check},
+        {"--min-replicas", .num = &cfg.min_replicas},
+    };
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
+    if (!uri_list || !cfg.workload || !cfg.impl) bench_usage(argv[0], USAGE, 1);
     cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
-    if (!cfg.n_nodes) usage(argv[0]);
+    if (!cfg.n_nodes) bench_usage(argv[0], USAGE, 1);
     if (cfg.hold_us >= 1e6) cfg.hold_us = 999999;
     pid = (unsigned)getpid();
 
@@ -466,12 +450,18 @@ int main(int argc, char **argv) {
     /* distinct keys: one attempt per acquire; contended: retry until the wait bound */
     rl = make_redlock(contended ? 1000000u : 0u);
     int rc;
-    if (!strcmp(w, "serial")) rc = run_serial(1);
-    else if (!strcmp(w, "cpu")) rc = run_serial(0);
-    else if (!strcmp(w, "concurrent")) rc = run_concurrent();
-    else if (contended) rc = run_contended();
-    else if (!strcmp(w, "memory")) rc = run_memory();
-    else usage(argv[0]), rc = 2;
+    if (!strcmp(w, "serial"))
+        rc = run_serial(1);
+    else if (!strcmp(w, "cpu"))
+        rc = run_serial(0);
+    else if (!strcmp(w, "concurrent"))
+        rc = run_concurrent();
+    else if (contended)
+        rc = run_contended();
+    else if (!strcmp(w, "memory"))
+        rc = run_memory();
+    else
+        bench_usage(argv[0], USAGE, 1), rc = 2;
     redlock_free(rl);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* bench_scale.c -- cost in the number of locks and waiters (issue 24, item
- * 6; doc/design.md, "Cost flat in locks and waiters"), through the public
+/* bench_scale.c -- cost in the number of locks and waiters (doc/design.md,
+ * "Cost flat in locks and waiters"), through the public
  * API only (include/redlock.h and the libuv adapter). Options are the
  * library's defaults (redlock_options_init, only the nodes set): what a
  * user who changes nothing gets.
@@ -74,6 +74,7 @@
 #include <redlock/libuv.h>
 
 #include "common.h"
+#include "handle.h"
 
 #define HELD_TTL_MS 600000u
 
@@ -81,7 +82,7 @@ typedef struct config {
     const char *workload;
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
-    char levels[256];
+    const char *levels;
     double slice, threads, probes, bound, k, samples, settle_ms, ttl, window, deadline;
 } config_t;
 
@@ -116,17 +117,14 @@ static void *xcalloc(size_t n, size_t size) {
     return p;
 }
 
-static void sleep_ms(double ms) {
-    uint64_t ns = (uint64_t)(ms * 1e6);
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+static double secs_since(uint64_t t0) {
+    return (double)(bench_now_ns() - t0) / 1e9;
 }
 
-static double secs_since(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e9; }
-
 /* The whole run's bound: past it, print what is known and leave. */
-static int past_deadline(void) { return secs_since(t_start_ns) > cfg.deadline; }
+static int past_deadline(void) {
+    return secs_since(t_start_ns) > cfg.deadline;
+}
 
 /* Heap bytes in use, all arenas: small chunks plus mmap'd ones. */
 static double heap_bytes(void) {
@@ -145,20 +143,12 @@ static void name_of(char *buf, size_t len, const char *kind, size_t i) {
     snprintf(buf, len, "bench:scale:%ld:%s:%zu", (long)getpid(), kind, i);
 }
 
+/* A blocking handle with the defaults, connected to every node with the
+ * scripts loaded before any clock starts; exits if refused. */
 static redlock_t *new_blocking(void) {
-    char err[256];
-    redlock_t *r = NULL;
-    int rc = redlock_new_ex(&r, &defaults, err, sizeof err);
-    if (rc != REDLOCK_OK) {
-        fprintf(stderr, "bench_scale: redlock_new: %s: %s\n", redlock_strerror(rc), err);
-        exit(1);
-    }
-    /* connect every node and load the scripts before any clock starts */
-    char warm[96];
-    snprintf(warm, sizeof warm, "bench:scale:%ld:warm:%p", (long)getpid(), (void *)r);
-    redlock_lock_t *lk = NULL;
-    if (redlock_try_acquire(r, warm, 1000, &lk) == REDLOCK_OK) redlock_release(r, lk);
-    return r;
+    char prefix[48];
+    snprintf(prefix, sizeof prefix, "bench:scale:%ld", (long)getpid());
+    return bench_handle_warm(bench_handle_new(&defaults, "bench_scale: redlock_new"), prefix);
 }
 
 /* ------------------------------------------------------- parallel filling */
@@ -209,7 +199,8 @@ static void *batch_main(void *arg) {
             if (rc == REDLOCK_OK) break;
         }
         if (rc != REDLOCK_OK) {
-            if (atomic_fetch_add(&b->errors, 1) < 3) fprintf(stderr, "bench_scale: acquire: %s\n", redlock_strerror(rc));
+            if (atomic_fetch_add(&b->errors, 1) < 3)
+                fprintf(stderr, "bench_scale: acquire: %s\n", redlock_strerror(rc));
             continue;
         }
         if (b->autoextend) {
@@ -375,8 +366,8 @@ static int run_held(void) {
             "took %zu locks in %.1f s; heap %.0f B per lock (%.0f beyond the %zu-byte name), RSS %.0f B per lock;\n"
             "released %zu in %.1f s: heap %+.0f KiB vs start (peak %+.0f KiB), RSS %+ld KiB (%+ld after malloc_trim)\n",
             held, fill_s, per, per - (double)name_len, name_len,
-            held ? ((double)rss1 - (double)rss0) * 1024.0 / (double)held : 0, released, rel_s,
-            (heap2 - heap0) / 1024.0, (heap1 - heap0) / 1024.0, rss2 - rss0, rss3 - rss0);
+            held ? ((double)rss1 - (double)rss0) * 1024.0 / (double)held : 0, released, rel_s, (heap2 - heap0) / 1024.0,
+            (heap1 - heap0) / 1024.0, rss2 - rss0, rss3 - rss0);
     bench_line_begin("libredlock", "held_mem");
     bench_kv_u64("held", held);
     bench_kv_u64("target", max);
@@ -620,8 +611,7 @@ static void on_tick(uv_timer_t *t) {
             if (rc != REDLOCK_OK) die("redlock_async_release (holder)", rc);
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -692,9 +682,9 @@ enum { CMD_WAIT, CMD_PAUSE, CMD_STOP };
 typedef struct bwaiter {
     pthread_t th;
     size_t i;
-    int cmd;         /* under bs.mu */
-    int granted;     /* under bs.mu: the grant of the current sample came */
-    uint64_t t1_ns;  /* when it came */
+    int cmd;        /* under bs.mu */
+    int granted;    /* under bs.mu: the grant of the current sample came */
+    uint64_t t1_ns; /* when it came */
 } bwaiter_t;
 
 static struct {
@@ -729,7 +719,7 @@ static void *bwaiter_main(void *arg) {
         if (rc == REDLOCK_ERR_CANCELLED) continue;
         if (rc != REDLOCK_OK) {
             if (atomic_fetch_add(&bs.errors, 1) < 3) fprintf(stderr, "bench_scale: waiter: %s\n", redlock_strerror(rc));
-            sleep_ms(1);
+            bench_sleep_ms(1);
             continue;
         }
         redlock_release(bs.waiter, lk);
@@ -789,10 +779,10 @@ static int run_blocking(void) {
             timed_out = 1;
             break;
         }
-        sleep_ms(10);
+        bench_sleep_ms(10);
     }
     double setup_s = secs_since(setup_t0);
-    sleep_ms(200);
+    bench_sleep_ms(200);
     bench_samples_t s;
     bench_samples_init(&s, (size_t)cfg.samples + 1);
     uint64_t missed = 0, wall0 = bench_now_ns(), cpu0 = bench_cpu_us(), rounds0 = blocking_rounds(bs.waiter);
@@ -822,22 +812,24 @@ static int run_blocking(void) {
         uint64_t t1 = w->t1_ns;
         bs.sampling = 0;
         pthread_mutex_unlock(&bs.mu);
-        if (got) bench_samples_add(&s, t1 - t0);
-        else missed++;
+        if (got)
+            bench_samples_add(&s, t1 - t0);
+        else
+            missed++;
         /* the holder takes it back (the waiter has released it), then the
          * waiter waits again */
         for (int tries = 0; tries < 100; tries++) {
             name_of(name, sizeof name, "b", i);
             rc = redlock_try_acquire(bs.holder, name, HELD_TTL_MS, &held[i]);
             if (rc == REDLOCK_OK) break;
-            sleep_ms(1);
+            bench_sleep_ms(1);
         }
         if (rc != REDLOCK_OK) die("holder acquire again", rc);
         pthread_mutex_lock(&bs.mu);
         if (w->cmd == CMD_PAUSE) w->cmd = CMD_WAIT;
         pthread_cond_broadcast(&bs.cond);
         pthread_mutex_unlock(&bs.mu);
-        sleep_ms(cfg.settle_ms);
+        bench_sleep_ms(cfg.settle_ms);
     }
     double wall = secs_since(wall0);
     double cpu_pct = (double)(bench_cpu_us() - cpu0) / 1e4 / wall;
@@ -875,7 +867,7 @@ static int run_blocking(void) {
     pthread_mutex_unlock(&bs.mu);
     for (int i = 0; atomic_load(&bs.joined) < n; i++) {
         redlock_cancel_waits(bs.waiter);
-        sleep_ms(20);
+        bench_sleep_ms(20);
         if (i == 1500) {
             fprintf(stderr, "bench_scale: %zu waiter threads still waiting after 30 s\n", n - atomic_load(&bs.joined));
             fflush(NULL);
@@ -901,11 +893,7 @@ static int run_autoext(void) {
     double interval = ttl / 3.0; /* the default interval_ms */
     double due = (double)ttl - ((double)ttl * defaults.drift_factor + defaults.drift_min_ms) - interval;
     redlock_t *rl = new_blocking();
-    batch_t b = {.rl = rl,
-                 .kind = "x",
-                 .locks = xcalloc(n, sizeof(redlock_lock_t *)),
-                 .ttl_ms = ttl,
-                 .autoextend = 1};
+    batch_t b = {.rl = rl, .kind = "x", .locks = xcalloc(n, sizeof(redlock_lock_t *)), .ttl_ms = ttl, .autoextend = 1};
     uint64_t t0 = bench_now_ns();
     b.stop_ns = t0 + (uint64_t)(cfg.bound * 1e9);
     size_t got = batch_run(&b, 0, n);
@@ -923,7 +911,7 @@ static int run_autoext(void) {
             timed_out = 1;
             break;
         }
-        sleep_ms(100);
+        bench_sleep_ms(100);
     }
     double warm_s = secs_since(w0);
     uint64_t ext0 = 0, ext1 = 0;
@@ -944,7 +932,7 @@ static int run_autoext(void) {
         double sweep = (double)(bench_now_ns() - s0) / 1e6;
         if (sweep > sweep_max_ms) sweep_max_ms = sweep;
         sweeps++;
-        sleep_ms(100);
+        bench_sleep_ms(100);
     }
     double wall = secs_since(wall0);
     uint64_t self = thread_cpu_us() - self0;
@@ -1006,7 +994,7 @@ static int run_autoext(void) {
  * thread, with what can be read from outside the run (racy, and said so). */
 static void *watchdog_main(void *arg) {
     (void)arg;
-    sleep_ms((cfg.deadline + 15) * 1000);
+    bench_sleep_ms((cfg.deadline + 15) * 1000);
     bench_line_begin("libredlock", cfg.workload);
     if (!strcmp(cfg.workload, "async")) {
         bench_kv_u64("waiters", as.n);
@@ -1029,54 +1017,44 @@ static void *watchdog_main(void *arg) {
     bench_kv_u64("timed_out", 1);
     bench_kv_u64("hung", 1);
     bench_line_end();
-    fprintf(stderr, "bench_scale: %s did not end by its deadline (%.0f s) + 15 s: stopped from outside\n",
-            cfg.workload, cfg.deadline);
+    fprintf(stderr, "bench_scale: %s did not end by its deadline (%.0f s) + 15 s: stopped from outside\n", cfg.workload,
+            cfg.deadline);
     fflush(NULL);
     _exit(0);
     return NULL;
 }
 
-static void usage(const char *argv0) {
-    fprintf(stderr,
-            "usage: %s -u URI,URI,... -w held|async|blocking|autoext [--levels L,L,..] [--slice N] [--threads N]\n"
-            "          [--probes N] [--bound SECONDS] [-k N] [--samples N] [--settle-ms MS] [--ttl MS]\n"
-            "          [--window SECONDS] [--deadline SECONDS]\n"
-            "       %s --version\n",
-            argv0, argv0);
-    exit(2);
+static const char USAGE[] =
+    "-u URI,URI,... -w held|async|blocking|autoext [--levels L,L,..] [--slice N] [--threads N]\n"
+    "          [--probes N] [--bound SECONDS] [-k N] [--samples N] [--settle-ms MS] [--ttl MS]\n"
+    "          [--window SECONDS] [--deadline SECONDS]\n";
+
+static void print_version(void) {
+    printf("libredlock=%s libuv=%s\n", REDLOCK_VERSION, uv_version_string());
 }
 
 int main(int argc, char **argv) {
-    static char uri_buf[8192];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--version")) {
-            printf("libredlock=%s libuv=%s\n", REDLOCK_VERSION, uv_version_string());
-            return 0;
-        }
-        if (!v) usage(argv[0]);
-        i++;
-        if (!strcmp(a, "-u")) {
-            snprintf(uri_buf, sizeof uri_buf, "%s", v);
-            cfg.n_nodes = bench_split_uris(uri_buf, cfg.uris, BENCH_MAX_NODES);
-        } else if (!strcmp(a, "-w")) cfg.workload = v;
-        else if (!strcmp(a, "--levels")) snprintf(cfg.levels, sizeof cfg.levels, "%s", v);
-        else if (!strcmp(a, "--slice")) cfg.slice = bench_arg_num(a, v);
-        else if (!strcmp(a, "--threads")) cfg.threads = bench_arg_num(a, v);
-        else if (!strcmp(a, "--probes")) cfg.probes = bench_arg_num(a, v);
-        else if (!strcmp(a, "--bound")) cfg.bound = bench_arg_num(a, v);
-        else if (!strcmp(a, "-k")) cfg.k = bench_arg_num(a, v);
-        else if (!strcmp(a, "--samples")) cfg.samples = bench_arg_num(a, v);
-        else if (!strcmp(a, "--settle-ms")) cfg.settle_ms = bench_arg_num(a, v);
-        else if (!strcmp(a, "--ttl")) cfg.ttl = bench_arg_num(a, v);
-        else if (!strcmp(a, "--window")) cfg.window = bench_arg_num(a, v);
-        else if (!strcmp(a, "--deadline")) cfg.deadline = bench_arg_num(a, v);
-        else usage(argv[0]);
-    }
-    if (!cfg.workload || !cfg.n_nodes) usage(argv[0]);
-    redlock_options_init(&defaults);
-    defaults.nodes = cfg.uris;
-    defaults.n_nodes = cfg.n_nodes;
+    char *uri_list = NULL;
+    const bench_opt_t opts[] = {
+        {"-u", .list = &uri_list},
+        {"-w", .str = &cfg.workload},
+        {"--levels", .str = &cfg.levels},
+        {"--slice", .num = &cfg.slice},
+        {"--threads", .num = &cfg.threads},
+        {"--probes", .num = &cfg.probes},
+        {"--bound", .num = &cfg.bound},
+        {"-k", .num = &cfg.k},
+        {"--samples", .num = &cfg.samples},
+        {"--settle-ms", .num = &cfg.settle_ms},
+        {"--ttl", .num = &cfg.ttl},
+        {"--window", .num = &cfg.window},
+        {"--deadline", .num = &cfg.deadline},
+    };
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)
+        bench_usage(argv[0], USAGE, 1);
+    if (uri_list) cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
+    if (!cfg.workload || !cfg.n_nodes) bench_usage(argv[0], USAGE, 1);
+    bench_options_init(&defaults, cfg.uris, cfg.n_nodes, 0);
     t_start_ns = bench_now_ns();
     pthread_t wd;
     if (pthread_create(&wd, NULL, watchdog_main, NULL) != 0 || pthread_detach(wd) != 0) {
@@ -1087,6 +1065,6 @@ int main(int argc, char **argv) {
     if (!strcmp(cfg.workload, "async")) return run_async();
     if (!strcmp(cfg.workload, "blocking")) return run_blocking();
     if (!strcmp(cfg.workload, "autoext")) return run_autoext();
-    usage(argv[0]);
+    bench_usage(argv[0], USAGE, 1);
     return 2;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -146,4 +147,56 @@ double bench_arg_num(const char *opt, const char *val) {
         exit(2);
     }
     return v;
+}
+
+void bench_sleep_ns(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void bench_sleep_ms(double ms) {
+    bench_sleep_ns((uint64_t)(ms * 1e6));
+}
+
+/* The option of opts whose flag is a, or NULL. */
+static const bench_opt_t *opt_of(const char *a, const bench_opt_t *opts, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(a, opts[k].flag)) return &opts[k];
+    return NULL;
+}
+
+int bench_parse_opts(int argc, char **argv, const bench_opt_t *opts, size_t n, void (*version)(void)) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (version && !strcmp(a, "--version")) {
+            version();
+            exit(0);
+        }
+        const bench_opt_t *o = opt_of(a, opts, n);
+        if (!o) return -1;
+        if (o->set) {
+            *o->set = 1;
+            continue;
+        }
+        i++;
+        if (o->num)
+            *o->num = bench_arg_num(a, v);
+        else if (o->uns)
+            *o->uns = (unsigned)bench_arg_num(a, v);
+        else if (!v)
+            return -1;
+        else if (o->str)
+            *o->str = v;
+        else
+            *o->list = v;
+    }
+    return 0;
+}
+
+void bench_usage(const char *prog, const char *args, int with_version) {
+    fprintf(stderr, "usage: %s %s", prog, args);
+    if (with_version) fprintf(stderr, "       %s --version\n", prog);
+    exit(2);
 }

@@ -1,5 +1,6 @@
-/* common.h -- clocks, samples, percentiles and result lines shared by the
- * benchmark programs (floor, bench_redlock).
+/* common.h -- clocks, samples, percentiles, result lines and the command
+ * line, shared by every benchmark program of bench/ (handle.h: what those
+ * linked with libredlock share besides).
  *
  * Every result is printed as ONE line on stdout:
  *   RESULT impl=NAME workload=NAME key=value key=value ...
@@ -60,5 +61,35 @@ void bench_kv_quantiles(const char *prefix, bench_samples_t *s);
 
 /* Parses a non-negative number argument or exits with a usage error. */
 double bench_arg_num(const char *opt, const char *val);
+
+/* Sleeps ns nanoseconds (ms milliseconds), the whole time even when a
+ * signal interrupts it. */
+void bench_sleep_ns(uint64_t ns);
+void bench_sleep_ms(double ms);
+
+/* One option of a program's command line: its flag and where its value
+ * goes, by the one pointer that is set: str (the argument), list (the
+ * argument, which the program may split in place: a URI list), num
+ * (bench_arg_num), uns (bench_arg_num cast to unsigned), or, for a flag
+ * that takes no value, set (set to 1). */
+typedef struct bench_opt {
+    const char *flag;
+    const char **str;
+    char **list;
+    double *num;
+    unsigned *uns;
+    int *set;
+} bench_opt_t;
+
+/* Reads argv[1..argc-1] by the n options of opts, in order. "--version",
+ * when version is not NULL, calls version() and exits 0 where it stands.
+ * Returns 0, or -1 at the first unknown flag or a missing str or list
+ * value; a number that is missing or bad exits 2 (bench_arg_num). */
+int bench_parse_opts(int argc, char **argv, const bench_opt_t *opts, size_t n, void (*version)(void));
+
+/* Prints "usage: PROG ARGS" (args: the rest of the first line and any
+ * further lines, each ending in a newline) and, with_version,
+ * "       PROG --version" on stderr; exits 2. */
+void bench_usage(const char *prog, const char *args, int with_version);
 
 #endif

@@ -198,9 +198,12 @@ static size_t fan_out(const char *cmd, size_t len, int kind) {
             if (v == 2) continue;
             nd->answered = 1;
             pending--;
-            if (v == 1) yes++;
-            else if (v == 0) no++;
-            else failed++;
+            if (v == 1)
+                yes++;
+            else if (v == 0)
+                no++;
+            else
+                failed++;
         }
     }
     /* The nodes still owing this round's reply: drop it when it comes. */
@@ -230,37 +233,28 @@ static void make_token(char tok[41]) {
     tok[40] = '\0';
 }
 
-static void usage(const char *prog) {
-    fprintf(stderr,
-            "usage: %s -u URI,URI,... [-w serial|cpu] [-n CYCLES] [-d SECONDS] [--warmup CYCLES]\n"
-            "          [--ttl MS] [--impl NAME] [--wait-replicas N]\n",
-            prog);
-    exit(2);
-}
+static const char USAGE[] = "-u URI,URI,... [-w serial|cpu] [-n CYCLES] [-d SECONDS] [--warmup CYCLES]\n"
+                            "          [--ttl MS] [--impl NAME] [--wait-replicas N]\n";
 
 int main(int argc, char **argv) {
     char *uri_list = NULL;
     const char *workload = "serial", *impl = "floor";
-    double max_cycles = 0, secs = 2, warmup = 200, ttl = 10000;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-u")) uri_list = (char *)v, i++;
-        else if (!strcmp(a, "-w")) workload = v, i++;
-        else if (!strcmp(a, "-n")) max_cycles = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "-d")) secs = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--warmup")) warmup = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--ttl")) ttl = bench_arg_num(a, v), i++;
-        else if (!strcmp(a, "--impl")) impl = v, i++;
-        else if (!strcmp(a, "--wait-replicas")) wait_replicas = (long long)bench_arg_num(a, v), i++;
-        else usage(argv[0]);
-    }
-    if (!uri_list || !workload || !impl) usage(argv[0]);
+    double max_cycles = 0, secs = 2, warmup = 200, ttl = 10000, replicas = 0;
+    const bench_opt_t opts[] = {
+        {"-u", .list = &uri_list},    {"-w", .str = &workload},
+        {"-n", .num = &max_cycles},   {"-d", .num = &secs},
+        {"--warmup", .num = &warmup}, {"--ttl", .num = &ttl},
+        {"--impl", .str = &impl},     {"--wait-replicas", .num = &replicas},
+    };
+    if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], NULL) != 0) bench_usage(argv[0], USAGE, 0);
+    wait_replicas = (long long)replicas;
+    if (!uri_list || !workload || !impl) bench_usage(argv[0], USAGE, 0);
     int timed = !strcmp(workload, "serial");
-    if (!timed && strcmp(workload, "cpu")) usage(argv[0]);
+    if (!timed && strcmp(workload, "cpu")) bench_usage(argv[0], USAGE, 0);
 
     const char *uris[BENCH_MAX_NODES];
     n_nodes = bench_split_uris(uri_list, uris, BENCH_MAX_NODES);
-    if (!n_nodes) usage(argv[0]);
+    if (!n_nodes) bench_usage(argv[0], USAGE, 0);
     quorum = n_nodes / 2 + 1;
     size_t live = connect_all(uris);
     rng_state = bench_now_ns() ^ ((uint64_t)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;

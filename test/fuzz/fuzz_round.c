@@ -1,5 +1,5 @@
 /* fuzz_round.c -- libFuzzer target for a fan-out round's vote counting and
- * stop rules (src/fanout.c: rl_round_init / rl_round_vote /
+ * stop rules (src/core/fanout.c: rl_round_init / rl_round_vote /
  * rl_round_decided / rl_round_reason).
  *
  * Input: byte 0 gives N (1..9), byte 1 a few options (per-node reports or
@@ -14,7 +14,7 @@
  * count kept here; once decided, a round stays decided; a vote returns 1
  * exactly once, on the vote that decided the round. The outcome the caller
  * will read (acquire and extend: yes >= Q, else rl_round_reason; release:
- * yes >= Q, no >= Q, else AUTH or NO_QUORUM, as lifetime.c does) is worked
+ * yes >= Q, no >= Q, else AUTH or NO_QUORUM, as src/core/lifeops.c does) is worked
  * out for every way the pending nodes could still vote: a MAJORITY or
  * RESOLVE round must be decided exactly when that outcome can no longer
  * change (never early, which would report a wrong result, and never late,

@@ -1,4 +1,4 @@
-/* fuzz_uri.c -- libFuzzer target for the node-URI parser (src/uri.c).
+/* fuzz_uri.c -- libFuzzer target for the node-URI parser (src/net/uri.c).
  *
  * The input, copied and NUL-terminated, is one node URI. Checked:
  *  - success: a TCP node has a host and a port in 1..65535, a unix node an

@@ -406,8 +406,9 @@ static void wait_uptime(long secs) {
     cr_assert_fail("the cluster members were restarted less than %ld s ago", secs);
 }
 
-/* The replica of the member serving slot on cluster c, or -1. */
-static int replica_of(int c, int primary) {
+/* The member of cluster c that is a replica now (after a refresh) and was
+ * created as primary's replica, or -1. */
+static int current_replica_of(int c, int primary) {
     tc_clusters_refresh(&CS, c);
     for (int j = 0; j < CS.c[c].n; j++)
         if (CS.c[c].m[j].primary == 0 && CS.c[c].m[j].created_of == primary) return j;
@@ -431,7 +432,7 @@ Test(cluster, a_failover_to_a_replica_that_lost_the_lock_gives_no_second_holder)
     int prim[2], rep_m[2];
     for (int c = 0; c < 2; c++) {
         prim[c] = tc_rc_slot_owner(&CS, c, slot);
-        rep_m[c] = replica_of(c, prim[c]);
+        rep_m[c] = current_replica_of(c, prim[c]);
         cr_assert_geq(rep_m[c], 0, "cluster %d: no replica of member %d", c, prim[c]);
     }
     /* b learns the slot maps (with their replicas) before anything happens */

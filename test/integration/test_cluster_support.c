@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cluster.h"
+#include "rttime.h"
 
 static tc_clusters_t CS;
 
@@ -26,19 +26,12 @@ TestSuite(cluster_support, .init = setup, .timeout = 300);
 /* Milliseconds on CLOCK_MONOTONIC. */
 static long long now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(rt_now_us() / 1000);
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-/* The member that was created as primary m's replica (the first one). */
-static int replica_of(int c, int m)
+/* The member that was created as primary m's replica (the first one),
+ * whatever its role now. */
+static int created_replica_of(int c, int m)
 {
     for (int r = 0; r < CS.c[c].n; r++)
         if (!CS.c[c].m[r].created_primary && CS.c[c].m[r].created_of == m) return r;
@@ -85,7 +78,7 @@ static void assert_direct_value(int c, int m, const char *key, const char *val)
 static void assert_everyone_maps(int c, int slot, int to)
 {
     static int owner[TC_SLOTS];
-    for (long long end = now_ms() + 3000;; sleep_ms(50)) {
+    for (long long end = now_ms() + 3000;; rt_sleep_ms(50)) {
         int agree = 0;
         for (int m = 0; m < CS.c[c].n; m++)
             agree += tc_rc_slot_map(&CS, c, m, owner) == TC_SLOTS && owner[slot] == to;
@@ -370,7 +363,7 @@ static void assert_cluster_ok(int c)
 Test(cluster_support, failover_makes_the_replica_primary)
 {
     const int c = 2;
-    int p = first_primary(c), r = replica_of(c, p), served_by = -1;
+    int p = first_primary(c), r = created_replica_of(c, p), served_by = -1;
     char key[32];
 
     key_served_by(c, p, key, sizeof key);
@@ -403,7 +396,7 @@ Test(cluster_support, failover_makes_the_replica_primary)
 Test(cluster_support, killed_primary_is_replaced_and_rejoins_as_replica)
 {
     const int c = 0;
-    int p = first_primary(c), r = replica_of(c, p), served_by = -1;
+    int p = first_primary(c), r = created_replica_of(c, p), served_by = -1;
     char key[32];
 
     key_served_by(c, p, key, sizeof key);
@@ -437,7 +430,7 @@ Test(cluster_support, killed_primary_is_replaced_and_rejoins_as_replica)
 
 Test(cluster_support, paused_member_is_silent_until_resumed)
 {
-    const int c = 1, m = replica_of(c, first_primary(c));
+    const int c = 1, m = created_replica_of(c, first_primary(c));
 
     cr_assert_eq(tc_member_pause(&CS, c, m), 0);
     long long t0 = now_ms();
@@ -457,7 +450,7 @@ Test(cluster_support, heal_undoes_moves_failovers_and_kills)
 {
     static int owner[TC_SLOTS], created[TC_SLOTS];
     const int c = 0;
-    int p = first_primary(c), r = replica_of(c, p);
+    int p = first_primary(c), r = created_replica_of(c, p);
     int slot = tc_slot("{heal}"), from = tc_rc_slot_owner(&CS, c, slot), to = -1;
 
     cr_assert_eq(tc_rc_slot_map(&CS, c, -1, created), TC_SLOTS);
@@ -477,7 +470,7 @@ Test(cluster_support, heal_undoes_moves_failovers_and_kills)
     int q = -1;
     for (int m = 0; m < CS.c[c].n && q < 0; m++)
         if (m != p && CS.c[c].m[m].created_primary) q = m;
-    cr_assert_eq(tc_member_kill(&CS, c, replica_of(c, q)), 0);
+    cr_assert_eq(tc_member_kill(&CS, c, created_replica_of(c, q)), 0);
 
     cr_assert_eq(tc_clusters_heal(&CS), 0);
     cr_assert_eq(tc_rc_slot_map(&CS, c, -1, owner), TC_SLOTS);

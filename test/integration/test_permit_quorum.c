@@ -1,5 +1,5 @@
-/* test_permit_quorum.c -- the majority-of-admits counter-example (issue 15,
- * doc/design.md, "Semaphores and read-write locks") as a regression
+/* test_permit_quorum.c -- the majority-of-admits counter-example
+ * (doc/design.md, "Semaphores and read-write locks") as a regression
  * test. Limit 2 on 5 nodes A..E (0..4);
  * three holders are admitted while nodes {D,E}, then {A,B}, then {C,E}
  * are paused (SIGSTOP). The library's permits (a slot held on a quorum)

@@ -1,5 +1,5 @@
-/* stress_permits.c -- a semaphore under contention and a node crash
- * (issue 15): 16 threads on two handles contend for the permits of one
+/* stress_permits.c -- a semaphore under contention and a node crash:
+ * 16 threads on two handles contend for the permits of one
  * semaphore of limit 3 for STRESS_PERMITS_S seconds (default 20); node 1
  * is killed (SIGKILL) a third of the way in and restarted, empty, at two
  * thirds. The fixture's nodes keep no data on disk, so the handles run
@@ -69,7 +69,7 @@ static void *contender(void *arg) {
         }
         int slot = redlock_lock_slot(lk);
         enter(slot);
-        sleep_ms(1 + (unsigned)(id % 4));
+        rt_sleep_ms(1 + (unsigned)(id % 4));
         leave(slot);
         atomic_fetch_add(&grants, 1);
         if ((rc = redlock_release(rl, lk)) != REDLOCK_OK) { /* the dead node and a slow one: it expires */
@@ -132,7 +132,7 @@ static void wait_out_quarantine(void) {
     long need = TTL_MS / 1000 + 2;
     for (int i = 0; i < C.n; i++) {
         long up = uptime_s(i);
-        if (up >= 0 && up < need) sleep_ms((unsigned)(need - up) * 1000);
+        if (up >= 0 && up < need) rt_sleep_ms((unsigned)(need - up) * 1000);
     }
 }
 
@@ -144,13 +144,13 @@ int main(void) {
     RL[1] = permit_rl();
     pthread_t t[THREADS];
     start_threads(t, THREADS, contender);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     int killed = tc_node_kill(&C, 1);
     long before = atomic_load(&grants);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     long during = atomic_load(&grants) - before;
     int restarted = tc_node_restart(&C, 1, 1);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     atomic_store(&stop, 1);
     join_threads(t, THREADS);
     CHECK(killed == 0 && restarted == 0, "node 1: kill %d, restart %d", killed, restarted);
@@ -166,7 +166,7 @@ int main(void) {
     redlock_free(RL[1]);
     redlock_free(RL[0]);
     /* a release without a quorum leaves its slot keys until the TTL */
-    sleep_ms(atomic_load(&release_failed) ? TTL_MS + 200 : 200);
+    rt_sleep_ms(atomic_load(&release_failed) ? TTL_MS + 200 : 200);
     CHECK(nodes_with_slots() == 0, "slot keys left on %d nodes", nodes_with_slots());
     check_all_free();
     return stress_end();

@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cluster.h"
 #include "redlock.h"
+#include "rttime.h"
 
 static tc_cluster_t C;
 static int passed, failed;
@@ -36,11 +36,6 @@ static void check(int ok, const char *what) {
         failed++;
         printf("FAIL %s\n", what);
     }
-}
-
-static void sleep_ms(unsigned ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* Binds a UDP socket at the test resolver address and never answers. */
@@ -88,7 +83,7 @@ static void *contender(void *arg) {
         if (redlock_acquire_ex(rl, "stress:resolve", 2000, 500, &l, NULL) != REDLOCK_OK) continue;
         if (atomic_fetch_add(&holders, 1) != 0) atomic_fetch_add(&overlaps, 1);
         atomic_fetch_add(&grants, 1);
-        sleep_ms(1);
+        rt_sleep_ms(1);
         atomic_fetch_sub(&holders, 1);
         redlock_release(rl, l);
     }
@@ -104,12 +99,12 @@ int main(void) {
     pthread_t t[8];
     for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, contender, rl);
     for (int round = 0; round < 3; round++) { /* failures: names looked up again */
-        sleep_ms(700);
+        rt_sleep_ms(700);
         tc_node_kill(&C, round % 2);
-        sleep_ms(500);
+        rt_sleep_ms(500);
         tc_node_restart(&C, round % 2, 0);
     }
-    sleep_ms(2500); /* past the abandon time of the hung lookup: a new one starts */
+    rt_sleep_ms(2500); /* past the abandon time of the hung lookup: a new one starts */
     atomic_store(&stop, 1);
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
     redlock_free(rl);

@@ -52,7 +52,7 @@ static void *shared(void *arg) {
         }
         if (atomic_fetch_add(&inside, 1)) atomic_fetch_add(&overlaps, 1);
         long v = counter;
-        sleep_ms(1);
+        rt_sleep_ms(1);
         counter = v + 1;
         atomic_fetch_sub(&inside, 1);
         if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
@@ -75,7 +75,7 @@ static void *watched(void *arg) {
     if (redlock_autoextend(RL, lk, &ao, NULL, NULL) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
     for (int i = 0; i < 40; i++) {
         if (!redlock_lock_valid(lk, 0)) atomic_fetch_add(&errors, 1);
-        sleep_ms(5);
+        rt_sleep_ms(5);
     }
     if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
     return NULL;
@@ -118,7 +118,7 @@ static void check_watchdog(void) {
         ao.interval_ms = 10;
         redlock_autoextend(RL, lk, &ao, on_lost, NULL);
         for (int i = 0; i < C.n; i++) tc_set(&C, i, "st:race", "foreign-token", 5000);
-        sleep_ms((unsigned)(k * 3));
+        rt_sleep_ms((unsigned)(k * 3));
         redlock_release(RL, lk); /* NOT_HELD or OK: either way no crash, no race */
         for (int i = 0; i < C.n; i++) tc_del(&C, i, "st:race");
     }
@@ -127,7 +127,7 @@ static void check_watchdog(void) {
     redlock_lock_t *lk = NULL;
     CHECK(redlock_acquire(RL, "st:free", 1000, &lk) == REDLOCK_OK, "acquire before free");
     if (lk) redlock_autoextend(RL, lk, NULL, NULL, NULL);
-    sleep_ms(50);
+    rt_sleep_ms(50);
     redlock_free(RL);
     redlock_lock_free(lk); /* after redlock_free: must not touch the freed redlock_t */
     CHECK(1, "free with the watchdog running");
@@ -157,7 +157,7 @@ static void check_cancel_waits(void) {
         for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, cancel_waiter, NULL);
         /* cancel until every waiter is back (a slow thread may start its wait after a cancel) */
         for (int k = 0; k < 400 && atomic_load(&finished_waits) < 8; k++) {
-            sleep_ms(50);
+            rt_sleep_ms(50);
             redlock_cancel_waits(RL);
         }
         for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
@@ -188,14 +188,14 @@ static void *contender(void *arg) {
             continue;
         }
         if (atomic_fetch_add(&inside, 1)) atomic_fetch_add(&overlaps, 1);
-        sleep_ms(1);
+        rt_sleep_ms(1);
         atomic_fetch_sub(&inside, 1);
         atomic_fetch_add(&grants, 1);
         if ((rc = redlock_release(rl, lk)) != REDLOCK_OK) { /* a slow node (loaded, sanitized run): it expires */
             atomic_fetch_add(rc == REDLOCK_ERR_NO_QUORUM ? &release_failed : &errors, 1);
             if (rc != REDLOCK_ERR_NO_QUORUM) printf("release: %s\n", redlock_strerror(rc));
         }
-        sleep_ms(1);
+        rt_sleep_ms(1);
     }
     return NULL;
 }
@@ -231,13 +231,13 @@ static void check_contention_with_a_pause(void) {
     atomic_store(&errors, 0);
     pthread_t t[8];
     for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, contender, (void *)(intptr_t)i);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     int paused = tc_node_pause(&C, 2);
     long before = atomic_load(&grants);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     long during = atomic_load(&grants) - before;
     tc_node_resume(&C, 2);
-    sleep_ms((unsigned)secs * 1000 / 3);
+    rt_sleep_ms((unsigned)secs * 1000 / 3);
     atomic_store(&stop_contending, 1);
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
     CHECK(paused == 0, "node 2 could not be paused");
@@ -252,7 +252,7 @@ static void check_contention_with_a_pause(void) {
     /* node 2 may keep an attempt's key whose clean-up was lost with its
      * connection (too many requests queued while it was paused), and a
      * release without a quorum leaves its key: both expire (TTL 2 s) */
-    sleep_ms(atomic_load(&release_failed) ? 2200 : 200);
+    rt_sleep_ms(atomic_load(&release_failed) ? 2200 : 200);
     CHECK(nodes_with("st:contend", 2) == 0, "a key was left on %d nodes", nodes_with("st:contend", 2));
     redlock_free(RL2);
     redlock_free(RL);

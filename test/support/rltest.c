@@ -2,7 +2,6 @@
 #include "rltest.h"
 
 #include <criterion/criterion.h>
-#include <time.h>
 
 void rt_options(redlock_options_t *o) {
     redlock_options_init(o);
@@ -30,15 +29,4 @@ redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o) {
 void rt_setup(tc_cluster_t *c) {
     cr_assert_eq(tc_cluster_load(c), 0, "no test cluster (REDLOCK_CLUSTER_DIR)");
     tc_cluster_heal(c);
-}
-
-uint64_t rt_now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-void rt_sleep_ms(unsigned ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }

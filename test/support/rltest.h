@@ -6,6 +6,7 @@
 
 #include "cluster.h"
 #include "redlock.h"
+#include "rttime.h"
 
 /* Options for tests: library defaults, no retries, quiet. */
 void rt_options(redlock_options_t *o);
@@ -16,12 +17,6 @@ redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o);
 
 /* Loads the cluster, heals it (all nodes up and empty) and returns it. */
 void rt_setup(tc_cluster_t *c);
-
-/* Microseconds on CLOCK_MONOTONIC. */
-uint64_t rt_now_us(void);
-
-/* Sleeps ms milliseconds. */
-void rt_sleep_ms(unsigned ms);
 
 /* Built with -DRL_TEST_ASYNC, the blocking calls run through the async API. */
 #include "asyncmode.h"

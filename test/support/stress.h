@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cluster.h"
 #include "redlock.h"
+#include "rttime.h"
 
 static tc_cluster_t C;
 static int passed, failed;
@@ -29,11 +29,6 @@ static int passed, failed;
             printf("\n");                                                                                  \
         }                                                                                                  \
     } while (0)
-
-static inline void sleep_ms(unsigned ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Options over the cluster's nodes with generous timeouts for slow builds,
  * retrying every delay_ms +- jitter_ms, waiting op_timeout_ms for a reply.

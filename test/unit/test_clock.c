@@ -1,4 +1,4 @@
-/* test_clock.c -- the monotonic clock and sleep (src/clock.c), no server.
+/* test_clock.c -- the monotonic clock and sleep (src/base/clock.c), no server.
  * Timing bounds are generous: these machines are shared and noisy. */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/* test_error.c -- error codes and their strings (src/error.c), no server.
+/* test_error.c -- error codes and their strings (src/base/error.c), no server.
  *
  * The table below is built from REDLOCK_ERRNO_MAP itself, so a code appended
  * to the X-macro is covered without touching this file.

@@ -1,5 +1,5 @@
 /* test_fanout.c -- vote counting, stop rules and reply classifiers of one
- * fan-out round (src/fanout.c), pure logic, no I/O.
+ * fan-out round (src/core/fanout.c), pure logic, no I/O.
  *
  * The stop rules are checked against a model that knows nothing of the
  * code's formulas: a round is decided exactly when its outcome class is the
@@ -13,7 +13,7 @@
  * EXEC arrays built by hand.
  *
  * rl_round_vote's return value means "this vote decided the round"; the
- * engine then sets r->done (finish_round in engine.c), which these tests do
+ * engine then sets r->done (finish_round in src/core/nodes.c), which these tests do
  * the same way.
  */
 #include <criterion/criterion.h>

@@ -11,7 +11,7 @@
  *
  * Extend and release need a lock, which needs a server; the checks that
  * run before any I/O are exercised with a handle made by the library's
- * internal constructor rl_lock_new (src/rl.h), as if an acquire had
+ * internal constructor rl_lock_new (src/core/rl.h), as if an acquire had
  * succeeded.
  */
 #include <criterion/criterion.h>
@@ -115,7 +115,7 @@ static void capture_log(void *arg, int level, const char *msg) {
 
 /* A lock handle owned by `owner`, valid for validity_ms more (negative:
  * expired that long ago), made without any server by the library's own
- * constructor (src/lock.c). */
+ * constructor (src/core/lock.c). */
 static redlock_lock_t *forge_lock(redlock_t *owner, const char *resource, int64_t validity_ms) {
     const char *k[1] = {resource};
     size_t len[1] = {strlen(resource)};

@@ -1,4 +1,4 @@
-/* test_scripts.c -- the embedded Lua scripts (src/scripts.c and the table
+/* test_scripts.c -- the embedded Lua scripts (src/core/scripts.c and the table
  * cmake/embed_lua.cmake generates), no server.
  *
  * Each script's SHA1 is recomputed here with a small SHA1 of our own (FIPS

@@ -1,4 +1,4 @@
-/* test_timing.c -- the Redlock validity arithmetic (src/timing.c), no server.
+/* test_timing.c -- the Redlock validity arithmetic (src/core/timing.c), no server.
  *
  *   drift    = ttl * drift_factor + drift_min   (ms -> us, rounded up)
  *   deadline = t0 + ttl - drift                  (never before t0)

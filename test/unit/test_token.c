@@ -1,4 +1,4 @@
-/* test_token.c -- lock tokens and random delays (src/token.c), no server. */
+/* test_token.c -- lock tokens and random delays (src/base/token.c), no server. */
 #include <criterion/criterion.h>
 
 #include <limits.h>

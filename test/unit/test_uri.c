@@ -1,4 +1,4 @@
-/* test_uri.c -- node URI parsing (src/uri.c), no server.
+/* test_uri.c -- node URI parsing (src/net/uri.c), no server.
  *
  * Good URIs: every field and the display string (password always "***").
  * Bad URIs: REDLOCK_ERR_CONFIG, a message naming the URI, never a password.
