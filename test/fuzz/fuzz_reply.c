@@ -1,6 +1,6 @@
 /* fuzz_reply.c -- libFuzzer target for a node's reply stream: the arena
- * reader (src/net/reply.c) and the vote classifiers (src/core/fanout.c),
- * used the way node_readable / handle_reply (src/core/nodes.c) use them.
+ * reader (src/net/reply.c) and the vote classifiers (src/core/round.c),
+ * used the way node_readable / handle_reply (src/core/nodeset.c) use them.
  *
  * Input: one control byte, then the bytes a node sends. The control byte
  * cuts the stream into pieces, as reads from a socket would: 0 feeds it

@@ -1,5 +1,5 @@
 /* fuzz_round.c -- libFuzzer target for a fan-out round's vote counting and
- * stop rules (src/core/fanout.c: rl_round_init / rl_round_vote /
+ * stop rules (src/core/round.c: rl_round_init / rl_round_vote /
  * rl_round_decided / rl_round_reason).
  *
  * Input: byte 0 gives N (1..9), byte 1 a few options (per-node reports or
@@ -20,7 +20,7 @@
  * change (never early, which would report a wrong result, and never late,
  * which would wait on nodes for nothing); an ALL round exactly when no node
  * is pending. rl_round_reason gives AUTH, TAKEN / NOT_HELD or NO_QUORUM
- * when yes < Q, by the rule fanout.h states.
+ * when yes < Q, by the rule round.h states.
  */
 #include <string.h>
 

@@ -19,7 +19,7 @@ static void setup(void) {
     char err[128];
     cr_assert_eq(rl_uri_parse("redis://127.0.0.1:1", &u, err, sizeof err), 0, "%s", err);
     cr_assert_eq(rl_conn_init(&C, &u, 0, 4096, -1), 0);
-    C.ring_hold = 1; /* a connection of lock rounds (nodes.c), not a subscriber's */
+    C.ring_hold = 1; /* a connection of lock rounds (core/nodeset.c), not a subscriber's */
     moves = 0;
 }
 

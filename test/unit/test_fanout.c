@@ -1,5 +1,5 @@
 /* test_fanout.c -- vote counting, stop rules and reply classifiers of one
- * fan-out round (src/core/fanout.c), pure logic, no I/O.
+ * fan-out round (src/core/round.c), pure logic, no I/O.
  *
  * The stop rules are checked against a model that knows nothing of the
  * code's formulas: a round is decided exactly when its outcome class is the
@@ -13,7 +13,7 @@
  * EXEC arrays built by hand.
  *
  * rl_round_vote's return value means "this vote decided the round"; the
- * engine then sets r->done (finish_round in src/core/nodes.c), which these tests do
+ * engine then sets r->done (finish_round in src/core/nodeset.c), which these tests do
  * the same way.
  */
 #include <criterion/criterion.h>
@@ -81,7 +81,7 @@ static int model_decided(const model_t *m, int stop) {
     return 1;
 }
 
-/* The rule for RL_STOP_MAJORITY as fanout.c states it, as a cross-check
+/* The rule for RL_STOP_MAJORITY as round.c states it, as a cross-check
  * of the model itself. */
 static int stated_majority_rule(const model_t *m) {
     size_t slack = m->n - m->q;
@@ -92,7 +92,7 @@ static int stated_majority_rule(const model_t *m) {
     return auth_settled && (m->no > slack || m->no + m->pending <= slack);
 }
 
-/* The documented failure reason (fanout.h): AUTH first, then no_code. */
+/* The documented failure reason (round.h): AUTH first, then no_code. */
 static int model_reason(const model_t *m, int no_code) {
     size_t slack = m->n - m->q;
     if (m->auth > slack) return REDLOCK_ERR_AUTH;
