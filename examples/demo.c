@@ -203,6 +203,11 @@ int main(int argc, char **argv) {
     opt.nodes = nodes;
     opt.n_nodes = n_nodes;
     opt.reentrant = 0; /* show_one_acquire asks again from the same thread: contend, do not re-enter */
+    /* 500 ms a node rather than the default 50: on a busy machine (a test
+     * suite beside it) a loopback node can take longer to answer, and the
+     * demo counts a call that fails so as an error */
+    opt.op_timeout_ms = 500;
+    opt.connect_timeout_ms = 500;
     char err[256];
     redlock_t *rl = NULL;
     int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
