@@ -180,11 +180,20 @@ sc_pause_majority() {
 
 # Long holds so the holder is usually still inside its critical section
 # when its nodes come back: only persistence keeps the others out.
+# after_last_heal: the workload goes on for the liveness window after the
+# last heal, then ends (a restart that took long under load would
+# otherwise heal after a fixed-length workload had ended).
+after_last_heal() {
+  sleep_ms $((LIVENESS_MS + 1000))
+  end_workers
+  wait_workers 20000
+}
+
 sc_kill_restart_persist() {
   local round
   setup_run
   cluster_start --persist
-  start_workers "$PROCS" "$THREADS" 9000 --ttl-ms 2000 --hold-ms 100-600 --margin-ms 300
+  start_workers "$PROCS" "$THREADS" 60000 --ttl-ms 2000 --hold-ms 100-600 --margin-ms 300
   for round in 1500 5000; do
     at "$round"
     wait_lock_held 3 3000 || log "no lock held after 3 s; killing anyway"
@@ -194,14 +203,14 @@ sc_kill_restart_persist() {
     event heal kill_restart_persist
     log "after the restart node 0 has the lock key with PTTL $(rcli 0 PTTL "$RESOURCE") ms (-2: released meanwhile)"
   done
-  wait_workers 20000
+  after_last_heal
   expect_safe --min-acquisitions 8
 }
 
 sc_restart_delayed() {
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   wait_lock_held 3 3000 || log "no lock held after 3 s; killing anyway"
   event fault restart_delayed
@@ -209,7 +218,7 @@ sc_restart_delayed() {
   sleep_ms $((TTL + 1000))
   FLUSH=1 restart_nodes 0 1 2
   event heal restart_delayed
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
