@@ -112,7 +112,7 @@ sc_sentinel_failover() {
 sc_pause_minority() {
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault pause_minority live
   cl pause 0
@@ -121,28 +121,28 @@ sc_pause_minority() {
   cl resume 0
   cl resume 1
   event heal pause_minority
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
 sc_pause_one() {
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault pause_one live
   cl pause 2
   at 5500
   cl resume 2
   event heal pause_one
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
 sc_pause_rolling() {
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault pause_rolling live
   cl pause 0
@@ -156,14 +156,14 @@ sc_pause_rolling() {
   cl resume 1
   cl resume 3
   event heal pause_rolling
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
 sc_pause_majority() {
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault pause_majority
   cl pause 0
@@ -174,7 +174,7 @@ sc_pause_majority() {
   cl resume 1
   cl resume 2
   event heal pause_majority
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
@@ -226,14 +226,14 @@ sc_partition_minority() {
   setup_run
   netns_setup
   cluster_start
-  start_workers "$PROCS" "$THREADS" 9000 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault partition_minority live
   partition 0 1
   at 4500
   heal_partition
   event heal partition_minority
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
@@ -241,14 +241,14 @@ sc_partition_majority() {
   setup_run
   netns_setup
   cluster_start
-  start_workers "$PROCS" "$THREADS" 9000 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault partition_majority
   partition 0 1 2
   at 4000
   heal_partition
   event heal partition_majority
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
@@ -256,7 +256,7 @@ sc_slow_node() {
   local k
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 9500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   event fault slow_node live
   slow_node 0 2
@@ -265,7 +265,7 @@ sc_slow_node() {
     sleep 0.1
   done
   event heal slow_node
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
@@ -273,7 +273,7 @@ sc_clock_jump() {
   local limit
   setup_run
   cluster_start
-  start_workers "$PROCS" "$THREADS" 8500 "${COMMON[@]}"
+  start_workers "$PROCS" "$THREADS" 60000 "${COMMON[@]}"
   at 1500
   log "SIMULATED clock jumps: node 0's key TTLs cut by $JUMP_MS ms every 100-200 ms (no real clock is changed)"
   event fault clock_jump live
@@ -283,7 +283,7 @@ sc_clock_jump() {
     sleep_ms $((100 + RANDOM % 101))
   done
   event heal clock_jump
-  wait_workers 20000
+  after_last_heal
   expect_safe
 }
 
