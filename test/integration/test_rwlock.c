@@ -9,7 +9,6 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "rltest.h"
@@ -126,17 +125,6 @@ static int waiter_await(waiter_t *w) {
     return atomic_load(&w->done);
 }
 
-/* How many nodes hold key, whatever its value. */
-static int nodes_with(const char *key) {
-    int n = 0;
-    for (int i = 0; i < C.n; i++) {
-        char *v = tc_get(&C, i, key);
-        n += v != NULL;
-        free(v);
-    }
-    return n;
-}
-
 /* Writer preference, shown by the order of events rather than by time: a
  * reader holds; a writer starts waiting and leaves its mark; a new reader
  * is refused; another reader starts waiting too; once the first reader
@@ -151,7 +139,7 @@ Test(rwlock, a_waiting_writer_is_not_starved_by_new_readers) {
     waiter_start(&w, b, "rw:pref", 0);
     /* the writer's refused attempt left its mark on a quorum */
     int marked = 0;
-    for (int t = 0; t < 1000 && marked < 3; t++, rt_sleep_ms(10)) marked = nodes_with("rw:pref:redlock:writer");
+    for (int t = 0; t < 1000 && marked < 3; t++, rt_sleep_ms(10)) marked = tc_count_value(&C, "rw:pref:redlock:writer", NULL);
     cr_assert_geq(marked, 3, "the waiting writer's mark is on %d nodes", marked);
     cr_assert_eq(atomic_load(&w.done), 0, "the writer returned while a reader holds: %s", redlock_strerror(w.rc));
     int rc = redlock_acquire_shared(a, "rw:pref", 20000, 0, &r2, &rep);

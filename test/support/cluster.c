@@ -395,7 +395,7 @@ int tc_count_value(const tc_cluster_t *c, const char *key, const char *val)
 
     for (i = 0; i < c->n; i++) {
         char *got = tc_get(c, i, key);
-        if (got != NULL && strcmp(got, val) == 0)
+        if (got != NULL && (val == NULL || strcmp(got, val) == 0))
             count++;
         free(got);
     }
@@ -968,7 +968,7 @@ int tc_rc_count_value(const tc_clusters_t *cs, const char *key, const char *val)
 
     for (c = 0; c < cs->base.n; c++) {
         char *got = tc_rc_get(cs, c, key);
-        if (got != NULL && strcmp(got, val) == 0)
+        if (got != NULL && (val == NULL || strcmp(got, val) == 0))
             count++;
         free(got);
     }

@@ -77,7 +77,8 @@ long long tc_pttl(const tc_cluster_t *c, int i, const char *key);
  * the node is unreachable or replied with an error. */
 int tc_del(const tc_cluster_t *c, int i, const char *key);
 
-/* Number of reachable nodes on which key holds exactly val. */
+/* Number of reachable nodes on which key holds exactly val (any value when
+ * val is NULL). */
 int tc_count_value(const tc_cluster_t *c, const char *key, const char *val);
 
 /* tc_count_value once it is want, or after 1 s. An acquire or a release
