@@ -195,15 +195,30 @@ static int has_key(int port, const char *key) {
     return yes;
 }
 
-/* A number after "name:" in the server's INFO section (-1: not there). */
-static long info_field(int port, const char *section, const char *name) {
+/* The number after key in the server's INFO section: absent when the
+ * section has no key, -1 when the server does not answer. */
+static long info_number(int port, const char *section, const char *key, long absent) {
     redisReply *r = cmd(port, "INFO %s", section);
-    char key[64];
-    snprintf(key, sizeof key, "%s:", name);
-    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, key) : NULL;
-    long n = at ? atol(at + strlen(key)) : -1;
+    int answered = r && r->type == REDIS_REPLY_STRING;
+    const char *at = answered ? strstr(r->str, key) : NULL;
+    long n = at ? atol(at + strlen(key)) : answered ? absent : -1;
     if (r) freeReplyObject(r);
     return n;
+}
+
+/* A number after "name:" in the server's INFO section (-1: not there). */
+static long info_field(int port, const char *section, const char *name) {
+    char key[64];
+    snprintf(key, sizeof key, "%s:", name);
+    return info_number(port, section, key, -1);
+}
+
+/* Calls of cmd (lower case, "wait") the server on port counted since its
+ * last CONFIG RESETSTAT; -1 when it does not say. */
+static long calls(int port, const char *name) {
+    char key[64];
+    snprintf(key, sizeof key, "cmdstat_%s:calls=", name);
+    return info_number(port, "commandstats", key, 0);
 }
 
 /* Waits, up to ms, until every member of every group has run for longer
@@ -321,18 +336,6 @@ Test(sentinel, a_group_is_one_node_found_through_its_sentinels) {
  * (connect and op; node_down 4 s). */
 static redlock_t *patient_rl(void) {
     return groups_rl_ms(1, 0, 2000);
-}
-
-/* Calls of cmd (lower case, "wait") the server on port counted since its
- * last CONFIG RESETSTAT; -1 when it does not say. */
-static long calls(int port, const char *name) {
-    redisReply *r = cmd(port, "INFO commandstats", NULL);
-    char key[64];
-    snprintf(key, sizeof key, "cmdstat_%s:calls=", name);
-    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, key) : NULL;
-    long n = at ? atol(at + strlen(key)) : (r && r->type == REDIS_REPLY_STRING ? 0 : -1);
-    if (r) freeReplyObject(r);
-    return n;
 }
 
 #define PAR_THREADS 12
