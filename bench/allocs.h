@@ -20,9 +20,9 @@
 #include <stdint.h>
 
 typedef struct bench_allocs {
-    uint64_t allocs;      /* malloc + calloc + realloc calls, whole process */
-    uint64_t frees;       /* free calls with a non-NULL pointer, whole process */
-    uint64_t own_allocs;  /* the same, made by code in the static link (--wrap) */
+    uint64_t allocs;     /* malloc + calloc + realloc calls, whole process */
+    uint64_t frees;      /* free calls with a non-NULL pointer, whole process */
+    uint64_t own_allocs; /* the same, made by code in the static link (--wrap) */
     uint64_t own_frees;
 } bench_allocs_t;
 

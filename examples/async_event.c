@@ -29,7 +29,7 @@ static void acquired(redlock_lock_t *lock, int rc, const redlock_report_t *rep, 
     printf("granted after %u attempt(s), valid for %lld ms\n", rep->attempts,
            (long long)redlock_lock_validity_ms(lock));
     if (redlock_async_release(a, lock, released, a) != REDLOCK_OK) { /* it did nothing: free what we hold */
-        redlock_lock_free(lock); /* its keys expire by their TTL */
+        redlock_lock_free(lock);                                     /* its keys expire by their TTL */
         redlock_async_free(a);
     }
 }

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     redlock_lock_t *lock = NULL;
     int ok = redlock_acquire(rl, "report:daily", 1000, &lock) == REDLOCK_OK;
     if (ok && redlock_autoextend(rl, lock, NULL, lost, &stop) != REDLOCK_OK) ok = 0;
-    for (int step = 0; ok && step < 25; step++) { /* 25 steps of 100 ms */
+    for (int step = 0; ok && step < 25; step++) {                         /* 25 steps of 100 ms */
         if (atomic_load(&stop) || !redlock_lock_valid(lock, 200)) ok = 0; /* right before a side effect */
         struct timespec t = {0, 100 * 1000 * 1000};
         nanosleep(&t, NULL);

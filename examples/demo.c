@@ -34,8 +34,8 @@ enum {
     THINK_US = 500,       /* pause between a release and the next acquire */
     BACKOFF_MIN_US = 500, /* pause after finding the lock taken ... */
     BACKOFF_MAX_US = 3000,
-    TIME_LIMIT_S = 15,    /* each thread gives up after this long ... */
-    MAX_ERRORS = 5        /* ... or after this many failed calls */
+    TIME_LIMIT_S = 15, /* each thread gives up after this long ... */
+    MAX_ERRORS = 5     /* ... or after this many failed calls */
 };
 
 static const char *const RESOURCE = "demo:counter";
@@ -47,7 +47,7 @@ static atomic_long counter;
 typedef struct worker {
     redlock_t *rl;
     int id;
-    uint64_t rng;          /* per-thread xorshift state */
+    uint64_t rng; /* per-thread xorshift state */
     /* results */
     long acquired, taken, errors;
     long committed;         /* increments written while holding the lock */
@@ -132,7 +132,7 @@ static void *work(void *arg) {
             w->lost_validity++;
         }
 
-        rc = redlock_release_ex(w->rl, lock, &rep); /* frees lock */
+        rc = redlock_release_ex(w->rl, lock, &rep);      /* frees lock */
         if (rc != REDLOCK_OK) record_error(w, rc, &rep); /* NOT_HELD: it expired under us */
         sleep_us(THINK_US);
     }
@@ -219,8 +219,8 @@ int main(int argc, char **argv) {
 
     printf("libredlock %s demo: %d threads share one redlock_t and each adds 1 to a counter %d times,\n",
            REDLOCK_VERSION, N_THREADS, ROUNDS);
-    printf("holding lock \"%s\" (ttl %d ms, %d ms asleep inside) on %zu nodes, quorum %zu.\n", RESOURCE,
-           TTL_MS, HOLD_US / 1000, n_nodes, redlock_quorum(n_nodes));
+    printf("holding lock \"%s\" (ttl %d ms, %d ms asleep inside) on %zu nodes, quorum %zu.\n", RESOURCE, TTL_MS,
+           HOLD_US / 1000, n_nodes, redlock_quorum(n_nodes));
 
     worker_t w[N_THREADS];
     pthread_t tid[N_THREADS];
@@ -240,8 +240,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
     double seconds = (double)(now_us() - t_start) / 1e6;
 
-    printf("\n%-6s %9s %14s %7s %15s %12s\n", "thread", "acquired", "taken-retries", "errors",
-           "avg-acquire-us", "max-wait-ms");
+    printf("\n%-6s %9s %14s %7s %15s %12s\n", "thread", "acquired", "taken-retries", "errors", "avg-acquire-us",
+           "max-wait-ms");
     long acquired = 0, taken = 0, errors = 0, committed = 0, lost_validity = 0;
     int64_t us_sum = 0, wait_max = 0;
     for (int i = 0; i < started; i++) {
@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
     if (ok)
         printf("\nverdict: PASS -- %ld increments under the lock, none lost, no errors\n", expected);
     else
-        printf("\nverdict: FAIL -- counter %ld of %ld, %ld lost, %ld error(s)%s\n", final, expected,
-               committed - final, errors, show_failed ? ", the per-node check did not behave as expected" : "");
+        printf("\nverdict: FAIL -- counter %ld of %ld, %ld lost, %ld error(s)%s\n", final, expected, committed - final,
+               errors, show_failed ? ", the per-node check did not behave as expected" : "");
     return ok ? 0 : 1;
 }

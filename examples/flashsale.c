@@ -59,21 +59,21 @@ enum {
     DEFAULT_BUYERS = 12,
     MAX_BUYERS = 64,
     MAX_NODES = 16,
-    TTL_MS = 2000,              /* lock time-to-live */
-    MARGIN_MS = 500,            /* validity a buyer needs left before it writes */
-    HOLD_MIN_US = 3000,         /* read .. write: the window a race needs */
+    TTL_MS = 2000,      /* lock time-to-live */
+    MARGIN_MS = 500,    /* validity a buyer needs left before it writes */
+    HOLD_MIN_US = 3000, /* read .. write: the window a race needs */
     HOLD_MAX_US = 12000,
-    THINK_MIN_MS = 200,         /* a buyer's pause between purchases */
+    THINK_MIN_MS = 200, /* a buyer's pause between purchases */
     THINK_MAX_MS = 1000,
-    TAKEN_BACKOFF_MIN_MS = 5,   /* pause after finding the lock taken */
+    TAKEN_BACKOFF_MIN_MS = 5, /* pause after finding the lock taken */
     TAKEN_BACKOFF_MAX_MS = 30,
-    FAIL_BACKOFF_MIN_MS = 50,   /* pause after no quorum or another failure */
+    FAIL_BACKOFF_MIN_MS = 50, /* pause after no quorum or another failure */
     FAIL_BACKOFF_MAX_MS = 150,
-    MAX_ERRORS = 20,            /* a buyer gives up after this many other errors */
-    BUYER_LIMIT_MS = 35000,     /* a buyer stops by itself after this long */
-    SALE_LIMIT_MS = 40000,      /* the parent kills the buyers after this long */
+    MAX_ERRORS = 20,                /* a buyer gives up after this many other errors */
+    BUYER_LIMIT_MS = 35000,         /* a buyer stops by itself after this long */
+    SALE_LIMIT_MS = 40000,          /* the parent kills the buyers after this long */
     REJOIN_AFTER_MS = TTL_MS + 300, /* a killed (empty) node stays down this long */
-    MAX_AFFECTED = 2            /* nodes down or paused at once: a minority of 5 */
+    MAX_AFFECTED = 2                /* nodes down or paused at once: a minority of 5 */
 };
 
 static const char *const RESOURCE = "sale:stock";
@@ -171,19 +171,19 @@ static void store_remove(void) {
 /* ------------------------------------------------------------ buyers */
 
 typedef struct buyer_stats {
-    long sold;              /* sales recorded */
-    long attempts;          /* acquire attempts (one round each) */
-    long granted;           /* ... granted */
-    long granted_degraded;  /* ... granted although some node failed to vote */
-    long taken;             /* ... answered TAKEN */
-    long no_quorum;         /* ... NO_QUORUM or EXPIRED */
-    long other_errors;      /* any other failed call */
-    long skipped;           /* writes skipped: validity below the margin */
-    long release_not_held;  /* releases that found the lock already gone */
-    long release_unknown;   /* releases without a quorum of answers */
+    long sold;             /* sales recorded */
+    long attempts;         /* acquire attempts (one round each) */
+    long granted;          /* ... granted */
+    long granted_degraded; /* ... granted although some node failed to vote */
+    long taken;            /* ... answered TAKEN */
+    long no_quorum;        /* ... NO_QUORUM or EXPIRED */
+    long other_errors;     /* any other failed call */
+    long skipped;          /* writes skipped: validity below the margin */
+    long release_not_held; /* releases that found the lock already gone */
+    long release_unknown;  /* releases without a quorum of answers */
     int last_error;
     char last_message[200];
-    int finished;           /* 1 sold out, 2 gave up (time or errors) */
+    int finished; /* 1 sold out, 2 gave up (time or errors) */
 } buyer_stats_t;
 
 typedef struct sale_config {
@@ -330,16 +330,16 @@ static const char *const FAULT_VERB[] = {"kill", "pause", "resume", "restart"};
 typedef struct fault_step {
     int at_ms; /* from the start of the sale, within one cycle */
     fault_kind_t kind;
-    int node;  /* rotated by 1 every cycle */
+    int node; /* rotated by 1 every cycle */
 } fault_step_t;
 
 /* One cycle of the schedule (5 nodes): at most 2 nodes down or paused at
  * any moment, and a killed node rejoins REJOIN_AFTER_MS later at the
  * earliest (the runner enforces both and delays a step if needed). */
 static const fault_step_t SCHEDULE[] = {
-    {300, F_KILL, 0},     {700, F_PAUSE, 3},   {1500, F_RESUME, 3}, {1800, F_PAUSE, 1},
-    {2600, F_RESUME, 1},  {2700, F_RESTART, 0}, {3000, F_KILL, 4},   {3300, F_PAUSE, 2},
-    {4100, F_RESUME, 2},  {4400, F_PAUSE, 0},   {5000, F_RESUME, 0}, {5400, F_RESTART, 4},
+    {300, F_KILL, 0},    {700, F_PAUSE, 3},    {1500, F_RESUME, 3}, {1800, F_PAUSE, 1},
+    {2600, F_RESUME, 1}, {2700, F_RESTART, 0}, {3000, F_KILL, 4},   {3300, F_PAUSE, 2},
+    {4100, F_RESUME, 2}, {4400, F_PAUSE, 0},   {5000, F_RESUME, 0}, {5400, F_RESTART, 4},
 };
 enum { SCHEDULE_LEN = sizeof SCHEDULE / sizeof SCHEDULE[0], SCHEDULE_CYCLE_MS = 5600 };
 
@@ -350,9 +350,9 @@ typedef struct faults {
     int n;
     node_state_t state[MAX_NODES];
     int64_t down_since[MAX_NODES];
-    long count[4];       /* by fault_kind_t */
-    long failed;         /* cluster.sh calls that failed */
-    size_t next;         /* index of the next step (over all cycles) */
+    long count[4]; /* by fault_kind_t */
+    long failed;   /* cluster.sh calls that failed */
+    size_t next;   /* index of the next step (over all cycles) */
     int64_t t0;
 } faults_t;
 
@@ -410,8 +410,7 @@ static int faults_read_status(faults_t *f) {
     for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
         int idx;
         char uri[256], pid[32], state[32];
-        if (sscanf(line, "%d %255s %31s %31s", &idx, uri, pid, state) != 4 || idx < 0 || idx >= MAX_NODES)
-            return -1;
+        if (sscanf(line, "%d %255s %31s %31s", &idx, uri, pid, state) != 4 || idx < 0 || idx >= MAX_NODES) return -1;
         f->state[idx] = !strcmp(state, "up") ? NODE_UP : !strcmp(state, "paused") ? NODE_PAUSED : NODE_DOWN;
         f->down_since[idx] = 0;
         if (idx + 1 > n) n = idx + 1;
@@ -496,8 +495,8 @@ static void faults_tick(faults_t *f) {
             f->failed++;
         }
         int stock = stock_read();
-        printf("  [%5.2f s] stock %3d  %-7s node %d%s  (", (double)(now_us() - f->t0) / 1e6, stock,
-               FAULT_VERB[s->kind], node, rc == 0 ? "" : " FAILED");
+        printf("  [%5.2f s] stock %3d  %-7s node %d%s  (", (double)(now_us() - f->t0) / 1e6, stock, FAULT_VERB[s->kind],
+               node, rc == 0 ? "" : " FAILED");
         print_affected(f);
         printf(")\n");
         fflush(stdout);
@@ -511,8 +510,8 @@ typedef struct sale_result {
     double seconds;
     long sold, final_stock, oversold, lost, twice, bad_units;
     buyer_stats_t total;
-    int buyers_ok;        /* every buyer ran to the end by itself */
-    int killed;           /* buyers killed at the time limit or on a signal */
+    int buyers_ok; /* every buyer ran to the end by itself */
+    int killed;    /* buyers killed at the time limit or on a signal */
     char first_error[240];
 } sale_result_t;
 
@@ -590,8 +589,8 @@ static int run_sale(const sale_config_t *cfg, faults_t *faults, sale_result_t *r
         fprintf(stderr, "flashsale: cannot write %s: %s\n", stock_path, strerror(errno));
         return -1;
     }
-    buyer_stats_t *stats = mmap(NULL, sizeof *stats * (size_t)cfg->buyers, PROT_READ | PROT_WRITE,
-                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    buyer_stats_t *stats =
+        mmap(NULL, sizeof *stats * (size_t)cfg->buyers, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (stats == MAP_FAILED) {
         perror("flashsale: mmap");
         return -1;
@@ -760,7 +759,7 @@ int main(int argc, char **argv) {
     faults_t faults;
     memset(&faults, 0, sizeof faults);
     faults.script = getenv("REDLOCK_CLUSTER_SH") && *getenv("REDLOCK_CLUSTER_SH") ? getenv("REDLOCK_CLUSTER_SH")
-                                                                                    : FLASHSALE_CLUSTER_SH;
+                                                                                  : FLASHSALE_CLUSTER_SH;
     faults.dir = cluster_dir;
     const char *no_faults_why = NULL;
     if (!use_faults)
@@ -794,8 +793,8 @@ int main(int argc, char **argv) {
     snprintf(stock_path, sizeof stock_path, "%s/stock", store_dir);
     snprintf(sales_path, sizeof sales_path, "%s/sales.log", store_dir);
 
-    printf("Flash sale: %d units, %d buyer processes, stock in %s (a file, not a lock node).\n", cfg.stock,
-           cfg.buyers, stock_path);
+    printf("Flash sale: %d units, %d buyer processes, stock in %s (a file, not a lock node).\n", cfg.stock, cfg.buyers,
+           stock_path);
     printf("Each buyer: read stock, wait %d-%d ms, write stock-1, log the sale; %d-%d ms between purchases.\n",
            HOLD_MIN_US / 1000, HOLD_MAX_US / 1000, THINK_MIN_MS, THINK_MAX_MS);
 
@@ -826,8 +825,7 @@ int main(int argc, char **argv) {
         rc_run = run_sale(&cfg, use_faults ? &faults : NULL, &locked);
         if (use_faults) heal_failed += faults_heal(&faults); /* leave the cluster whole */
         if (rc_run == 0)
-            printf("  %ld units sold in %.1f s; stock ends at %ld.\n", locked.sold, locked.seconds,
-                   locked.final_stock);
+            printf("  %ld units sold in %.1f s; stock ends at %ld.\n", locked.sold, locked.seconds, locked.final_stock);
     }
     kill_buyers(); /* none should be left; this makes sure */
     store_remove();
@@ -855,18 +853,15 @@ int main(int argc, char **argv) {
     snprintf(a, sizeof a, "%ld", plain.twice);
     snprintf(b, sizeof b, "%ld", locked.twice);
     print_row("units sold twice or more", a, b);
-    snprintf(b, sizeof b, "%ld (%ld with 1-2 nodes failing)", locked.total.granted,
-             locked.total.granted_degraded);
+    snprintf(b, sizeof b, "%ld (%ld with 1-2 nodes failing)", locked.total.granted, locked.total.granted_degraded);
     print_row("lock acquisitions", "-", b);
-    snprintf(b, sizeof b, "%ld of %ld attempts (%ld TAKEN, %ld no quorum)",
-             locked.total.taken + locked.total.no_quorum, locked.total.attempts, locked.total.taken,
-             locked.total.no_quorum);
+    snprintf(b, sizeof b, "%ld of %ld attempts (%ld TAKEN, %ld no quorum)", locked.total.taken + locked.total.no_quorum,
+             locked.total.attempts, locked.total.taken, locked.total.no_quorum);
     print_row("retries", "-", b);
     snprintf(b, sizeof b, "%ld", locked.total.skipped);
     print_row("writes skipped (validity < margin)", "-", b);
     if (locked.total.release_not_held || locked.total.release_unknown) {
-        snprintf(b, sizeof b, "%ld expired, %ld unknown", locked.total.release_not_held,
-                 locked.total.release_unknown);
+        snprintf(b, sizeof b, "%ld expired, %ld unknown", locked.total.release_not_held, locked.total.release_unknown);
         print_row("releases that found no lock", "-", b);
     }
     if (use_faults)
@@ -888,18 +883,17 @@ int main(int argc, char **argv) {
     int complete = locked.sold == cfg.stock && locked.final_stock == 0 && locked.buyers_ok;
     printf("\n");
     if (plain.oversold || plain.lost || plain.twice)
-        printf("Without a lock the shop sold %ld units of %d: %ld oversold, %ld lost updates.\n", plain.sold,
-               cfg.stock, plain.oversold, plain.lost);
+        printf("Without a lock the shop sold %ld units of %d: %ld oversold, %ld lost updates.\n", plain.sold, cfg.stock,
+               plain.oversold, plain.lost);
     else
         printf("Without a lock the race did not strike this time (it usually does).\n");
     if (safe && complete && !heal_failed)
-        printf("verdict: PASS -- with libredlock exactly %d units sold, none oversold, no lost update%s.\n",
-               cfg.stock, use_faults ? ", through every fault" : "");
+        printf("verdict: PASS -- with libredlock exactly %d units sold, none oversold, no lost update%s.\n", cfg.stock,
+               use_faults ? ", through every fault" : "");
     else if (safe)
         printf("verdict: FAIL -- nothing oversold, but the locked sale did not complete (%ld of %d sold%s)\n",
                locked.sold, cfg.stock, locked.killed ? ", buyers killed at the time limit" : "");
     else
-        printf("verdict: FAIL -- the locked sale oversold %ld and lost %ld update(s)\n", locked.oversold,
-               locked.lost);
+        printf("verdict: FAIL -- the locked sale oversold %ld and lost %ld update(s)\n", locked.oversold, locked.lost);
     return safe && complete && !heal_failed ? 0 : 1;
 }

@@ -12,8 +12,10 @@
 static int take(redlock_t *rl, const char *who, redlock_lock_t **permit) {
     redlock_report_t rep;
     int rc = redlock_acquire_permit(rl, "jobs:export", 2, 10000, 0, permit, &rep);
-    if (rc == REDLOCK_OK) printf("%s: slot %d\n", who, redlock_lock_slot(*permit));
-    else printf("%s: %s\n", who, rep.message);
+    if (rc == REDLOCK_OK)
+        printf("%s: slot %d\n", who, redlock_lock_slot(*permit));
+    else
+        printf("%s: %s\n", who, rep.message);
     return rc;
 }
 
@@ -27,7 +29,7 @@ int main(int argc, char **argv) {
     redlock_lock_t *a = NULL, *b = NULL, *c = NULL;
     int ok = take(rl, "first", &a) == REDLOCK_OK && take(rl, "second", &b) == REDLOCK_OK &&
              take(rl, "third", &c) == REDLOCK_ERR_TAKEN; /* both permits are held */
-    if (a) redlock_release(rl, a);                     /* gives its slot back */
+    if (a) redlock_release(rl, a);                       /* gives its slot back */
     ok = ok && take(rl, "third, again", &c) == REDLOCK_OK;
     if (b) redlock_release(rl, b);
     if (c) redlock_release(rl, c);

@@ -46,8 +46,8 @@ struct client {
     client_t *prev, *next; /* the server's list */
     request_t *req;        /* the line being served, or NULL */
     int refs;              /* the open handle + a request in flight */
-    int closing;  /* uv_close called */
-    int draining; /* refused a line too long: closes once the answer is out */
+    int closing;           /* uv_close called */
+    int draining;          /* refused a line too long: closes once the answer is out */
     int reading;
     size_t in_len;
     char in[INBUF];
@@ -72,7 +72,9 @@ static void client_unref(client_t *c) {
 }
 
 /* Close callback of a client's socket. */
-static void client_closed(uv_handle_t *h) { client_unref((client_t *)h->data); }
+static void client_closed(uv_handle_t *h) {
+    client_unref((client_t *)h->data);
+}
 
 /* Closes a client: unlists it, cancels its pending acquire (its callback
  * still runs, later, and drops the request's reference) and closes the
@@ -80,8 +82,10 @@ static void client_closed(uv_handle_t *h) { client_unref((client_t *)h->data); }
 static void client_close(client_t *c) {
     if (c->closing) return;
     c->closing = 1;
-    if (c->prev) c->prev->next = c->next;
-    else srv.clients = c->next;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv.clients = c->next;
     if (c->next) c->next->prev = c->prev;
     if (c->req && srv.a) redlock_async_cancel(srv.a, c->req);
     uv_close((uv_handle_t *)&c->tcp, client_closed);
@@ -228,8 +232,10 @@ static void client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 /* Restarts reading where the buffer has room again (after a line went). */
 static void client_resume(client_t *c) {
     if (!c->closing && !c->reading && c->in_len < INBUF) {
-        if (uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read) == 0) c->reading = 1;
-        else client_close(c);
+        if (uv_read_start((uv_stream_t *)&c->tcp, client_alloc, client_read) == 0)
+            c->reading = 1;
+        else
+            client_close(c);
     }
 }
 

@@ -73,9 +73,9 @@ extern "C" {
 #define REDLOCK_VERSION "0.1.0"
 
 /* Limits. */
-#define REDLOCK_MAX_NODES 64        /**< nodes in one handle (redlock_options_t::n_nodes at most) */
-#define REDLOCK_MAX_RESOURCE 1024   /**< bytes in a resource name, at most */
-#define REDLOCK_TOKEN_LEN 40        /**< hex characters in a lock token (20 random bytes) */
+#define REDLOCK_MAX_NODES 64      /**< nodes in one handle (redlock_options_t::n_nodes at most) */
+#define REDLOCK_MAX_RESOURCE 1024 /**< bytes in a resource name, at most */
+#define REDLOCK_TOKEN_LEN 40      /**< hex characters in a lock token (20 random bytes) */
 
 /**
  * @brief The error codes: `X(name, value, message)` for each, giving
@@ -118,25 +118,27 @@ extern "C" {
  * - `REPLICATION` (-17): only in a node's report: its write was not
  *   acknowledged by enough replicas in time (`min_replicas`).
  */
-#define REDLOCK_ERRNO_MAP(X)                                                   \
-    X(INVALID, -1, "invalid argument")                                         \
-    X(CONFIG, -2, "invalid configuration")                                     \
-    X(NOMEM, -3, "out of memory")                                              \
-    X(TAKEN, -4, "lock is held by another owner")                              \
-    X(NO_QUORUM, -5, "not enough nodes answered to reach a quorum")            \
-    X(EXPIRED, -6, "quorum reached but the lock validity ran out")             \
-    X(NOT_HELD, -7, "lock is not held (expired or taken over)")                \
-    X(AUTH, -8, "authentication or permission refused by a node")              \
-    X(IO, -9, "network or protocol error")                                     \
-    X(TIMEOUT, -10, "operation timed out")                                     \
-    X(SERVER, -11, "node answered with an error")                              \
-    X(STALE, -12, "fencing token is older than one the store has seen")        \
-    X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote") \
-    X(CANCELLED, -14, "cancelled before it completed")                         \
+#define REDLOCK_ERRNO_MAP(X)                                                                              \
+    X(INVALID, -1, "invalid argument")                                                                    \
+    X(CONFIG, -2, "invalid configuration")                                                                \
+    X(NOMEM, -3, "out of memory")                                                                         \
+    X(TAKEN, -4, "lock is held by another owner")                                                         \
+    X(NO_QUORUM, -5, "not enough nodes answered to reach a quorum")                                       \
+    X(EXPIRED, -6, "quorum reached but the lock validity ran out")                                        \
+    X(NOT_HELD, -7, "lock is not held (expired or taken over)")                                           \
+    X(AUTH, -8, "authentication or permission refused by a node")                                         \
+    X(IO, -9, "network or protocol error")                                                                \
+    X(TIMEOUT, -10, "operation timed out")                                                                \
+    X(SERVER, -11, "node answered with an error")                                                         \
+    X(STALE, -12, "fencing token is older than one the store has seen")                                   \
+    X(QUARANTINED, -13, "node restarted or its clock jumped less than max_ttl_ms ago: no vote")           \
+    X(CANCELLED, -14, "cancelled before it completed")                                                    \
     X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end") \
-    X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers") \
+    X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers")           \
     X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")
 
+/* The list's entries carry no comma, which clang-format cannot see. */
+/* clang-format off */
 /** @brief The return codes: ::REDLOCK_OK and one `REDLOCK_ERR_<name>` per entry of #REDLOCK_ERRNO_MAP. */
 enum {
     REDLOCK_OK = 0, /**< success */
@@ -145,6 +147,7 @@ enum {
 #undef REDLOCK_ERR_ENUM_
     REDLOCK_ERR_LAST_ = -17 /**< the last code (the lowest value); it grows more negative as codes are appended */
 };
+/* clang-format on */
 /** @var REDLOCK_ERR_INVALID
  * @brief A bad argument, named in the report. */
 /** @var REDLOCK_ERR_CONFIG
@@ -170,7 +173,8 @@ enum {
 /** @var REDLOCK_ERR_STALE
  * @brief Redlock_fenced_set(): the store has seen a newer fencing token. */
 /** @var REDLOCK_ERR_QUARANTINED
- * @brief A node restarted, stepped its clock or was promoted less than max_ttl_ms ago: no vote (in a node's report only). */
+ * @brief A node restarted, stepped its clock or was promoted less than max_ttl_ms ago: no vote
+ * (in a node's report only). */
 /** @var REDLOCK_ERR_CANCELLED
  * @brief A wait or an async call was cancelled. */
 /** @var REDLOCK_ERR_DEADLOCK
@@ -185,7 +189,7 @@ enum {
  * threads that serve them. Made by redlock_new(), freed by redlock_free();
  * shared by every thread of a process.
  */
-typedef struct redlock redlock_t;           /* opaque: config + connection pool */
+typedef struct redlock redlock_t; /* opaque: config + connection pool */
 /**
  * @brief One lock: a mutex, a permit of a semaphore, a reader's lock or a
  * set of resources. Made by an acquire (or redlock_lock_adopt()), freed by
@@ -223,7 +227,9 @@ typedef void (*redlock_log_fn)(void *arg, int level, const char *msg);
  * it keeps. doc/options.md has each field's range.
  */
 typedef struct redlock_options {
-    const char *const *nodes;    /**< node URIs: redis://[user[:pass]@]host[:port][/db], rediss:// (TLS), unix:///path, redis+cluster://, redis+sentinel:// (see doc/blocking.md) */
+    /** node URIs: redis://[user[:pass]@]host[:port][/db], rediss:// (TLS), unix:///path, redis+cluster://,
+        redis+sentinel:// (see doc/blocking.md) */
+    const char *const *nodes;
     size_t n_nodes;              /**< how many URIs nodes holds: 1 .. #REDLOCK_MAX_NODES */
     uint32_t connect_timeout_ms; /**< added to a node's deadline when it must connect first; default 100 */
     uint32_t op_timeout_ms;      /**< per node per round, default 50 */
@@ -236,10 +242,10 @@ typedef struct redlock_options {
     uint32_t reconnect_min_ms;   /**< first reconnect backoff after a node fails, default 50 */
     uint32_t reconnect_max_ms;   /**< backoff cap (doubles up to this), default 1000 */
     uint32_t max_inflight;       /**< requests owed by one node before it is marked down, default 4096 */
-    redlock_log_fn log;          /**< optional; called from the threads redlock_log_fn says, never with tokens or passwords */
-    void *log_arg;               /**< passed to log as its first argument */
-    int log_level;               /**< highest level passed to log, default REDLOCK_LOG_WARN */
-    int reentrant;               /**< a thread re-acquiring a resource it holds gets it at once, default 1 */
+    redlock_log_fn log; /**< optional; called from the threads redlock_log_fn says, never with tokens or passwords */
+    void *log_arg;      /**< passed to log as its first argument */
+    int log_level;      /**< highest level passed to log, default REDLOCK_LOG_WARN */
+    int reentrant;      /**< a thread re-acquiring a resource it holds gets it at once, default 1 */
     /* TLS, for rediss:// nodes and TLS sentinels (rediss+sentinel://, sentinel_tls=yes) (OpenSSL).
      * Files are read by redlock_new. */
     const char *tls_ca_file;     /**< PEM CA bundle; NULL: tls_ca_dir or the system's default store */
@@ -261,41 +267,44 @@ typedef struct redlock_options {
     /* A silent minority (doc/design.md). A node whose request timed out is suspect: rounds do
        not send it anything (its vote fails at once, REDLOCK_ERR_SUSPECT) until a probe (a fresh
        connection and PING, off the round path) answers; then it rejoins at once. */
-    uint32_t probe_min_ms;       /**< first wait between probes of a suspect node (one whose request timed out), default 50 */
-    uint32_t probe_max_ms;       /**< the wait doubles up to this, default 1000 */
-    uint32_t grace_rtts;         /**< once a round's outcome is known, the nodes still unheard are waited
-                                    for this many round trips of the slowest that answered (at least
-                                    0.5 ms, at most op_timeout_ms), default 4 */
+    uint32_t probe_min_ms; /**< first wait between probes of a suspect node (one whose request timed out), default 50 */
+    uint32_t probe_max_ms; /**< the wait doubles up to this, default 1000 */
+    uint32_t grace_rtts;   /**< once a round's outcome is known, the nodes still unheard are waited
+                              for this many round trips of the slowest that answered (at least
+                              0.5 ms, at most op_timeout_ms), default 4 */
     /* Replicated nodes. With min_replicas N > 0, an acquire's or an extend's write on a node is
        followed in the same write by WAIT N T (T: the node's time left), and the node's yes counts
        only once N replicas acknowledged it (else its vote fails, REDLOCK_ERR_REPLICATION): a
        failover that promotes one of them keeps the lock. A node's URI parameter replicas=N
        overrides it for that node. Default 0: votes count on the primary's word. */
-    uint32_t min_replicas;       /**< replicas a node's write must reach (WAIT) before its yes counts: 0..1000, default 0 */
+    uint32_t min_replicas; /**< replicas a node's write must reach (WAIT) before its yes counts: 0..1000, default 0 */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
 /** @brief How one node took part in one call (redlock_node_report_t::vote); redlock_vote_name() names it. */
 typedef enum redlock_vote {
-    REDLOCK_VOTE_NONE = 0, /**< "pending": not waited for (the round's outcome was known first) or not asked (the call ended before, or bad input) */
-    REDLOCK_VOTE_YES,      /**< granted / deleted / extended */
-    REDLOCK_VOTE_NO,       /**< taken by another / token not there */
-    REDLOCK_VOTE_TIMEOUT,  /**< no answer before the node's deadline */
-    REDLOCK_VOTE_DOWN,     /**< skipped at no cost: down (waiting for its reconnect backoff), quarantined or suspect (see err) */
-    REDLOCK_VOTE_ERROR     /**< error reply, closed connection, refused connect, auth, too few replicas */
+    /** "pending": not waited for (the round's outcome was known first) or not asked (the call ended
+        before, or bad input) */
+    REDLOCK_VOTE_NONE = 0,
+    REDLOCK_VOTE_YES,     /**< granted / deleted / extended */
+    REDLOCK_VOTE_NO,      /**< taken by another / token not there */
+    REDLOCK_VOTE_TIMEOUT, /**< no answer before the node's deadline */
+    /** skipped at no cost: down (waiting for its reconnect backoff), quarantined or suspect (see err) */
+    REDLOCK_VOTE_DOWN,
+    REDLOCK_VOTE_ERROR /**< error reply, closed connection, refused connect, auth, too few replicas */
 } redlock_vote_t;
 
 /** @brief How one node took part in one call: an entry of redlock_report_t::nodes. */
 typedef struct redlock_node_report {
-    const char *node;   /**< the node's URI with any password masked; owned by the handle, valid until it is freed */
+    const char *node;    /**< the node's URI with any password masked; owned by the handle, valid until it is freed */
     redlock_vote_t vote; /**< its vote */
-    int err;            /**< REDLOCK_OK for YES/NO, else the REDLOCK_ERR_* that explains it */
-    int64_t rtt_us;     /**< round trip of this node's answer, -1 if none */
-    char detail[256];   /**< the node's error text, or a short explanation; for a node that
-                           cannot be reached, every address tried and why
-                           ("localhost: [::1]:6379 connection refused; 127.0.0.1:6379 timed out") */
-    char address[72];   /**< the address the node's connection uses ("127.0.0.1:6379",
-                           "[::1]:6379" or a socket path), "" when it has none */
+    int err;             /**< REDLOCK_OK for YES/NO, else the REDLOCK_ERR_* that explains it */
+    int64_t rtt_us;      /**< round trip of this node's answer, -1 if none */
+    char detail[256];    /**< the node's error text, or a short explanation; for a node that
+                            cannot be reached, every address tried and why
+                            ("localhost: [::1]:6379 connection refused; 127.0.0.1:6379 timed out") */
+    char address[72];    /**< the address the node's connection uses ("127.0.0.1:6379",
+                            "[::1]:6379" or a socket path), "" when it has none */
 } redlock_node_report_t;
 
 /**
@@ -312,7 +321,8 @@ typedef struct redlock_report {
     int64_t validity_ms;    /**< of the lock after the call; 0 if none */
     int slot;               /**< redlock_acquire_permit: the permit's slot (0-based); -1 otherwise */
     char message[256];      /**< why, in words: names the bad value for INVALID/CONFIG */
-    redlock_node_report_t nodes[REDLOCK_MAX_NODES]; /**< one per node, in the order of redlock_options_t::nodes; n_nodes are set */
+    redlock_node_report_t
+        nodes[REDLOCK_MAX_NODES]; /**< one per node, in the order of redlock_options_t::nodes; n_nodes are set */
 } redlock_report_t;
 /** @var redlock_report::n_nodes
  * @brief How many nodes the handle has (entries of nodes[] that are set). */
@@ -391,8 +401,8 @@ void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
  * holds the resource's write lock and would wait for it), or a code
  * of redlock_acquire_ex().
  */
-int redlock_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                           redlock_lock_t **out, redlock_report_t *rep);
+int redlock_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                           redlock_report_t *rep);
 /** @brief 1 for a reader's lock (redlock_acquire_shared()), 0 for any other or NULL. Any thread; never blocks. */
 int redlock_lock_is_shared(const redlock_lock_t *lock); /* 1 for a reader's lock */
 /**
@@ -460,8 +470,8 @@ int redlock_try_acquire(redlock_t *rl, const char *resource, uint32_t ttl_ms, re
  * ::REDLOCK_ERR_AUTH, ::REDLOCK_ERR_CANCELLED, ::REDLOCK_ERR_DEADLOCK or
  * ::REDLOCK_ERR_NOMEM (the last attempt's reason when attempts ran out).
  */
-int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                       redlock_lock_t **out, redlock_report_t *report);
+int redlock_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                       redlock_report_t *report);
 
 /**
  * @brief Ends every blocking wait of rl's acquires at once.
@@ -570,8 +580,8 @@ int redlock_acquire_multi(redlock_t *rl, const char *const *resources, size_t n,
  * bad argument), ::REDLOCK_ERR_EXPIRED, ::REDLOCK_ERR_NO_QUORUM,
  * ::REDLOCK_ERR_AUTH or ::REDLOCK_ERR_NOMEM.
  */
-int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms,
-                       redlock_lock_t **out, redlock_report_t *report);
+int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms, redlock_lock_t **out,
+                       redlock_report_t *report);
 
 /**
  * @brief Remaining validity in ms, rounded down; <= 0 once expired, 0 once
@@ -602,7 +612,7 @@ const char *redlock_lock_resource_at(const redlock_lock_t *lock, size_t i); /* N
  * owned by the lock; NULL for NULL. A secret: whoever has it can release
  * or adopt the lock.
  */
-const char *redlock_lock_token(const redlock_lock_t *lock);   /* 40 hex chars */
+const char *redlock_lock_token(const redlock_lock_t *lock); /* 40 hex chars */
 /** @brief A permit's slot (0-based); -1 for other locks and for NULL. */
 int redlock_lock_slot(const redlock_lock_t *lock); /* a permit's slot (0-based), -1 for other locks */
 
@@ -636,8 +646,7 @@ uint64_t redlock_lock_fence(const redlock_lock_t *lock);
  * ::REDLOCK_ERR_INVALID (a NULL store or value, a bad key, fence 0);
  * ::REDLOCK_ERR_NO_QUORUM, ::REDLOCK_ERR_AUTH or ::REDLOCK_ERR_NOMEM.
  */
-int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uint64_t fence,
-                       redlock_report_t *report);
+int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uint64_t fence, redlock_report_t *report);
 
 /**
  * @brief The lost-lock callback of auto-extension.
@@ -658,9 +667,9 @@ typedef void (*redlock_lost_fn)(redlock_lock_t *lock, int reason, void *arg);
  * redlock_autoextend_options_init(), then set what differs.
  */
 typedef struct redlock_autoextend_options {
-    uint32_t interval_ms;     /**< 0 (default): a third of the lock's TTL */
-    uint32_t max_extensions;  /**< 0 (default): no cap on the number of extensions */
-    uint64_t max_hold_ms;     /**< 0 (default): no cap on the total hold time */
+    uint32_t interval_ms;    /**< 0 (default): a third of the lock's TTL */
+    uint32_t max_extensions; /**< 0 (default): no cap on the number of extensions */
+    uint64_t max_hold_ms;    /**< 0 (default): no cap on the total hold time */
 } redlock_autoextend_options_t;
 
 /** @brief Fills o with the defaults (every field 0). o must not be NULL. */
@@ -709,7 +718,7 @@ uint32_t redlock_lock_extensions(const redlock_lock_t *lock);
  * after its round was decided is not a vote. Counters only grow, from
  * redlock_new() to redlock_free().
  */
-#define REDLOCK_STATS_CODES 32   /* result slots: [-rc] for rc = 0 .. -31 (REDLOCK_OK is [0]) */
+#define REDLOCK_STATS_CODES 32 /* result slots: [-rc] for rc = 0 .. -31 (REDLOCK_OK is [0]) */
 /** @brief Buckets of a histogram: 50 us .. 2.5 s in 1-2.5-5 steps, then +Inf (redlock_stats_bucket_us()). */
 #define REDLOCK_STATS_BUCKETS 16 /* 50 us .. 2.5 s in 1-2.5-5 steps, then +Inf */
 
@@ -722,15 +731,15 @@ typedef struct redlock_histogram {
 
 /** @brief One node's counters: an entry of redlock_stats_t::nodes. */
 typedef struct redlock_node_stats {
-    const char *node;       /**< the node's URI with any password masked; owned by the handle */
+    const char *node;                 /**< the node's URI with any password masked; owned by the handle */
     uint64_t yes, no, timeout, error; /**< votes by kind: yes, no, timeout, error */
-    uint64_t down;          /**< skipped: down, waiting for its reconnect backoff */
-    uint64_t quarantined;   /**< skipped or refused: restarted or clock jumped (an acquire's REDLOCK_VOTE_DOWN) */
-    uint64_t reconnects;    /**< connection attempts made after the node had failed */
+    uint64_t down;                    /**< skipped: down, waiting for its reconnect backoff */
+    uint64_t quarantined;    /**< skipped or refused: restarted or clock jumped (an acquire's REDLOCK_VOTE_DOWN) */
+    uint64_t reconnects;     /**< connection attempts made after the node had failed */
     redlock_histogram_t rtt; /**< round trip of each vote that came with an answer */
-    uint64_t suspect;       /**< skipped: suspect (it timed out; waiting for a probe to answer) */
-    uint64_t suspected;     /**< times it became suspect (a request of it timed out) */
-    uint64_t probes;        /**< probes sent to it while suspect */
+    uint64_t suspect;        /**< skipped: suspect (it timed out; waiting for a probe to answer) */
+    uint64_t suspected;      /**< times it became suspect (a request of it timed out) */
+    uint64_t probes;         /**< probes sent to it while suspect */
 } redlock_node_stats_t;
 /** @var redlock_node_stats::yes
  * @brief Yes votes. */
@@ -747,13 +756,13 @@ typedef struct redlock_stats {
     uint64_t extends[REDLOCK_STATS_CODES];  /**< extend calls by result, the watchdog's included */
     uint64_t releases[REDLOCK_STATS_CODES]; /**< release calls by result */
     uint64_t adopts[REDLOCK_STATS_CODES];   /**< redlock_lock_adopt calls by result */
-    uint64_t locks_lost;    /**< locks the watchdog declared lost */
-    uint64_t waits;         /**< acquire calls that found the lock taken and waited on its release channel */
-    uint64_t wakeups;       /**< release announcements heard that woke such a waiter */
-    uint64_t splits;        /**< acquire attempts that split the vote (some yes, some no, no quorum):
-                               the next attempt backs off a random fraction of a round trip */
+    uint64_t locks_lost;                    /**< locks the watchdog declared lost */
+    uint64_t waits;             /**< acquire calls that found the lock taken and waited on its release channel */
+    uint64_t wakeups;           /**< release announcements heard that woke such a waiter */
+    uint64_t splits;            /**< acquire attempts that split the vote (some yes, some no, no quorum):
+                                   the next attempt backs off a random fraction of a round trip */
     redlock_histogram_t rounds; /**< duration of every round */
-    size_t n_nodes;         /**< entries of nodes[] that are set */
+    size_t n_nodes;             /**< entries of nodes[] that are set */
     redlock_node_stats_t nodes[REDLOCK_MAX_NODES]; /**< one per node, in the order of the options */
 } redlock_stats_t;
 
@@ -913,14 +922,16 @@ int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out);
  * only if the loop never needs it.
  */
 typedef struct redlock_async_hooks {
-    void *data; /**< the adapter's, passed to every hook */
+    void *data;                            /**< the adapter's, passed to every hook */
     void (*add_read)(void *data, int fd);  /**< start telling the handle when fd is readable */
     void (*del_read)(void *data, int fd);  /**< stop that */
     void (*add_write)(void *data, int fd); /**< start telling the handle when fd is writable */
     void (*del_write)(void *data, int fd); /**< stop that */
-    void (*set_timer)(void *data, uint64_t ms); /**< one redlock_async_handle_timer() call after ms milliseconds, replacing any earlier request */
-    void (*clear_timer)(void *data);       /**< cancel the pending timer request */
-    void (*cleanup)(void *data);           /**< once, from redlock_async_free(), after every fd was deleted: free the adapter */
+    void (*set_timer)(
+        void *data,
+        uint64_t ms); /**< one redlock_async_handle_timer() call after ms milliseconds, replacing any earlier request */
+    void (*clear_timer)(void *data); /**< cancel the pending timer request */
+    void (*cleanup)(void *data); /**< once, from redlock_async_free(), after every fd was deleted: free the adapter */
 } redlock_async_hooks_t;
 
 /**
@@ -943,12 +954,14 @@ void redlock_async_handle_write(redlock_async_t *a, int fd);
 /** @copydoc redlock_async_handle_read */
 void redlock_async_handle_timer(redlock_async_t *a);
 
-/** @brief The message of a return code ("invalid argument", ...); "unknown error" for other values. Static; any thread. */
+/** @brief The message of a return code ("invalid argument", ...); "unknown error" for other values.
+ * Static; any thread. */
 const char *redlock_strerror(int err);
-/** @brief The name of a vote: "yes", "no", "timeout", "down", "error", "pending" (::REDLOCK_VOTE_NONE). Static; any thread. */
+/** @brief The name of a vote: "yes", "no", "timeout", "down", "error", "pending" (::REDLOCK_VOTE_NONE).
+ * Static; any thread. */
 const char *redlock_vote_name(redlock_vote_t vote); /* "yes", "no", "timeout", ... */
 /** @brief The quorum of n_nodes nodes: n_nodes / 2 + 1. */
-size_t redlock_quorum(size_t n_nodes);              /* n/2 + 1 */
+size_t redlock_quorum(size_t n_nodes); /* n/2 + 1 */
 
 #ifdef __cplusplus
 }

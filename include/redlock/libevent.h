@@ -40,8 +40,8 @@ struct redlock_libevent_adapter;
 typedef struct redlock_libevent_watch {
     struct event *ev; /* NULL until first used */
     struct redlock_libevent_adapter *ad;
-    int fd;           /* -1 when the slot is free */
-    short interest;   /* EV_READ | EV_WRITE */
+    int fd;         /* -1 when the slot is free */
+    short interest; /* EV_READ | EV_WRITE */
     unsigned gen;
 } redlock_libevent_watch_t;
 
@@ -125,8 +125,7 @@ static inline void redlock_libevent_set_interest_(redlock_libevent_adapter_t *ad
         if (!interest) return;
         w = redlock_libevent_find_(ad, -1); /* a free slot */
         if (!w) {
-            redlock_libevent_watch_t **nw =
-                (redlock_libevent_watch_t **)realloc(ad->w, (ad->n + 1) * sizeof *nw);
+            redlock_libevent_watch_t **nw = (redlock_libevent_watch_t **)realloc(ad->w, (ad->n + 1) * sizeof *nw);
             if (!nw) return;
             ad->w = nw;
             w = (redlock_libevent_watch_t *)calloc(1, sizeof *w);

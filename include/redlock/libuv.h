@@ -114,8 +114,9 @@ static inline void redlock_libuv_on_poll_(uv_poll_t *p, int status, int events) 
     redlock_libuv_adapter_t *ad = w->ad;
     if (w->closing || ad->closed) return;
     int fd = w->fd;
-    if (status < 0) events = (w->interest & REDLOCK_LIBUV_READ ? UV_READABLE : 0) |
-                             (w->interest & REDLOCK_LIBUV_WRITE ? UV_WRITABLE : 0);
+    if (status < 0)
+        events = (w->interest & REDLOCK_LIBUV_READ ? UV_READABLE : 0) |
+                 (w->interest & REDLOCK_LIBUV_WRITE ? UV_WRITABLE : 0);
     if ((events & UV_READABLE) && (w->interest & REDLOCK_LIBUV_READ)) {
         redlock_async_handle_read(ad->a, fd);
         if (w->closing || ad->closed) return; /* only flags are read: memory waits for close callbacks */

@@ -19,33 +19,33 @@ typedef struct rl_call rl_call_t;
 
 struct rl_call {
     union {
-        rl_op_t op;             /* all start with it */
+        rl_op_t op; /* all start with it */
         rl_acquire_op_t acq;
         rl_life_op_t life;
         struct {
-            rl_life_op_t op;    /* (life) */
+            rl_life_op_t op;                   /* (life) */
             char token[REDLOCK_TOKEN_LEN + 1]; /* a release's copy of the lock's token */
         } rel;
     } u;
     redlock_acquire_cb acb;
     redlock_done_cb dcb;
     void *arg;
-    redlock_lock_t *lock;       /* extend, release, auto-extension: the lock */
-    char *name;                 /* acquire: a copy of the resource (kept when pooled) */
+    redlock_lock_t *lock; /* extend, release, auto-extension: the lock */
+    char *name;           /* acquire: a copy of the resource (kept when pooled) */
     size_t name_len;
-    const char *name_ptr;       /* what the op's keys point at */
-    rl_call_t *next, *prev;     /* the pending list */
-    rl_call_t *rnext, *rprev;   /* the ready list */
-    uint8_t *free_slots;        /* a permit's acquire: its op's counts of free slots, REDLOCK_MAX_PERMITS
-                                 * (made on the first, kept when pooled: not every call pays for them) */
+    const char *name_ptr;     /* what the op's keys point at */
+    rl_call_t *next, *prev;   /* the pending list */
+    rl_call_t *rnext, *rprev; /* the ready list */
+    uint8_t *free_slots;      /* a permit's acquire: its op's counts of free slots, REDLOCK_MAX_PERMITS
+                               * (made on the first, kept when pooled: not every call pays for them) */
     uint32_t name_cap;
-    uint32_t heap_at;           /* index in the timer heap, or RL_NOT_IN_HEAP */
+    uint32_t heap_at; /* index in the timer heap, or RL_NOT_IN_HEAP */
     /* (small types: a pending acquire is a call) */
-    uint8_t kind;               /* RL_CALL_* */
-    uint8_t started;            /* its op has been stepped at least once */
+    uint8_t kind;    /* RL_CALL_* */
+    uint8_t started; /* its op has been stepped at least once */
     uint8_t cancelled;
-    uint8_t answered;           /* op.rc is the answer already: complete at the first step */
-    uint8_t queued;             /* on the ready list */
+    uint8_t answered;                           /* op.rc is the answer already: complete at the first step */
+    uint8_t queued;                             /* on the ready list */
     _Alignas(rl_round_t) unsigned char rooms[]; /* the op's round, and with fencing its write-back's,
                                                    * room for n nodes each */
 };
@@ -54,29 +54,29 @@ struct rl_call {
 
 /* What a loop adapter was told to watch for one place. */
 typedef struct rl_io {
-    int fd;                     /* -1: nothing announced */
+    int fd; /* -1: nothing announced */
     uint8_t rd, wr;
 } rl_io_t;
 
 struct redlock_async {
-    redlock_t ctx;              /* the core's context (ctx.send = send_async) */
+    redlock_t ctx; /* the core's context (ctx.send = send_async) */
     rl_nodes_t ns;
-    rl_subs_t subs;             /* the release channels (connected on the first wait) */
-    int wake_rd, wake_wr;       /* name lookups write wake_wr when they end */
+    rl_subs_t subs;       /* the release channels (connected on the first wait) */
+    int wake_rd, wake_wr; /* name lookups write wake_wr when they end */
     redlock_async_hooks_t hooks;
     int hooked;
-    rl_io_t wake_io;            /* what is watched of wake_rd (a connection's is in it) */
-    rl_call_t *pending;         /* calls started and not called back yet */
-    rl_call_t *ready, *rtail;   /* calls whose round was decided: to step */
-    rl_call_t **heap;           /* calls waiting for a wake-up time, earliest first */
+    rl_io_t wake_io;          /* what is watched of wake_rd (a connection's is in it) */
+    rl_call_t *pending;       /* calls started and not called back yet */
+    rl_call_t *ready, *rtail; /* calls whose round was decided: to step */
+    rl_call_t **heap;         /* calls waiting for a wake-up time, earliest first */
     size_t heap_n, heap_cap;
-    rl_call_t *pool;            /* finished calls kept for reuse */
-    redlock_lock_t *locks;      /* granted and not yet released (detached by free) */
-    rl_call_t *current;         /* the call being stepped (its op's rounds belong to it) */
-    uint64_t timer_at;          /* the timer asked for (0: none) */
-    int depth;                  /* nesting of handle_* / free inside callbacks */
-    int dead;                   /* freed from inside a callback: torn down at depth 0 */
-    int fire_and_forget;        /* rounds sent now have no owner (freeing) */
+    rl_call_t *pool;       /* finished calls kept for reuse */
+    redlock_lock_t *locks; /* granted and not yet released (detached by free) */
+    rl_call_t *current;    /* the call being stepped (its op's rounds belong to it) */
+    uint64_t timer_at;     /* the timer asked for (0: none) */
+    int depth;             /* nesting of handle_* / free inside callbacks */
+    int dead;              /* freed from inside a callback: torn down at depth 0 */
+    int fire_and_forget;   /* rounds sent now have no owner (freeing) */
 };
 
 /* queue.c: calls' places. rl_call_get: a zeroed call on the pending
@@ -98,13 +98,15 @@ void rl_async_lock_drop(redlock_async_t *a, redlock_lock_t *l);
 /* loop.c: the driver. */
 int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, size_t n);
 void rl_call_step(redlock_async_t *a, rl_call_t *c); /* steps c's op until it waits; completes it */
+/* flush, run ready calls (run = 1), announce fds/timer */
 void rl_async_sync(redlock_async_t *a, int run);
-int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at); /* c wakes at `at`; -1 out of memory */  /* flush, run ready calls (run = 1), announce fds/timer */
+/* c wakes at `at`; -1 out of memory */
+int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at);
 void rl_async_enter(redlock_async_t *a);
-int rl_async_leave(redlock_async_t *a);           /* 1 when a was torn down (do not touch it) */
+int rl_async_leave(redlock_async_t *a); /* 1 when a was torn down (do not touch it) */
 void rl_async_cancel_call(redlock_async_t *a, rl_call_t *c, int rc);
-void rl_async_teardown(redlock_async_t *a);       /* closes, cleans the hooks up, frees a */
-void rl_async_release_all(redlock_async_t *a);    /* free: every pending call called back CANCELLED */
+void rl_async_teardown(redlock_async_t *a);    /* closes, cleans the hooks up, frees a */
+void rl_async_release_all(redlock_async_t *a); /* free: every pending call called back CANCELLED */
 
 /* complete.c: runs c's callback with its report and recycles c. */
 void rl_call_complete(redlock_async_t *a, rl_call_t *c, uint64_t now);

@@ -6,15 +6,12 @@
 
 const char *redlock_strerror(int err) {
     switch (err) {
-    case REDLOCK_OK:
-        return "success";
-#define RL_ERR_CASE_(name, value, msg)                                                            \
-    case REDLOCK_ERR_##name:                                                                      \
-        return msg;
+    case REDLOCK_OK: return "success";
+#define RL_ERR_CASE_(name, value, msg) \
+    case REDLOCK_ERR_##name: return msg;
         REDLOCK_ERRNO_MAP(RL_ERR_CASE_)
 #undef RL_ERR_CASE_
-    default:
-        return "unknown error";
+    default: return "unknown error";
     }
 }
 
@@ -27,7 +24,7 @@ static void lower_into(const char *name, char *buf, size_t n) {
 
 void rl_result_name(int rc, char *buf, size_t n) {
     const char *name = rc == REDLOCK_OK ? "OK" : "UNKNOWN";
-#define RL_ERR_NAME_(code, value, msg)                                                            \
+#define RL_ERR_NAME_(code, value, msg) \
     if (rc == REDLOCK_ERR_##code) name = #code;
     REDLOCK_ERRNO_MAP(RL_ERR_NAME_)
 #undef RL_ERR_NAME_

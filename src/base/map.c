@@ -81,8 +81,10 @@ rl_map_node_t *rl_map_next(const rl_map_node_t *x) {
 }
 
 void rl_map_insert(rl_map_t *m, rl_map_node_t *x, uint64_t h) {
-    if (!m->nb) resize(m, m->min_nb);
-    else if (m->n >= m->nb) resize(m, m->nb * 2);
+    if (!m->nb)
+        resize(m, m->min_nb);
+    else if (m->n >= m->nb)
+        resize(m, m->nb * 2);
     x->hash = h;
     if (!m->nb) { /* not even the first array: keep x out of reach rather than crash */
         x->next = NULL;

@@ -22,11 +22,11 @@ typedef struct rl_map_node {
 } rl_map_node_t;
 
 typedef struct rl_map {
-    rl_map_node_t **b;  /* nb chains */
-    size_t nb;          /* a power of two, or 0 before the first insert */
-    size_t n;           /* entries */
-    size_t min_nb;      /* never shrinks below this */
-    uint64_t seed;      /* random per table: names chosen to collide cannot be */
+    rl_map_node_t **b; /* nb chains */
+    size_t nb;         /* a power of two, or 0 before the first insert */
+    size_t n;          /* entries */
+    size_t min_nb;     /* never shrinks below this */
+    uint64_t seed;     /* random per table: names chosen to collide cannot be */
 } rl_map_t;
 
 /* A zeroed table with min_nb buckets at least (rounded up to a power of
@@ -57,6 +57,6 @@ void rl_map_remove(rl_map_t *m, rl_map_node_t *x);
 void rl_map_each(rl_map_t *m, void (*fn)(rl_map_node_t *x, void *arg), void *arg);
 
 /* The containing structure of a node: RL_MAP_ENTRY(x, struct foo, node). */
-#define RL_MAP_ENTRY(x, type, field) ((type *)(void *)((char *)(x) - offsetof(type, field)))
+#define RL_MAP_ENTRY(x, type, field) ((type *)(void *)((char *)(x)-offsetof(type, field)))
 
 #endif

@@ -72,8 +72,8 @@ int rl_token_check(const char *token, char *msg, size_t n) {
     for (size_t i = 0; i < len && i < 2 * RL_TOKEN_BYTES; i++) {
         char c = token[i];
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-            return snprintf(msg, n, "token: character %zu is not a lowercase hex digit (a token is %d of them)",
-                            i + 1, 2 * RL_TOKEN_BYTES),
+            return snprintf(msg, n, "token: character %zu is not a lowercase hex digit (a token is %d of them)", i + 1,
+                            2 * RL_TOKEN_BYTES),
                    -1;
     }
     if (len != 2 * RL_TOKEN_BYTES)

@@ -48,13 +48,17 @@ static int acquire_one(redlock_t *rl, const char *resource, uint32_t ttl_ms, int
     if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
         return rl_report_end(rl, rep, rc, msg);
     if (!rl->opt.reentrant && wait_ms != 0 && rl_held_by_me(rl, resource, len, 0)) {
-        snprintf(msg, sizeof msg, "'%.60s' is already held by this thread and reentrancy is off: waiting for it "
-                 "would never end", resource);
+        snprintf(msg, sizeof msg,
+                 "'%.60s' is already held by this thread and reentrancy is off: waiting for it "
+                 "would never end",
+                 resource);
         return rl_report_end(rl, rep, REDLOCK_ERR_DEADLOCK, msg);
     }
     if (wait_ms != 0 && rl_held_by_me(rl, resource, len, 1)) {
-        snprintf(msg, sizeof msg, "this thread reads '%.60s' (a shared lock): waiting to write it would never end "
-                 "(release the read lock first)", resource);
+        snprintf(msg, sizeof msg,
+                 "this thread reads '%.60s' (a shared lock): waiting to write it would never end "
+                 "(release the read lock first)",
+                 resource);
         return rl_report_end(rl, rep, REDLOCK_ERR_DEADLOCK, msg);
     }
     if (rl->opt.reentrant && (*out = rl_held_reenter(rl, resource, len))) {
@@ -135,14 +139,15 @@ static int acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, 
     if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
         return rl_report_end(rl, rep, rc, msg);
     if (wait_ms != 0 && rl_held_by_me(rl, resource, len, 0)) {
-        snprintf(msg, sizeof msg, "this thread holds '%.60s' exclusively: waiting to read it would never end", resource);
+        snprintf(msg, sizeof msg, "this thread holds '%.60s' exclusively: waiting to read it would never end",
+                 resource);
         return rl_report_end(rl, rep, REDLOCK_ERR_DEADLOCK, msg);
     }
     return acquire_keys(rl, &keys, KIND_SHARED, ttl_ms, wait_ms, out, rep);
 }
 
-int redlock_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms,
-                           redlock_lock_t **out, redlock_report_t *rep) {
+int redlock_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
+                           redlock_report_t *rep) {
     int rc = acquire_shared(rl, resource, ttl_ms, wait_ms, out, rep);
     if (rl) rl_stats_call(rl->stats, RL_STAT_ACQUIRE, rc);
     return rc;

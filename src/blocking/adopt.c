@@ -20,8 +20,8 @@ static int adopt(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32
 }
 
 /* redlock_lock_adopt without the counting. */
-static int adopt_checked(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms,
-                         redlock_lock_t **out, redlock_report_t *rep) {
+static int adopt_checked(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms, redlock_lock_t **out,
+                         redlock_report_t *rep) {
     char msg[256];
     if (out) *out = NULL;
     rl_report_begin(rl, rep);
@@ -34,8 +34,8 @@ static int adopt_checked(redlock_t *rl, const char *resource, const char *token,
     return adopt(rl, &keys, token, ttl_ms, out, rep);
 }
 
-int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms,
-                       redlock_lock_t **out, redlock_report_t *report) {
+int redlock_lock_adopt(redlock_t *rl, const char *resource, const char *token, uint32_t ttl_ms, redlock_lock_t **out,
+                       redlock_report_t *report) {
     int rc = adopt_checked(rl, resource, token, ttl_ms, out, report);
     if (rl) rl_stats_call(rl->stats, RL_STAT_ADOPT, rc);
     return rc;

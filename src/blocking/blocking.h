@@ -16,16 +16,16 @@ struct rl_listener;
 /* A blocking handle: the context the core sees (redlock_t points at its
  * rl) and what only the blocking driver uses. */
 typedef struct rl_blocking {
-    struct redlock rl;        /* first: rl_blocking_of */
-    struct rl_engine *eng;    /* the leader/follower engine the rounds run on (engine.c) */
-    struct rl_watchdog *wd;   /* started on the first redlock_autoextend (watchdog.c) */
+    struct redlock rl;      /* first: rl_blocking_of */
+    struct rl_engine *eng;  /* the leader/follower engine the rounds run on (engine.c) */
+    struct rl_watchdog *wd; /* started on the first redlock_autoextend (watchdog.c) */
     pthread_mutex_t wd_start_mu;
     /* redlock_cancel_waits: a generation and a pipe that waiting threads poll (drive.c) */
     atomic_uint cancel_gen;
-    atomic_uint poke_gen;     /* bumped when a local queue moved: waiters look again */
+    atomic_uint poke_gen; /* bumped when a local queue moved: waiters look again */
     atomic_int waiters;
     int cancel_rd, cancel_wr;
-    pthread_mutex_t sleep_mu; /* guards the eventfd of each blocking waiter (drive.c) */
+    pthread_mutex_t sleep_mu;     /* guards the eventfd of each blocking waiter (drive.c) */
     struct rl_listener *listener; /* the release channels' thread, from the first wait (listen.c) */
 } rl_blocking_t;
 
@@ -76,9 +76,9 @@ typedef struct rl_extend_job {
     redlock_lock_t *lock;
     uint32_t ttl_ms;
     int rc;
-    int sent;              /* its round was started */
+    int sent; /* its round was started */
     rl_life_op_t e;
-    rl_round_t *r;         /* room for its round (rl_round_size of the node count), the caller's */
+    rl_round_t *r; /* room for its round (rl_round_size of the node count), the caller's */
 } rl_extend_job_t;
 void rl_extend_many(redlock_t *rl, rl_extend_job_t *jobs, size_t n);
 #define RL_EXTEND_BUSY 1 /* a job's rc: skipped, another extend of its lock was under way */
@@ -97,8 +97,8 @@ typedef void (*rl_reply_fn)(void *arg, size_t node, const void *reply);
 size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, rl_reply_fn fn, void *arg,
                 redlock_report_t *rep);
 /* query.c: the same with an embedded script (EVALSHA, EVAL fallback) on keys/args. */
-size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv,
-                       const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep);
+size_t rl_query_script(redlock_t *rl, const char *script, int nkeys, int argc, const char **argv, const size_t *lens,
+                       rl_reply_fn fn, void *arg, redlock_report_t *rep);
 
 /* held.c: every outstanding single-resource lock is registered (for
  * re-entry and so that redlock_free can detach them). rl_held_reenter

@@ -146,7 +146,7 @@ static int wait_until(redlock_t *rl, struct rl_sleeper *s, uint64_t at_us, unsig
             (void)n;
         }
         if (!p[1].revents || atomic_load(&b->cancel_gen) != gen) continue; /* seen at the top */
-        if (atomic_load(&b->waiters) == 1) /* a byte of an earlier cancel */
+        if (atomic_load(&b->waiters) == 1)                                 /* a byte of an earlier cancel */
             drain_stale(rl);
         else
             stale = 1; /* the last waiter drains it; until then it is not polled */
@@ -174,7 +174,7 @@ int rl_drive(rl_op_t *op) {
         }
         if (cancel) {
             int (*fn)(rl_op_t *, int) = op->cancel;
-            op->cancel = NULL; /* cancelled once */
+            op->cancel = NULL;                                        /* cancelled once */
             if (fn(op, REDLOCK_ERR_CANCELLED) == RL_STEP_DONE) break; /* else its clean-up ran */
         }
     }

@@ -27,34 +27,34 @@
 /* A thread waiting in rl_engine_run for its round (on its stack). */
 typedef struct rl_waiter {
     rl_round_t *r;
-    sem_t sem;                      /* posted once e->mu is released; the poster never
-                                     * touches the waiter after the post */
-    int wake;                       /* RL_WAKE_DONE or RL_WAKE_LEAD */
-    int linked;                     /* on the engine's waiters list */
-    struct rl_waiter *next, *prev;  /* waiters list, or the list of wake-ups to post */
+    sem_t sem;                     /* posted once e->mu is released; the poster never
+                                    * touches the waiter after the post */
+    int wake;                      /* RL_WAKE_DONE or RL_WAKE_LEAD */
+    int linked;                    /* on the engine's waiters list */
+    struct rl_waiter *next, *prev; /* waiters list, or the list of wake-ups to post */
 } rl_waiter_t;
 
 struct rl_engine {
     pthread_mutex_t mu;
     rl_nodes_t ns;
-    int leader;           /* 1 while a thread drives the poll loop */
-    int wake_rd, wake_wr; /* self-pipe that interrupts the leader's poll */
-    int wake_pending;     /* a byte is in (or on its way to) the wake pipe */
-    int wake_write;       /* the thread releasing e->mu must write that byte */
+    int leader;                   /* 1 while a thread drives the poll loop */
+    int wake_rd, wake_wr;         /* self-pipe that interrupts the leader's poll */
+    int wake_pending;             /* a byte is in (or on its way to) the wake pipe */
+    int wake_write;               /* the thread releasing e->mu must write that byte */
     rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
-    rl_waiter_t *woken;   /* unlinked from waiters, to post once e->mu is released */
-    rl_pollset_t ps;      /* the leader's poll array */
-    rl_pollset_t idle_ps; /* the idle driver's: closed connections and its eventfd */
+    rl_waiter_t *woken;           /* unlinked from waiters, to post once e->mu is released */
+    rl_pollset_t ps;              /* the leader's poll array */
+    rl_pollset_t idle_ps;         /* the idle driver's: closed connections and its eventfd */
     /* the idle driver (see "between calls" below) */
     pthread_t idle_th;
-    int idle_fd;               /* eventfd: a kick, or the order to stop */
-    int idle_started;          /* the thread runs */
-    int idle_stop;             /* it is to end */
-    uint64_t idle_until;       /* it looks again by then at the latest (UINT64_MAX: when kicked) */
-    int idle_leading;          /* it holds the leader role */
-    _Atomic uint64_t act_us;   /* when a caller last took or left the leader role (ns.cfg.clock):
-                                * read by the sleeping driver without the mutex */
-    int ready;                 /* set up whole (rl_engine_new succeeded) */
+    int idle_fd;             /* eventfd: a kick, or the order to stop */
+    int idle_started;        /* the thread runs */
+    int idle_stop;           /* it is to end */
+    uint64_t idle_until;     /* it looks again by then at the latest (UINT64_MAX: when kicked) */
+    int idle_leading;        /* it holds the leader role */
+    _Atomic uint64_t act_us; /* when a caller last took or left the leader role (ns.cfg.clock):
+                              * read by the sleeping driver without the mutex */
+    int ready;               /* set up whole (rl_engine_new succeeded) */
 };
 
 /* Why a sleeping follower was woken. */
@@ -366,8 +366,10 @@ static void *idle_main(void *arg) {
         /* while a caller leads, its poll sees a closed connection: only the eventfd then */
         struct pollfd one = {.fd = e->idle_fd, .events = POLLIN, .revents = 0}, *pfd = &one;
         size_t np = e->leader ? 0 : rl_pollset_build_hup(&e->idle_ps, &e->ns, e->wake_rd, e->idle_fd);
-        if (np) pfd = e->idle_ps.pfd;
-        else np = 1;
+        if (np)
+            pfd = e->idle_ps.pfd;
+        else
+            np = 1;
         unlock_and_wake(e);
         int why = idle_nap(e, pfd, np, until);
         pthread_mutex_lock(&e->mu);
@@ -398,7 +400,7 @@ static void kick_idle(rl_engine_t *e) {
     if (due == UINT64_MAX) return;
     if (!e->idle_started) {
         if (e->idle_fd < 0) return; /* (no eventfd: the next call does the work) */
-        sigset_t all, old; /* the thread takes no signal: the program's handlers run on its threads */
+        sigset_t all, old;          /* the thread takes no signal: the program's handlers run on its threads */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         e->idle_started = pthread_create(&e->idle_th, NULL, idle_main, e) == 0;

@@ -115,4 +115,3 @@ int redlock_extend_ex(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms, redl
 int redlock_extend(redlock_t *rl, redlock_lock_t *lock, uint32_t ttl_ms) {
     return redlock_extend_ex(rl, lock, ttl_ms, NULL);
 }
-

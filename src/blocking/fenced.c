@@ -9,8 +9,7 @@
 
 #define RL_SEEN_SUFFIX ":redlock:fence-seen"
 
-int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uint64_t fence,
-                       redlock_report_t *rep) {
+int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uint64_t fence, redlock_report_t *rep) {
     char msg[256], seen[REDLOCK_MAX_RESOURCE + 32], tok[24];
     rl_report_begin(store, rep);
     if (!store) return rl_report_end(NULL, rep, REDLOCK_ERR_INVALID, "store is NULL");

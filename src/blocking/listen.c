@@ -22,7 +22,7 @@ struct rl_listener {
     rl_subs_t subs;
     redlock_t *rl;
     pthread_t th;
-    int running;          /* the thread was started */
+    int running; /* the thread was started */
     int stop;
     int wake_rd, wake_wr; /* interrupts the thread's poll (lookups end here too) */
     rl_pollset_t ps;      /* the thread's poll array */

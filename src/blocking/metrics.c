@@ -41,10 +41,14 @@ static void put(out_t *o, const char *fmt, ...) {
 /* Appends a label value, escaped as the format asks (\\, \", \n). */
 static void put_label(out_t *o, const char *v) {
     for (; v && *v; v++) {
-        if (*v == '\\') put(o, "\\\\");
-        else if (*v == '"') put(o, "\\\"");
-        else if (*v == '\n') put(o, "\\n");
-        else put(o, "%c", *v);
+        if (*v == '\\')
+            put(o, "\\\\");
+        else if (*v == '"')
+            put(o, "\\\"");
+        else if (*v == '\n')
+            put(o, "\\n");
+        else
+            put(o, "%c", *v);
     }
 }
 
@@ -81,8 +85,10 @@ static void put_hist(out_t *o, const char *name, const char *node, const redlock
         put(o, "%s_bucket{", name);
         if (node) put(o, "node=\""), put_label(o, node), put(o, "\",");
         put(o, "le=\"");
-        if (i + 1 < REDLOCK_STATS_BUCKETS) put_seconds(o, redlock_stats_bucket_us(i));
-        else put(o, "+Inf");
+        if (i + 1 < REDLOCK_STATS_BUCKETS)
+            put_seconds(o, redlock_stats_bucket_us(i));
+        else
+            put(o, "+Inf");
         put(o, "\"} %llu\n", (unsigned long long)cum);
     }
     const char *sfx[2] = {"_sum", "_count"};
@@ -90,8 +96,10 @@ static void put_hist(out_t *o, const char *name, const char *node, const redlock
         put(o, "%s%s", name, sfx[k]);
         if (node) put(o, "{node=\""), put_label(o, node), put(o, "\"}");
         put(o, " ");
-        if (k == 0) put_seconds(o, h->sum_us);
-        else put(o, "%llu", (unsigned long long)h->count);
+        if (k == 0)
+            put_seconds(o, h->sum_us);
+        else
+            put(o, "%llu", (unsigned long long)h->count);
         put(o, "\n");
     }
 }
@@ -146,7 +154,8 @@ static void put_all(out_t *o, const redlock_stats_t *s) {
     put_calls(o, "redlock_adopts_total", "Lock adoptions (redlock_lock_adopt) by result.", s->adopts);
     put_family(o, "redlock_locks_lost_total", "counter", "Auto-extended locks found lost.");
     put(o, "redlock_locks_lost_total %llu\n", (unsigned long long)s->locks_lost);
-    put_family(o, "redlock_waits_total", "counter", "Acquire calls that found the lock taken and waited on its release channel.");
+    put_family(o, "redlock_waits_total", "counter",
+               "Acquire calls that found the lock taken and waited on its release channel.");
     put(o, "redlock_waits_total %llu\n", (unsigned long long)s->waits);
     put_family(o, "redlock_wakeups_total", "counter", "Release announcements heard that woke a waiter.");
     put(o, "redlock_wakeups_total %llu\n", (unsigned long long)s->wakeups);

@@ -9,8 +9,8 @@
 #include "nodeset.h"
 
 typedef struct rl_pollset {
-    struct pollfd *pfd;  /* the connections waiting for events, then the driver's own fd */
-    unsigned *k, *gen;   /* each entry's connection and its generation when filled */
+    struct pollfd *pfd; /* the connections waiting for events, then the driver's own fd */
+    unsigned *k, *gen;  /* each entry's connection and its generation when filled */
     size_t cap;
 } rl_pollset_t;
 

@@ -7,8 +7,8 @@
 
 /* Runs argv (EVALSHA of script when script is set) on every node with no
  * early stop; returns how many answered without error. */
-static size_t run_query(redlock_t *rl, int argc, const char *const *argv, const size_t *lens,
-                        const rl_script_t *script, rl_reply_fn fn, void *arg, redlock_report_t *rep) {
+static size_t run_query(redlock_t *rl, int argc, const char *const *argv, const size_t *lens, const rl_script_t *script,
+                        rl_reply_fn fn, void *arg, redlock_report_t *rep) {
     RL_ROUND(r);
     rl_cmd_t cmd, ccmd;
     rl_report_begin(rl, rep);
@@ -32,8 +32,8 @@ size_t rl_query(redlock_t *rl, int argc, const char **argv, const size_t *lens, 
     return run_query(rl, argc, argv, lens, NULL, fn, arg, rep);
 }
 
-size_t rl_query_script(redlock_t *rl, const char *name, int nkeys, int argc, const char **argv,
-                       const size_t *lens, rl_reply_fn fn, void *arg, redlock_report_t *rep) {
+size_t rl_query_script(redlock_t *rl, const char *name, int nkeys, int argc, const char **argv, const size_t *lens,
+                       rl_reply_fn fn, void *arg, redlock_report_t *rep) {
     const rl_script_t *s = rl_script_find(name);
     if (!s || argc > 60) return 0;
     const char *av[64];

@@ -89,4 +89,3 @@ void redlock_free(redlock_t *rl) {
     pthread_mutex_destroy(&b->sleep_mu);
     free(b);
 }
-

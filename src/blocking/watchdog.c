@@ -16,15 +16,15 @@
 
 typedef struct rl_watchdog {
     pthread_mutex_t mu;
-    pthread_cond_t cv;      /* the heap changed, or stop */
-    pthread_cond_t idle;    /* a batch ended (its busy slots emptied) */
+    pthread_cond_t cv;   /* the heap changed, or stop */
+    pthread_cond_t idle; /* a batch ended (its busy slots emptied) */
     pthread_t thread;
     int stop;
     redlock_t *rl;
-    redlock_lock_t **heap;  /* watched locks, the earliest next_us first */
+    redlock_lock_t **heap; /* watched locks, the earliest next_us first */
     size_t n, cap;
-    rl_extend_job_t *jobs;  /* RL_WD_BATCH, for the thread's batches */
-    unsigned char *rounds;  /* room for their RL_WD_BATCH rounds */
+    rl_extend_job_t *jobs; /* RL_WD_BATCH, for the thread's batches */
+    unsigned char *rounds; /* room for their RL_WD_BATCH rounds */
     /* the batch's locks, off the heap while it is extended or its lost
      * locks called back: another thread's stop waits until the batch ends;
      * the watchdog's own (a callback) empties the slot instead. Only
@@ -297,7 +297,7 @@ void rl_watchdog_stop(redlock_lock_t *lock) {
     lock->watched = 0;
     if (slot >= 0 && pthread_equal(pthread_self(), wd->thread))
         wd->busy[slot] = NULL; /* a callback stops it: the batch forgets it */
-    else /* wait out its extension or callback in progress */
+    else                       /* wait out its extension or callback in progress */
         while (busy_slot(wd, lock) >= 0) pthread_cond_wait(&wd->idle, &wd->mu);
     pthread_mutex_unlock(&wd->mu);
 }

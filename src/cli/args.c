@@ -40,12 +40,12 @@ static const struct {
 
 /* One part of a duration: a number and the unit after it. */
 typedef struct dur_part {
-    const char *at;          /* where the part starts in the whole string */
-    uint64_t whole;          /* the digits before any '.' (huge: past 10^15) */
-    uint64_t frac, scale;    /* the first 9 fraction digits: frac / scale */
-    int digits, fdigits;     /* how many digits before and after the '.' */
-    int huge, lost;          /* lost: a non-zero fraction digit past the 9th */
-    const char *unit;        /* the letters after the number */
+    const char *at;       /* where the part starts in the whole string */
+    uint64_t whole;       /* the digits before any '.' (huge: past 10^15) */
+    uint64_t frac, scale; /* the first 9 fraction digits: frac / scale */
+    int digits, fdigits;  /* how many digits before and after the '.' */
+    int huge, lost;       /* lost: a non-zero fraction digit past the 9th */
+    const char *unit;     /* the letters after the number */
     size_t unit_len;
 } dur_part_t;
 
@@ -56,13 +56,17 @@ static int dur_number(const char **p, dur_part_t *d) {
     d->whole = d->frac = 0, d->scale = 1;
     d->digits = d->fdigits = d->huge = d->lost = 0;
     for (; isdigit((unsigned char)*q); q++, d->digits++) {
-        if (d->whole > 1000000000000000ULL) d->huge = 1; /* too large whatever the unit */
-        else d->whole = d->whole * 10 + (uint64_t)(*q - '0');
+        if (d->whole > 1000000000000000ULL)
+            d->huge = 1; /* too large whatever the unit */
+        else
+            d->whole = d->whole * 10 + (uint64_t)(*q - '0');
     }
     if (*q == '.') {
         for (q++; isdigit((unsigned char)*q); q++, d->fdigits++) {
-            if (d->fdigits < 9) d->frac = d->frac * 10 + (uint64_t)(*q - '0'), d->scale *= 10;
-            else if (*q != '0') d->lost = 1; /* never whole ms: 3600000 = 2^7 * 3^2 * 5^5 */
+            if (d->fdigits < 9)
+                d->frac = d->frac * 10 + (uint64_t)(*q - '0'), d->scale *= 10;
+            else if (*q != '0')
+                d->lost = 1; /* never whole ms: 3600000 = 2^7 * 3^2 * 5^5 */
         }
         if (d->fdigits == 0) return -1;
     }
@@ -108,19 +112,23 @@ static int dur_value(const char *s, const dur_part_t *d, int k, uint64_t *ms, ch
  * unit, junk, an unknown unit); first: it is the first part. */
 static void dur_bad_unit(const char *s, const dur_part_t *d, const char *p, int first, char *err, size_t errlen) {
     if (d->unit_len == 0 && *p == '\0')
-        snprintf(err, errlen, "'%s' is not a duration: '%s' has no unit (only a lone number, meaning ms, may "
-                 "leave it out)", s, d->at);
+        snprintf(err, errlen,
+                 "'%s' is not a duration: '%s' has no unit (only a lone number, meaning ms, may "
+                 "leave it out)",
+                 s, d->at);
     else if (d->unit_len == 0 && *p == '-')
         snprintf(err, errlen, "'%s' is negative", s);
     else if (d->unit_len == 0)
         snprintf(err, errlen, "'%s' is not a duration: unexpected character '%c' after '%.*s'", s,
                  isprint((unsigned char)*p) ? *p : '?', (int)(p - s), s);
     else if (first && d->unit[d->unit_len] == '\0')
-        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms)", s,
-                 (int)d->unit_len, d->unit);
+        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms)", s, (int)d->unit_len,
+                 d->unit);
     else
-        snprintf(err, errlen, "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms, largest first, "
-                 "e.g. 1h30m)", s, (int)d->unit_len, d->unit);
+        snprintf(err, errlen,
+                 "'%s' is not a duration: unknown unit '%.*s' (use h, m, s or ms, largest first, "
+                 "e.g. 1h30m)",
+                 s, (int)d->unit_len, d->unit);
 }
 
 /* Checks that unit k may follow the unit of the part before (last, -1 if
@@ -131,8 +139,10 @@ static int dur_order(const char *s, int last, int k, char *err, size_t errlen) {
         return -1;
     }
     if (k < last) {
-        snprintf(err, errlen, "'%s' is not a duration: '%s' after '%s' (units go largest first: h, m, s, ms; "
-                 "e.g. 1h30m)", s, dur_units[k].name, dur_units[last].name);
+        snprintf(err, errlen,
+                 "'%s' is not a duration: '%s' after '%s' (units go largest first: h, m, s, ms; "
+                 "e.g. 1h30m)",
+                 s, dur_units[k].name, dur_units[last].name);
         return -1;
     }
     return 0;
@@ -148,8 +158,10 @@ static int dur_part(const char *s, const char **p, int *last, uint64_t *total, c
     if (*q == '-') return snprintf(err, errlen, "'%s' is negative", s), -1;
     if (dur_number(&q, &d) < 0) {
         if (first)
-            snprintf(err, errlen, "'%s' is not a duration (expected a number with an optional unit h, m, s or ms, "
-                     "e.g. 500ms, 10s, 2m, 1h30m)", s);
+            snprintf(err, errlen,
+                     "'%s' is not a duration (expected a number with an optional unit h, m, s or ms, "
+                     "e.g. 500ms, 10s, 2m, 1h30m)",
+                     s);
         else
             snprintf(err, errlen, "'%s' is not a duration: no number at '%s'", s, d.at);
         return -1;

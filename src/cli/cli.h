@@ -49,14 +49,14 @@ enum {
 #define CLI_TOKEN_PREFIX 8
 
 typedef struct cli {
-    const char *prog;          /* "redlock" */
-    redlock_options_t opt;     /* filled from the global options */
+    const char *prog;                       /* "redlock" */
+    redlock_options_t opt;                  /* filled from the global options */
     char *node_list[REDLOCK_MAX_NODES + 1]; /* malloc'd URIs from --nodes / REDLOCK_NODES */
     size_t n_nodes;
-    int nodes_given;           /* --nodes was used (REDLOCK_NODES is then ignored) */
+    int nodes_given; /* --nodes was used (REDLOCK_NODES is then ignored) */
     int too_many_nodes;
-    int verbose;               /* -v count */
-    int jitter_given;          /* --retry-jitter was used */
+    int verbose;      /* -v count */
+    int jitter_given; /* --retry-jitter was used */
 } cli_t;
 
 /* ---- args.c ---- */
@@ -211,6 +211,6 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv);
 int cli_cmd_acquire(cli_t *c, int argc, char **argv); /* steps.c */
 int cli_cmd_extend(cli_t *c, int argc, char **argv);
 int cli_cmd_release(cli_t *c, int argc, char **argv);
-int cli_cmd_stats(cli_t *c, int argc, char **argv);   /* statscmd.c */
+int cli_cmd_stats(cli_t *c, int argc, char **argv); /* statscmd.c */
 
 #endif

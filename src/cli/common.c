@@ -89,7 +89,8 @@ int cli_open(cli_t *c, redlock_t **rl) {
 int cli_fit_ttl(const cli_t *c, int64_t *ttl, int given) {
     if (!c->opt.max_ttl_ms || *ttl <= (int64_t)c->opt.max_ttl_ms) return 0;
     if (given)
-        return cli_usage_error(c, "--ttl %lld ms exceeds --max-ttl %u ms (the longest TTL any client uses on "
+        return cli_usage_error(c,
+                               "--ttl %lld ms exceeds --max-ttl %u ms (the longest TTL any client uses on "
                                "these nodes, which the restart quarantine relies on)",
                                (long long)*ttl, c->opt.max_ttl_ms);
     *ttl = c->opt.max_ttl_ms;

@@ -36,8 +36,8 @@ static volatile sig_atomic_t g_child;
 typedef struct exec_state {
     const cli_t *cli;
     const char *resource;
-    int lost_sig;             /* SIGTERM, SIGKILL, or 0 (ignore) */
-    _Atomic pid_t child;      /* the command while the watchdog may signal it */
+    int lost_sig;        /* SIGTERM, SIGKILL, or 0 (ignore) */
+    _Atomic pid_t child; /* the command while the watchdog may signal it */
     atomic_int lost;
     atomic_int lost_reason;
 } exec_state_t;
@@ -63,7 +63,7 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     if (p > 0 && st->lost_sig) kill(p, st->lost_sig);
     fprintf(stderr, "%s: lock on '%s' lost while the command runs: %s; %s\n", st->cli->prog, st->resource,
             redlock_strerror(reason),
-            st->lost_sig == SIGTERM  ? "sending it SIGTERM"
+            st->lost_sig == SIGTERM   ? "sending it SIGTERM"
             : st->lost_sig == SIGKILL ? "sending it SIGKILL"
                                       : "letting it finish (--on-lost ignore)");
 }
@@ -135,9 +135,12 @@ static void free_env(char **env, size_t n, size_t n_own) {
 
 /* Words for a wait status. */
 static void describe_status(int status, char *buf, size_t n) {
-    if (WIFEXITED(status)) snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status)) snprintf(buf, n, "was killed by signal %d", WTERMSIG(status));
-    else snprintf(buf, n, "ended with wait status 0x%x", (unsigned)status);
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, n, "was killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(buf, n, "ended with wait status 0x%x", (unsigned)status);
 }
 
 /* Installs forward_signal for the forwarded signals the tool was not
@@ -252,8 +255,10 @@ static int start_command(char **cmd, char **env, const sigset_t *orig_mask, pid_
         for (size_t i = 0; i < n_cand; i++) {
             execve(cand[i], cmd, env);
             err = errno;
-            if (err == EACCES) denied = 1;
-            else if (err != ENOENT && err != ENOTDIR) break;
+            if (err == EACCES)
+                denied = 1;
+            else if (err != ENOENT && err != ENOTDIR)
+                break;
         }
         if (denied && (err == ENOENT || err == ENOTDIR)) err = EACCES; /* as execvp */
         ssize_t w = write(pfd[1], &err, sizeof err);
@@ -372,11 +377,13 @@ static int exec_option(cli_t *c, int argc, char **argv, int *i, exec_args_t *a) 
  * lacks. Returns 0, or CLI_EX_USAGE after printing why. */
 static int exec_check(const cli_t *c, const exec_args_t *a, int argc) {
     if (a->kind.limit && a->kind.shared)
-        return cli_usage_error(c, "exec: --limit %s and --shared cannot be used together (a permit of a semaphore, "
-                               "or a reader's lock: one or the other)", a->limit_s);
+        return cli_usage_error(c,
+                               "exec: --limit %s and --shared cannot be used together (a permit of a semaphore, "
+                               "or a reader's lock: one or the other)",
+                               a->limit_s);
     if (a->kind.shared && a->fencing)
         return cli_usage_error(c, "exec: --fencing and --shared cannot be used together (a reader's lock has no "
-                               "fencing token)");
+                                  "fencing token)");
     if (!a->resource) return cli_usage_error(c, "exec: missing RESOURCE");
     if (a->cmd_at < 0) return cli_usage_error(c, "exec: missing '--' before the command");
     if (a->cmd_at >= argc) return cli_usage_error(c, "exec: missing command after '--'");
@@ -416,9 +423,12 @@ static int exec_parse(cli_t *c, int argc, char **argv, exec_args_t *a) {
 /* Words for the lock exec holds, for -v: "", " (permit: slot 1 of 2)" or
  * " (shared)". */
 static void describe_kind(const exec_args_t *a, const redlock_lock_t *lock, char *buf, size_t n) {
-    if (a->kind.limit) snprintf(buf, n, " (permit: slot %d of %u)", redlock_lock_slot(lock), a->kind.limit);
-    else if (a->kind.shared) snprintf(buf, n, " (shared)");
-    else buf[0] = '\0';
+    if (a->kind.limit)
+        snprintf(buf, n, " (permit: slot %d of %u)", redlock_lock_slot(lock), a->kind.limit);
+    else if (a->kind.shared)
+        snprintf(buf, n, " (shared)");
+    else
+        buf[0] = '\0';
 }
 
 /* Locks a->resource on rl for exec, saying why when it cannot (with -v,
@@ -448,7 +458,8 @@ static int exec_lock(cli_t *c, redlock_t *rl, exec_args_t *a, redlock_lock_t **l
         cli_prefix(pfx, redlock_lock_token(*lock), strlen(redlock_lock_token(*lock)));
         if (a->fencing) snprintf(fence_s, sizeof fence_s, ", fence %llu", (unsigned long long)*fence);
         describe_kind(a, *lock, kind_s, sizeof kind_s);
-        cli_error(c, "locked '%s'%s (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
+        cli_error(c,
+                  "locked '%s'%s (token %s...%s) on %zu of %zu nodes (quorum %zu) after %u attempt(s); "
                   "valid for %lld ms",
                   a->resource, kind_s, pfx, fence_s, rep.yes, rep.n_nodes, rep.quorum, rep.attempts,
                   (long long)rep.validity_ms);
@@ -491,22 +502,24 @@ static int exec_run(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *l
 /* Releases lock once the command ended with code, saying what went wrong
  * (with -v, the release's report). Returns code, or CLI_EX_LOST when the
  * lock was lost while the command ran. */
-static int exec_release(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *lock, const exec_args_t *a,
-                        int wrc, int code) {
+static int exec_release(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *lock, const exec_args_t *a, int wrc,
+                        int code) {
     int was_lost = atomic_load(&st->lost) || redlock_lock_lost(lock);
     static redlock_report_t rrep;
     int rrc = redlock_release_ex(rl, lock, &rrep);
     if (rrc == REDLOCK_ERR_NOT_HELD && !was_lost && wrc == REDLOCK_OK) {
-        cli_error(c, "lock on '%s' was no longer held when the command ended (expired or taken over): "
-                  "the command may not have run alone", a->resource);
+        cli_error(c,
+                  "lock on '%s' was no longer held when the command ended (expired or taken over): "
+                  "the command may not have run alone",
+                  a->resource);
         was_lost = 1;
     } else if (rrc != REDLOCK_OK && rrc != REDLOCK_ERR_NOT_HELD) {
         cli_error(c, "release of '%s' not confirmed: %s; the lock expires within %lld ms", a->resource,
                   rrep.message[0] ? rrep.message : redlock_strerror(rrc), (long long)a->ttl);
     }
     if (c->verbose) {
-        cli_error(c, "release of '%s': %s (%zu of %zu nodes deleted it)", a->resource, redlock_strerror(rrc),
-                  rrep.yes, rrep.n_nodes);
+        cli_error(c, "release of '%s': %s (%zu of %zu nodes deleted it)", a->resource, redlock_strerror(rrc), rrep.yes,
+                  rrep.n_nodes);
         cli_print_report(stderr, &rrep);
     }
     if (!was_lost || wrc != REDLOCK_OK) return code;

@@ -20,8 +20,8 @@ static void on_signal(int sig) {
 
 /* The library call for kind (NULL: a mutex). Returns its result; *lock
  * is the caller's to release or free on REDLOCK_OK. */
-static int acquire_kind(redlock_t *rl, const char *resource, const cli_kind_t *kind, uint32_t ttl_ms,
-                        int64_t wait_ms, redlock_lock_t **lock, redlock_report_t *rep) {
+static int acquire_kind(redlock_t *rl, const char *resource, const cli_kind_t *kind, uint32_t ttl_ms, int64_t wait_ms,
+                        redlock_lock_t **lock, redlock_report_t *rep) {
     if (kind && kind->limit) return redlock_acquire_permit(rl, resource, kind->limit, ttl_ms, wait_ms, lock, rep);
     if (kind && kind->shared) return redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, lock, rep);
     return redlock_acquire_ex(rl, resource, ttl_ms, wait_ms, lock, rep);
@@ -51,9 +51,8 @@ int cli_acquire_interruptible(const cli_t *c, redlock_t *rl, const char *resourc
         redlock_release(rl, *lock);
         *lock = NULL;
     }
-    cli_error(c, "%s while waiting for '%s': stopped, nothing is held", g_signal == SIGINT ? "interrupted (SIGINT)"
-                                                                                          : "terminated (SIGTERM)",
-              resource);
+    cli_error(c, "%s while waiting for '%s': stopped, nothing is held",
+              g_signal == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)", resource);
     *exit_code = 128 + g_signal;
     return REDLOCK_ERR_CANCELLED;
 }

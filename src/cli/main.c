@@ -44,16 +44,18 @@ int main(int argc, char **argv) {
     static const struct {
         const char *name;
         int (*run)(cli_t *, int, char **);
-    } cmds[] = {{"exec", cli_cmd_exec},       {"status", cli_cmd_status},   {"ping", cli_cmd_ping},
-                {"acquire", cli_cmd_acquire}, {"extend", cli_cmd_extend},   {"release", cli_cmd_release},
+    } cmds[] = {{"exec", cli_cmd_exec},       {"status", cli_cmd_status}, {"ping", cli_cmd_ping},
+                {"acquire", cli_cmd_acquire}, {"extend", cli_cmd_extend}, {"release", cli_cmd_release},
                 {"stats", cli_cmd_stats}};
     size_t k = 0;
     while (k < sizeof cmds / sizeof cmds[0] && strcmp(cmd, cmds[k].name)) k++;
-    if (k < sizeof cmds / sizeof cmds[0]) rc = cmds[k].run(&c, argc - i, argv + i);
+    if (k < sizeof cmds / sizeof cmds[0])
+        rc = cmds[k].run(&c, argc - i, argv + i);
     else if (!strcmp(cmd, "help")) {
         cli_print_usage(stdout, c.prog);
         rc = CLI_EX_OK;
-    } else rc = cli_usage_error(&c, "unknown command '%s' (expected %s)", cmd, CLI_COMMANDS);
+    } else
+        rc = cli_usage_error(&c, "unknown command '%s' (expected %s)", cmd, CLI_COMMANDS);
 out:
     cli_free_nodes(&c);
     return rc;

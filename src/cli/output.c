@@ -5,35 +5,25 @@
 
 int cli_exit_code(int rc) {
     switch (rc) {
-    case REDLOCK_OK:
-        return CLI_EX_OK;
-    case REDLOCK_ERR_INVALID:
-        return CLI_EX_USAGE;
-    case REDLOCK_ERR_CONFIG:
-        return CLI_EX_CONFIG;
+    case REDLOCK_OK: return CLI_EX_OK;
+    case REDLOCK_ERR_INVALID: return CLI_EX_USAGE;
+    case REDLOCK_ERR_CONFIG: return CLI_EX_CONFIG;
     case REDLOCK_ERR_TAKEN:
-    case REDLOCK_ERR_EXPIRED:
-        return CLI_EX_TEMPFAIL;
-    case REDLOCK_ERR_NOMEM:
-        return CLI_EX_OSERR;
-    default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, NOT_HELD */
-        return CLI_EX_UNAVAILABLE;
+    case REDLOCK_ERR_EXPIRED: return CLI_EX_TEMPFAIL;
+    case REDLOCK_ERR_NOMEM: return CLI_EX_OSERR;
+    default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, NOT_HELD */ return CLI_EX_UNAVAILABLE;
     }
 }
 
 int cli_step_code(int rc) {
     switch (rc) {
-    case REDLOCK_OK:
-        return CLI_STEP_OK;
+    case REDLOCK_OK: return CLI_STEP_OK;
     case REDLOCK_ERR_TAKEN:
     case REDLOCK_ERR_EXPIRED:
-    case REDLOCK_ERR_NOT_HELD:
-        return CLI_STEP_REFUSED;
+    case REDLOCK_ERR_NOT_HELD: return CLI_STEP_REFUSED;
     case REDLOCK_ERR_INVALID:
-    case REDLOCK_ERR_CONFIG:
-        return CLI_STEP_BAD_INPUT;
-    default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, QUARANTINED, NOMEM */
-        return CLI_STEP_NO_QUORUM;
+    case REDLOCK_ERR_CONFIG: return CLI_STEP_BAD_INPUT;
+    default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, QUARANTINED, NOMEM */ return CLI_STEP_NO_QUORUM;
     }
 }
 
@@ -89,8 +79,10 @@ void cli_json_strn(FILE *f, const char *s, size_t n) {
 }
 
 void cli_json_str(FILE *f, const char *s) {
-    if (!s) fputs("null", f);
-    else cli_json_strn(f, s, strlen(s));
+    if (!s)
+        fputs("null", f);
+    else
+        cli_json_strn(f, s, strlen(s));
 }
 
 void cli_prefix(char *out, const char *v, size_t n) {
@@ -128,8 +120,10 @@ void cli_print_report(FILE *f, const redlock_report_t *rep) {
         char label[CLI_LABEL_LEN];
         cli_node_label(nr, label, sizeof label);
         fprintf(f, "  %2zu  %-*s  %-7s", i, w, label, redlock_vote_name(nr->vote));
-        if (nr->rtt_us >= 0) fprintf(f, "  %8lld us", (long long)nr->rtt_us);
-        else fprintf(f, "  %11s", "-");
+        if (nr->rtt_us >= 0)
+            fprintf(f, "  %8lld us", (long long)nr->rtt_us);
+        else
+            fprintf(f, "  %11s", "-");
         if (nr->detail[0]) fprintf(f, "  %s", nr->detail);
         fputc('\n', f);
     }
@@ -142,8 +136,10 @@ void cli_json_nodes(FILE *f, const redlock_report_t *rep) {
         fprintf(f, "%s{\"index\":%zu,\"node\":", i ? "," : "", i);
         cli_json_str(f, nr->node);
         fprintf(f, ",\"vote\":\"%s\",\"rtt_us\":", redlock_vote_name(nr->vote));
-        if (nr->rtt_us >= 0) fprintf(f, "%lld", (long long)nr->rtt_us);
-        else fputs("null", f);
+        if (nr->rtt_us >= 0)
+            fprintf(f, "%lld", (long long)nr->rtt_us);
+        else
+            fputs("null", f);
         fputs(",\"error\":", f);
         cli_json_str(f, nr->detail[0] ? nr->detail : NULL);
         fputc('}', f);

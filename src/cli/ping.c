@@ -11,12 +11,12 @@
 #include "engine.h"
 
 typedef struct node_ping {
-    int info, config;        /* INFO / CONFIG GET answered */
+    int info, config; /* INFO / CONFIG GET answered */
     char version[32], role[16];
     long long uptime_s, rdb_last_save;
-    int aof_enabled;         /* -1 unknown */
+    int aof_enabled; /* -1 unknown */
     char appendonly[16], appendfsync[16];
-    long long replicas;      /* connected_slaves, -1 unknown */
+    long long replicas; /* connected_slaves, -1 unknown */
 } node_ping_t;
 
 typedef struct ping_ctx {
@@ -108,10 +108,14 @@ static void on_config(void *arg, size_t node, const void *reply) {
 }
 
 static void fmt_uptime(char *buf, size_t n, long long s) {
-    if (s >= 86400) snprintf(buf, n, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
-    else if (s >= 3600) snprintf(buf, n, "%lldh%02lldm", s / 3600, s % 3600 / 60);
-    else if (s >= 60) snprintf(buf, n, "%lldm%02llds", s / 60, s % 60);
-    else snprintf(buf, n, "%llds", s);
+    if (s >= 86400)
+        snprintf(buf, n, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        snprintf(buf, n, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(buf, n, "%lldm%02llds", s / 60, s % 60);
+    else
+        snprintf(buf, n, "%llds", s);
 }
 
 static void fmt_time(char *buf, size_t n, long long t) {
@@ -127,8 +131,8 @@ static const char *or_unknown(int known, const char *s) {
 static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, const redlock_report_t *cfg,
                        size_t answered) {
     int w = cli_node_width(pong, 4);
-    printf("  %2s  %-*s  %9s  %-8s  %-7s  %-8s  %-7s  %-10s  %-11s  %-3s  %s\n", "#", w, "NODE", "RTT(us)",
-           "VERSION", "ROLE", "REPLICAS", "UPTIME", "APPENDONLY", "APPENDFSYNC", "AOF", "RDB_LAST_SAVE");
+    printf("  %2s  %-*s  %9s  %-8s  %-7s  %-8s  %-7s  %-10s  %-11s  %-3s  %s\n", "#", w, "NODE", "RTT(us)", "VERSION",
+           "ROLE", "REPLICAS", "UPTIME", "APPENDONLY", "APPENDFSYNC", "AOF", "RDB_LAST_SAVE");
     for (size_t i = 0; i < pong->n_nodes; i++) {
         const node_ping_t *np = &ctx->nodes[i];
         const redlock_node_report_t *nr = &pong->nodes[i];
@@ -159,8 +163,10 @@ static void print_text(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
 }
 
 static void json_opt_str(int known, const char *s) {
-    if (known && s[0]) cli_json_str(stdout, s);
-    else printf("null");
+    if (known && s[0])
+        cli_json_str(stdout, s);
+    else
+        printf("null");
 }
 
 static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, const redlock_report_t *cfg,
@@ -173,11 +179,15 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
         printf("%s{\"index\":%zu,\"node\":", i ? "," : "", i);
         cli_json_str(stdout, nr->node);
         printf(",\"address\":");
-        if (nr->address[0]) cli_json_str(stdout, nr->address);
-        else printf("null");
+        if (nr->address[0])
+            cli_json_str(stdout, nr->address);
+        else
+            printf("null");
         printf(",\"reachable\":%s", up ? "true" : "false");
-        if (up) printf(",\"rtt_us\":%lld", (long long)nr->rtt_us);
-        else printf(",\"rtt_us\":null");
+        if (up)
+            printf(",\"rtt_us\":%lld", (long long)nr->rtt_us);
+        else
+            printf(",\"rtt_us\":null");
         printf(",\"redis_version\":");
         json_opt_str(up && np->info, np->version);
         printf(",\"role\":");
@@ -185,20 +195,27 @@ static void print_json(const ping_ctx_t *ctx, const redlock_report_t *pong, cons
         if (up && np->info)
             printf(",\"uptime_s\":%lld,\"aof_enabled\":%s,\"rdb_last_save\":%lld", np->uptime_s,
                    np->aof_enabled > 0 ? "true" : "false", np->rdb_last_save);
-        else printf(",\"uptime_s\":null,\"aof_enabled\":null,\"rdb_last_save\":null");
+        else
+            printf(",\"uptime_s\":null,\"aof_enabled\":null,\"rdb_last_save\":null");
         printf(",\"appendonly\":");
         json_opt_str(up && np->config, np->appendonly);
         printf(",\"appendfsync\":");
         json_opt_str(up && np->config, np->appendfsync);
         printf(",\"config_error\":");
-        if (up && !np->config && cfg->nodes[i].detail[0]) cli_json_str(stdout, cfg->nodes[i].detail);
-        else printf("null");
+        if (up && !np->config && cfg->nodes[i].detail[0])
+            cli_json_str(stdout, cfg->nodes[i].detail);
+        else
+            printf("null");
         printf(",\"error\":");
-        if (!up) cli_json_str(stdout, nr->detail[0] ? nr->detail : redlock_vote_name(nr->vote));
-        else printf("null");
+        if (!up)
+            cli_json_str(stdout, nr->detail[0] ? nr->detail : redlock_vote_name(nr->vote));
+        else
+            printf("null");
         printf(",\"replicas\":");
-        if (up && np->info && np->replicas >= 0) printf("%lld", np->replicas);
-        else printf("null");
+        if (up && np->info && np->replicas >= 0)
+            printf("%lld", np->replicas);
+        else
+            printf("null");
         if (ctx->has_group[i]) {
             const rl_group_info_t *g = &ctx->group[i];
             printf(",\"group\":{\"master\":");
@@ -237,8 +254,10 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv) {
         ctx.has_group[i] = rl_engine_group(rl_blocking_of(rl)->eng, i, &ctx.group[i], &ctx.group_age_us[i]);
     }
 
-    if (json) print_json(&ctx, &pong, &cfg, answered);
-    else print_text(&ctx, &pong, &cfg, answered);
+    if (json)
+        print_json(&ctx, &pong, &cfg, answered);
+    else
+        print_text(&ctx, &pong, &cfg, answered);
     if (fflush(stdout) != 0) rc = CLI_EX_OSERR;
     if (answered < pong.quorum) {
         cli_error(c, "only %zu of %zu nodes answered: no quorum (%zu) reachable", answered, pong.n_nodes, pong.quorum);

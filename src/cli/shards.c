@@ -67,8 +67,10 @@ void cli_shards_json(const cli_shard_t *s, size_t n) {
         cli_json_str(stdout, s[j].v.ranges);
         printf(",\"promoted\":%s,\"reachable\":%s,\"rtt_us\":", s[j].v.promoted ? "true" : "false",
                s[j].up ? "true" : "false");
-        if (s[j].up) printf("%lld", (long long)s[j].rtt_us);
-        else printf("null");
+        if (s[j].up)
+            printf("%lld", (long long)s[j].rtt_us);
+        else
+            printf("null");
         printf(",\"error\":");
         cli_json_str(stdout, s[j].up ? NULL : s[j].error);
         putchar('}');

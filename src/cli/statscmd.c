@@ -70,8 +70,10 @@ static long probe(redlock_t *rl, const probe_args_t *a, long *granted) {
     for (long k = 0; k < a->count; k++) {
         redlock_lock_t *lock = NULL;
         int rc = redlock_try_acquire(rl, a->resource, (uint32_t)a->ttl, &lock);
-        if (rc == REDLOCK_OK) ++*granted, redlock_release(rl, lock);
-        else if (rc != REDLOCK_ERR_TAKEN) undecided++;
+        if (rc == REDLOCK_OK)
+            ++*granted, redlock_release(rl, lock);
+        else if (rc != REDLOCK_ERR_TAKEN)
+            undecided++;
     }
     return undecided;
 }
@@ -110,8 +112,7 @@ static void print_table(const redlock_stats_t *s) {
         printf("  %2zu  %-*s  %6llu  %6llu  %7llu  %6llu  %11llu  %7llu  %6llu  %10llu  %12llu\n", i, w, n->node,
                (unsigned long long)n->yes, (unsigned long long)n->no, (unsigned long long)n->timeout,
                (unsigned long long)n->down, (unsigned long long)n->quarantined, (unsigned long long)n->suspect,
-               (unsigned long long)n->error,
-               (unsigned long long)n->reconnects, mean_us(&n->rtt));
+               (unsigned long long)n->error, (unsigned long long)n->reconnects, mean_us(&n->rtt));
     }
 }
 

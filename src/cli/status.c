@@ -19,28 +19,28 @@ enum { KIND_EXCLUSIVE, KIND_SHARED, KIND_SLOT };
 
 /* One holder as one node sees it. */
 typedef struct entry {
-    int kind;         /* KIND_* */
-    int slot;         /* KIND_SLOT: the slot, else -1 */
-    char *value;      /* malloc'd copy (compared across nodes, never printed whole) */
+    int kind;    /* KIND_* */
+    int slot;    /* KIND_SLOT: the slot, else -1 */
+    char *value; /* malloc'd copy (compared across nodes, never printed whole) */
     size_t len;
-    long long pttl;   /* ms left on that node, -1 no expiry */
+    long long pttl; /* ms left on that node, -1 no expiry */
 } entry_t;
 
 typedef struct node_status {
-    int answered;     /* the script's reply arrived */
-    int exists;       /* the resource key exists, of any type */
-    char type[16];    /* its type: "none", "string", "hash" or another */
-    long long pttl;   /* the resource key's: -2 no key, -1 no expiry */
-    long long readers; /* live readers in the hash */
+    int answered;        /* the script's reply arrived */
+    int exists;          /* the resource key exists, of any type */
+    char type[16];       /* its type: "none", "string", "hash" or another */
+    long long pttl;      /* the resource key's: -2 no key, -1 no expiry */
+    long long readers;   /* live readers in the hash */
     long long mark_pttl; /* the writer-waiting mark's, -2 none */
-    entry_t *entries; /* what the node holds: the string, readers, slots */
+    entry_t *entries;    /* what the node holds: the string, readers, slots */
     size_t n_entries;
 } node_status_t;
 
 /* A holder matched across nodes: where it is held and for how long. */
 typedef struct holder {
-    const entry_t *e; /* the first node's entry (owns nothing) */
-    size_t nodes;     /* how many nodes hold it */
+    const entry_t *e;                  /* the first node's entry (owns nothing) */
+    size_t nodes;                      /* how many nodes hold it */
     long long pttl[REDLOCK_MAX_NODES]; /* per node, NOT_HELD where it is not */
 } holder_t;
 
@@ -81,7 +81,8 @@ static int add_readers(node_status_t *ns, const redisReply *r) {
     if (!r || r->type != REDIS_REPLY_ARRAY) return 0;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const redisReply *t = r->element[i];
-        if (t->type == REDIS_REPLY_STRING && add_entry(ns, KIND_SHARED, -1, t->str, t->len, int_or(r->element[i + 1], -1)))
+        if (t->type == REDIS_REPLY_STRING &&
+            add_entry(ns, KIND_SHARED, -1, t->str, t->len, int_or(r->element[i + 1], -1)))
             return -1;
     }
     return 0;
@@ -187,14 +188,14 @@ static void free_ctx(status_ctx_t *ctx) {
 
 /* What a quorum says about the resource. */
 typedef struct verdict {
-    const char *state;   /* "held", "shared", "free" or "unknown" */
+    const char *state;      /* "held", "shared", "free" or "unknown" */
     const holder_t *holder; /* the exclusive holder on the most nodes, or NULL */
     size_t holder_nodes, free_nodes, other_nodes, reader_nodes, answered;
     long long holder_pttl; /* its earliest expiry; -2 none, -1 no expiry */
-    size_t shared_held;  /* readers held on a quorum */
-    size_t mark_nodes;   /* nodes with a writer-waiting mark */
-    long long mark_pttl; /* its latest expiry there */
-    size_t slots_held;   /* permit slots held on a quorum */
+    size_t shared_held;    /* readers held on a quorum */
+    size_t mark_nodes;     /* nodes with a writer-waiting mark */
+    long long mark_pttl;   /* its latest expiry there */
+    size_t slots_held;     /* permit slots held on a quorum */
 } verdict_t;
 
 /* Counts the nodes with no key, readers, another string than the
@@ -205,9 +206,12 @@ static void count_nodes(const status_ctx_t *ctx, const redlock_report_t *rep, ve
         if (!ns->answered) continue;
         v->answered++;
         const entry_t *s = string_of(ns);
-        if (!ns->exists) v->free_nodes++;
-        else if (ns->readers > 0) v->reader_nodes++;
-        else if (s && v->holder && !same_holder(s, v->holder->e)) v->other_nodes++;
+        if (!ns->exists)
+            v->free_nodes++;
+        else if (ns->readers > 0)
+            v->reader_nodes++;
+        else if (s && v->holder && !same_holder(s, v->holder->e))
+            v->other_nodes++;
         if (ns->mark_pttl != -2) {
             v->mark_nodes++;
             if (ns->mark_pttl > v->mark_pttl) v->mark_pttl = ns->mark_pttl;
@@ -226,9 +230,12 @@ static verdict_t judge(const status_ctx_t *ctx, const redlock_report_t *rep) {
     }
     if (v.holder) v.holder_pttl = earliest(v.holder, rep->n_nodes);
     count_nodes(ctx, rep, &v);
-    if (v.holder_nodes >= rep->quorum) v.state = "held";
-    else if (v.shared_held > 0) v.state = "shared";
-    else if (v.free_nodes >= rep->quorum) v.state = "free";
+    if (v.holder_nodes >= rep->quorum)
+        v.state = "held";
+    else if (v.shared_held > 0)
+        v.state = "shared";
+    else if (v.free_nodes >= rep->quorum)
+        v.state = "free";
     return v;
 }
 
@@ -236,8 +243,10 @@ static verdict_t judge(const status_ctx_t *ctx, const redlock_report_t *rep) {
 
 /* The words for a holder's kind: "exclusive", "shared" or "slot N". */
 static void kind_name(const entry_t *e, char *buf, size_t n) {
-    if (e->kind == KIND_SLOT) snprintf(buf, n, "slot %d", e->slot);
-    else snprintf(buf, n, "%s", e->kind == KIND_SHARED ? "shared" : "exclusive");
+    if (e->kind == KIND_SLOT)
+        snprintf(buf, n, "slot %d", e->slot);
+    else
+        snprintf(buf, n, "%s", e->kind == KIND_SHARED ? "shared" : "exclusive");
 }
 
 /* The KEY column: "yes" for a string, "readers" for the hash, "no", or
@@ -286,14 +295,16 @@ static void print_nodes(const status_ctx_t *ctx, const redlock_report_t *rep) {
         char pfx[CLI_TOKEN_PREFIX + 1] = "-", pttl[24] = "-", rtt[24] = "-";
         if (s) cli_prefix(pfx, s->value, s->len);
         if (ns->answered && ns->exists) {
-            if (ns->pttl >= 0) snprintf(pttl, sizeof pttl, "%lld", ns->pttl);
-            else snprintf(pttl, sizeof pttl, "no expiry");
+            if (ns->pttl >= 0)
+                snprintf(pttl, sizeof pttl, "%lld", ns->pttl);
+            else
+                snprintf(pttl, sizeof pttl, "no expiry");
         }
         if (nr->rtt_us >= 0) snprintf(rtt, sizeof rtt, "%lld", (long long)nr->rtt_us);
         char label[CLI_LABEL_LEN];
         node_label(nr, label, sizeof label);
-        printf("  %2zu  %-*s  %-9s  %-7s  %-8s  %10s  %9s", i, w, label, reachable ? "yes" : "no", key_column(ns),
-               pfx, pttl, rtt);
+        printf("  %2zu  %-*s  %-9s  %-7s  %-8s  %10s  %9s", i, w, label, reachable ? "yes" : "no", key_column(ns), pfx,
+               pttl, rtt);
         if (!ns->answered && nr->detail[0]) printf("  %s", nr->detail);
         putchar('\n');
     }
@@ -314,10 +325,14 @@ static void print_holders(const status_ctx_t *ctx, const redlock_report_t *rep) 
         snprintf(nodes, sizeof nodes, "%zu/%zu", ho->nodes, rep->n_nodes);
         printf("  %-8s  %-9s  %5s  %-6s ", pfx, kind, nodes, ho->nodes >= rep->quorum ? "yes" : "no");
         for (size_t i = 0; i < rep->n_nodes; i++) {
-            if (!ctx->nodes[i].answered) printf(" ?");
-            else if (ho->pttl[i] == NOT_HELD) printf(" -");
-            else if (ho->pttl[i] < 0) printf(" no-expiry");
-            else printf(" %lld", ho->pttl[i]);
+            if (!ctx->nodes[i].answered)
+                printf(" ?");
+            else if (ho->pttl[i] == NOT_HELD)
+                printf(" -");
+            else if (ho->pttl[i] < 0)
+                printf(" no-expiry");
+            else
+                printf(" %lld", ho->pttl[i]);
         }
         putchar('\n');
     }
@@ -329,8 +344,10 @@ static void print_state(const redlock_report_t *rep, const verdict_t *v) {
         char pfx[CLI_TOKEN_PREFIX + 1];
         cli_prefix(pfx, v->holder->e->value, v->holder->e->len);
         printf("held: token %s... on %zu of %zu nodes (quorum %zu)", pfx, v->holder_nodes, rep->n_nodes, rep->quorum);
-        if (v->holder_pttl >= 0) printf(", expires in %lld ms\n", v->holder_pttl);
-        else printf(", no expiry\n");
+        if (v->holder_pttl >= 0)
+            printf(", expires in %lld ms\n", v->holder_pttl);
+        else
+            printf(", no expiry\n");
     } else if (!strcmp(v->state, "shared")) {
         printf("shared: %zu reader(s) hold it on a quorum (quorum %zu of %zu nodes)\n", v->shared_held, rep->quorum,
                rep->n_nodes);
@@ -348,15 +365,19 @@ static void print_state(const redlock_report_t *rep, const verdict_t *v) {
 static void print_extras(const verdict_t *v, unsigned limit, const redlock_report_t *rep) {
     if (v->mark_nodes) {
         printf("writer waiting: mark on %zu of %zu nodes", v->mark_nodes, rep->n_nodes);
-        if (v->mark_pttl >= 0) printf(", for %lld ms more\n", v->mark_pttl);
-        else printf("\n");
+        if (v->mark_pttl >= 0)
+            printf(", for %lld ms more\n", v->mark_pttl);
+        else
+            printf("\n");
     }
-    if (limit) printf("permits: %zu of %u held on a quorum\n", v->slots_held, limit);
-    else if (v->slots_held) printf("permits: %zu held on a quorum (slots 0..63 looked at)\n", v->slots_held);
+    if (limit)
+        printf("permits: %zu of %u held on a quorum\n", v->slots_held, limit);
+    else if (v->slots_held)
+        printf("permits: %zu held on a quorum (slots 0..63 looked at)\n", v->slots_held);
 }
 
-static void print_text(const char *resource, const status_ctx_t *ctx, const redlock_report_t *rep,
-                       const verdict_t *v, unsigned limit) {
+static void print_text(const char *resource, const status_ctx_t *ctx, const redlock_report_t *rep, const verdict_t *v,
+                       unsigned limit) {
     printf("resource '%s' on %zu nodes (quorum %zu)\n", resource, rep->n_nodes, rep->quorum);
     print_nodes(ctx, rep);
     print_holders(ctx, rep);
@@ -376,15 +397,19 @@ static void json_holders(const status_ctx_t *ctx, const redlock_report_t *rep) {
         char pfx[CLI_TOKEN_PREFIX + 1];
         cli_prefix(pfx, ho->e->value, ho->e->len);
         printf("%s{\"kind\":\"%s\",\"slot\":", h ? "," : "", kinds[ho->e->kind]);
-        if (ho->e->slot >= 0) printf("%d", ho->e->slot);
-        else printf("null");
+        if (ho->e->slot >= 0)
+            printf("%d", ho->e->slot);
+        else
+            printf("null");
         printf(",\"token_prefix\":");
         cli_json_str(stdout, pfx);
         printf(",\"nodes\":%zu,\"quorum\":%s,\"pttl_ms\":[", ho->nodes, ho->nodes >= rep->quorum ? "true" : "false");
         for (size_t i = 0; i < rep->n_nodes; i++) {
             if (i) putchar(',');
-            if (ho->pttl[i] == NOT_HELD || !ctx->nodes[i].answered) printf("null");
-            else printf("%lld", ho->pttl[i]);
+            if (ho->pttl[i] == NOT_HELD || !ctx->nodes[i].answered)
+                printf("null");
+            else
+                printf("%lld", ho->pttl[i]);
         }
         printf("]}");
     }
@@ -410,29 +435,37 @@ static void json_node(size_t i, const node_status_t *ns, const redlock_node_repo
         } else {
             printf("null");
         }
-        if (ns->exists) printf(",\"pttl_ms\":%lld", ns->pttl);
-        else printf(",\"pttl_ms\":null");
+        if (ns->exists)
+            printf(",\"pttl_ms\":%lld", ns->pttl);
+        else
+            printf(",\"pttl_ms\":null");
         printf(",\"readers\":%lld,\"writer_mark_pttl_ms\":", ns->readers);
-        if (ns->mark_pttl == -2) printf("null");
-        else printf("%lld", ns->mark_pttl);
+        if (ns->mark_pttl == -2)
+            printf("null");
+        else
+            printf("%lld", ns->mark_pttl);
     } else {
         printf(",\"exists\":null,\"type\":null,\"token_prefix\":null,\"pttl_ms\":null,\"readers\":null,"
                "\"writer_mark_pttl_ms\":null");
     }
-    if (nr->rtt_us >= 0) printf(",\"rtt_us\":%lld", (long long)nr->rtt_us);
-    else printf(",\"rtt_us\":null");
+    if (nr->rtt_us >= 0)
+        printf(",\"rtt_us\":%lld", (long long)nr->rtt_us);
+    else
+        printf(",\"rtt_us\":null");
     printf(",\"error\":");
-    if (!ns->answered && nr->detail[0]) cli_json_str(stdout, nr->detail);
-    else printf("null");
+    if (!ns->answered && nr->detail[0])
+        cli_json_str(stdout, nr->detail);
+    else
+        printf("null");
     putchar('}');
 }
 
-static void print_json(const char *resource, const status_ctx_t *ctx, const redlock_report_t *rep,
-                       const verdict_t *v, unsigned limit) {
+static void print_json(const char *resource, const status_ctx_t *ctx, const redlock_report_t *rep, const verdict_t *v,
+                       unsigned limit) {
     printf("{\"resource\":");
     cli_json_str(stdout, resource);
-    printf(",\"n_nodes\":%zu,\"quorum\":%zu,\"answered\":%zu,\"state\":\"%s\",\"holder\":", rep->n_nodes,
-           rep->quorum, v->answered, v->state);
+    printf(",\"n_nodes\":%zu,\"quorum\":%zu,\"answered\":%zu,\"state\":\"%s\",\"holder\":", rep->n_nodes, rep->quorum,
+           v->answered, v->state);
     if (v->holder) {
         char pfx[CLI_TOKEN_PREFIX + 1];
         cli_prefix(pfx, v->holder->e->value, v->holder->e->len);
@@ -441,10 +474,11 @@ static void print_json(const char *resource, const status_ctx_t *ctx, const redl
     } else {
         printf("null,\"holder_nodes\":0,\"holder_pttl_ms\":null");
     }
-    printf(",\"readers_held\":%zu,\"writer_waiting_nodes\":%zu,\"permits\":{\"limit\":", v->shared_held,
-           v->mark_nodes);
-    if (limit) printf("%u", limit);
-    else printf("null");
+    printf(",\"readers_held\":%zu,\"writer_waiting_nodes\":%zu,\"permits\":{\"limit\":", v->shared_held, v->mark_nodes);
+    if (limit)
+        printf("%u", limit);
+    else
+        printf("null");
     printf(",\"slots_checked\":%u,\"held\":%zu}", limit ? limit : REDLOCK_MAX_PERMITS, v->slots_held);
     printf(",\"nodes\":[");
     for (size_t i = 0; i < rep->n_nodes; i++) json_node(i, &ctx->nodes[i], &rep->nodes[i]);
@@ -473,11 +507,13 @@ static void query_nodes(redlock_t *rl, const char *resource, unsigned nslots, st
 
 /* Prints the status and returns the exit code: 0, or 69 when no quorum of
  * nodes answered (the report is printed all the same). */
-static int report_status(const cli_t *c, const char *resource, status_ctx_t *ctx, const redlock_report_t *rep,
-                         int json, unsigned limit) {
+static int report_status(const cli_t *c, const char *resource, status_ctx_t *ctx, const redlock_report_t *rep, int json,
+                         unsigned limit) {
     verdict_t v = judge(ctx, rep);
-    if (json) print_json(resource, ctx, rep, &v, limit);
-    else print_text(resource, ctx, rep, &v, limit);
+    if (json)
+        print_json(resource, ctx, rep, &v, limit);
+    else
+        print_text(resource, ctx, rep, &v, limit);
     int rc = 0;
     size_t reachable = 0;
     for (size_t i = 0; i < rep->n_nodes; i++)

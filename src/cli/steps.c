@@ -56,10 +56,13 @@ static int step_parse(cli_t *c, int argc, char **argv, step_args_t *a) {
             continue;
         }
         if (s[0] == '-' && s[1] != '\0') return cli_usage_error(c, "%s: unknown option '%s'", a->cmd, s);
-        if (!a->resource) a->resource = s;
-        else if (a->which != STEP_ACQUIRE && !a->tok.arg) a->tok.arg = s;
-        else return cli_usage_error(c, "%s: unexpected argument (the %s after RESOURCE)", a->cmd,
-                                    a->which == STEP_ACQUIRE ? "first" : "second");
+        if (!a->resource)
+            a->resource = s;
+        else if (a->which != STEP_ACQUIRE && !a->tok.arg)
+            a->tok.arg = s;
+        else
+            return cli_usage_error(c, "%s: unexpected argument (the %s after RESOURCE)", a->cmd,
+                                   a->which == STEP_ACQUIRE ? "first" : "second");
     }
     if (!a->resource || !*a->resource) return cli_usage_error(c, "%s: missing RESOURCE", a->cmd);
     if (a->wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
@@ -92,7 +95,8 @@ static void step_json(const step_args_t *a, int rc, const redlock_lock_t *lock, 
 /* Says on stderr why a step failed, and with -v how each node voted. */
 static void step_failed(const cli_t *c, const step_args_t *a, int rc, const redlock_report_t *rep) {
     static const char *const verbs[] = {"", "lock", "extend", "release"};
-    cli_error(c, "cannot %s '%s': %s", verbs[a->which], a->resource, rep->message[0] ? rep->message : redlock_strerror(rc));
+    cli_error(c, "cannot %s '%s': %s", verbs[a->which], a->resource,
+              rep->message[0] ? rep->message : redlock_strerror(rc));
     if (rc == REDLOCK_ERR_NOT_HELD)
         cli_error(c, "the lock had expired or was taken over: the steps since it was acquired may not have run alone");
     if (c->verbose && rep->n_nodes) cli_print_report(stderr, rep);
@@ -106,13 +110,19 @@ static int step_run(const cli_t *c, redlock_t *rl, const step_args_t *a, const c
     int sig_exit = 0;
     if (a->which == STEP_ACQUIRE)
         rc = cli_acquire_interruptible(c, rl, a->resource, NULL, (uint32_t)a->ttl, a->wait, &lock, &rep, &sig_exit);
-    else if (a->which == STEP_EXTEND) rc = redlock_lock_adopt(rl, a->resource, token, (uint32_t)a->ttl, &lock, &rep);
-    else rc = rl_release_token(rl, a->resource, token, &rep);
+    else if (a->which == STEP_EXTEND)
+        rc = redlock_lock_adopt(rl, a->resource, token, (uint32_t)a->ttl, &lock, &rep);
+    else
+        rc = rl_release_token(rl, a->resource, token, &rep);
     if (sig_exit) return sig_exit;
-    if (a->json) step_json(a, rc, lock, &rep);
-    else if (rc == REDLOCK_OK && a->which == STEP_ACQUIRE) printf("%s\n", redlock_lock_token(lock));
-    if (rc != REDLOCK_OK) step_failed(c, a, rc, &rep);
-    else if (c->verbose) cli_print_report(stderr, &rep);
+    if (a->json)
+        step_json(a, rc, lock, &rep);
+    else if (rc == REDLOCK_OK && a->which == STEP_ACQUIRE)
+        printf("%s\n", redlock_lock_token(lock));
+    if (rc != REDLOCK_OK)
+        step_failed(c, a, rc, &rep);
+    else if (c->verbose)
+        cli_print_report(stderr, &rep);
     if (fflush(stdout) != 0 && rc == REDLOCK_OK && a->which == STEP_ACQUIRE) { /* nobody got the token */
         cli_error(c, "%s: cannot write to standard output", a->cmd);
         if (lock) redlock_release(rl, lock), lock = NULL;

@@ -29,9 +29,10 @@ int cli_read_token(const cli_t *c, const char *cmd, const cli_token_src_t *src, 
     char line[128] = "", msg[160];
     const char *v = src->arg, *from = "the command line";
     if (sources(src) != 1)
-        return cli_usage_error(c, "%s: %s", cmd, sources(src) ? "give the token one way only (TOKEN, --token-env or "
-                                                                 "--token-stdin)"
-                                                               : "missing TOKEN (or --token-env NAME, --token-stdin)");
+        return cli_usage_error(c, "%s: %s", cmd,
+                               sources(src) ? "give the token one way only (TOKEN, --token-env or "
+                                              "--token-stdin)"
+                                            : "missing TOKEN (or --token-env NAME, --token-stdin)");
     if (src->env && !(v = getenv(src->env))) {
         cli_error(c, "%s: environment variable %s (--token-env) is not set", cmd, src->env);
         return CLI_EX_USAGE;

@@ -101,8 +101,7 @@ static int cleanup(rl_acquire_op_t *a, uint64_t now) {
     } else {
         rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
         r->done = 1; /* goes out to every node, answers dropped */
-        rl_run_script_as(rl, r, rl_release_script(rl, &a->keys, a->shared), &a->keys, a->token, NULL,
-                         rl_classify_mine);
+        rl_run_script_as(rl, r, rl_release_script(rl, &a->keys, a->shared), &a->keys, a->token, NULL, rl_classify_mine);
     }
     return cleaned(a, now);
 }
@@ -156,7 +155,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
     else
         op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : refusal(a);
     if (op->rc == RL_PERMIT_AGAIN) return RL_STEP_ROUND; /* (phase ATTEMPTED still) */
-    if (op->rc == RL_PERMIT_FENCE) { /* won a slot: its fencing token is being written */
+    if (op->rc == RL_PERMIT_FENCE) {                     /* won a slot: its fencing token is being written */
         op->phase = ACQ_WRITTEN;
         return RL_STEP_ROUND;
     }
@@ -178,8 +177,10 @@ void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uin
         snprintf(m, n, "%s: waited %llu ms behind earlier local waiters for the same resource (wait_ms=%lld)",
                  redlock_strerror(a->op.rc), ms, (long long)a->wait_ms);
     else if (a->note == RL_NOTE_WAITED)
-        snprintf(m, n, "%s: %u yes, %u no, %u failed of %u nodes (quorum %u) at the last of %u attempts; "
-                 "waited %llu ms", redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->tries, ms);
+        snprintf(m, n,
+                 "%s: %u yes, %u no, %u failed of %u nodes (quorum %u) at the last of %u attempts; "
+                 "waited %llu ms",
+                 redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->tries, ms);
     else if (a->note == RL_NOTE_FENCE)
         snprintf(m, n, "fencing token write-back: %u of %u nodes (quorum %u)", w->yes, w->n, w->quorum);
 }
@@ -205,8 +206,8 @@ static int waited(rl_acquire_op_t *a, uint64_t now) {
  * 0 when that cannot be known (too few refusals said when). */
 static uint64_t holder_gone_us(const rl_round_t *r) {
     if (r->yes >= r->quorum || r->no == 0) return 0;
-    size_t k = r->quorum - r->yes; /* refusals that must expire, >= 1 */
-    uint64_t at[REDLOCK_MAX_NODES];      /* each refusal's expiry, earliest first */
+    size_t k = r->quorum - r->yes;  /* refusals that must expire, >= 1 */
+    uint64_t at[REDLOCK_MAX_NODES]; /* each refusal's expiry, earliest first */
     size_t m = 0;
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];
@@ -264,8 +265,9 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     uint64_t at = 0;
     int heard = rl_waitq_woken(a, 0, &at); /* a release was heard while the attempt was out */
     if (a->last || (a->n >= o->retry_count && !heard)) return a->tries > 1 ? waited(a, now) : RL_STEP_DONE;
-    uint64_t d = (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms,
-                                             o->retry_delay_ms + o->retry_jitter_ms) * 1000u;
+    uint64_t d =
+        (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms, o->retry_delay_ms + o->retry_jitter_ms) *
+        1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
     a->poll = !heard && !(gone && gone < now + d);
     if (gone && gone < now + d) d = gone > now ? gone - now : 0;
@@ -298,8 +300,7 @@ static int queued(rl_acquire_op_t *a, uint64_t now) {
 /* The first step: a caller that will wait for one resource joins the
  * local queue, and only its head contends. */
 static int start(rl_acquire_op_t *a, uint64_t now) {
-    if (a->wait_ms != 0 && a->keys.n == 1 && a->op.rl->opt.retry_count > 0 && !rl_waitq_join(a))
-        return queued(a, now);
+    if (a->wait_ms != 0 && a->keys.n == 1 && a->op.rl->opt.retry_count > 0 && !rl_waitq_join(a)) return queued(a, now);
     return send_attempt(a);
 }
 
@@ -346,21 +347,16 @@ static int retry(rl_acquire_op_t *a, uint64_t now) {
 static int acquire_step(rl_op_t *op, uint64_t now) {
     rl_acquire_op_t *a = (rl_acquire_op_t *)op;
     switch (op->phase) {
-    case ACQ_START:
-        return start(a, now);
-    case ACQ_QUEUED:
-        return queued(a, now);
-    case ACQ_ATTEMPTED:
-        return attempted(a, now);
+    case ACQ_START: return start(a, now);
+    case ACQ_QUEUED: return queued(a, now);
+    case ACQ_ATTEMPTED: return attempted(a, now);
     case ACQ_WRITTEN:
         op->rc = rl_fence_written(a, now);
         if (op->rc == REDLOCK_OK) return RL_STEP_DONE;
         rl_acquire_op_describe(a, op->rep, now);
         return cleanup(a, now);
-    case ACQ_CLEANED:
-        return cleaned(a, now);
-    default: /* ACQ_RETRY */
-        return retry(a, now);
+    case ACQ_CLEANED: return cleaned(a, now);
+    default: /* ACQ_RETRY */ return retry(a, now);
     }
 }
 
@@ -405,7 +401,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
 
 int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
     a->op.rc = rc;
-    a->last = 1; /* no retry after the clean-up */
+    a->last = 1;   /* no retry after the clean-up */
     if (a->lock) { /* granted but not yet handed over: it is released too */
         rl_lock_destroy(a->lock);
         a->lock = NULL;

@@ -6,7 +6,7 @@
 #include "timing.h"
 
 int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
-                   uint64_t now) {
+                        uint64_t now) {
     redlock_autoextend_options_t d = {0, 0, 0};
     if (!opt) opt = &d;
     uint32_t ttl = atomic_load(&l->ttl_ms);

@@ -11,15 +11,16 @@
 int rl_check_ttl(const redlock_t *rl, uint32_t ttl_ms, char *msg, size_t n) {
     uint64_t drift_ms = (rl_drift_us(ttl_ms, rl->opt.drift_factor, rl->opt.drift_min_ms) + 999) / 1000;
     if (ttl_ms == 0 || ttl_ms > INT32_MAX)
-        return snprintf(msg, n, "ttl_ms=%u is out of range: it must be 1..%d", ttl_ms, INT32_MAX),
-               REDLOCK_ERR_INVALID;
+        return snprintf(msg, n, "ttl_ms=%u is out of range: it must be 1..%d", ttl_ms, INT32_MAX), REDLOCK_ERR_INVALID;
     if (rl->opt.max_ttl_ms && ttl_ms > rl->opt.max_ttl_ms)
         return snprintf(msg, n, "ttl_ms=%u exceeds max_ttl_ms=%u (the quarantines rely on it)", ttl_ms,
                         rl->opt.max_ttl_ms),
                REDLOCK_ERR_INVALID;
     if ((uint64_t)ttl_ms <= drift_ms + rl->opt.op_timeout_ms)
-        return snprintf(msg, n, "ttl_ms=%u is too short to ever be valid: it must exceed drift (%llu ms) + "
-                        "op_timeout_ms (%u ms)", ttl_ms, (unsigned long long)drift_ms, rl->opt.op_timeout_ms),
+        return snprintf(msg, n,
+                        "ttl_ms=%u is too short to ever be valid: it must exceed drift (%llu ms) + "
+                        "op_timeout_ms (%u ms)",
+                        ttl_ms, (unsigned long long)drift_ms, rl->opt.op_timeout_ms),
                REDLOCK_ERR_INVALID;
     return REDLOCK_OK;
 }
@@ -66,7 +67,8 @@ static int check_slots(const redlock_t *rl, const rl_keys_t *keys, char *msg, si
     for (size_t i = 1; i < keys->n; i++) {
         uint16_t s = cluster_slot(keys->k[i], keys->len[i]);
         if (s == first) continue;
-        return snprintf(msg, n, "resources '%.60s' (slot %u) and '%.60s' (slot %u) fall in different slots of a "
+        return snprintf(msg, n,
+                        "resources '%.60s' (slot %u) and '%.60s' (slot %u) fall in different slots of a "
                         "Redis Cluster node: give them one hash tag, as in '{%.40s}:a' and '{%.40s}:b'",
                         keys->k[0], first, keys->k[i], s, keys->k[0], keys->k[0]),
                REDLOCK_ERR_INVALID;
@@ -104,8 +106,10 @@ int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, 
                REDLOCK_ERR_INVALID;
     size_t longest = keys->len[0] + rl_permit_suffix_len((int)limit - 1);
     if (longest > REDLOCK_MAX_RESOURCE)
-        return snprintf(msg, n, "resource '%.40s...' (%zu bytes): its slot key '<resource>:permit:%u' would be %zu bytes, "
-                        "more than %d", keys->k[0], keys->len[0], limit - 1, longest, REDLOCK_MAX_RESOURCE),
+        return snprintf(msg, n,
+                        "resource '%.40s...' (%zu bytes): its slot key '<resource>:permit:%u' would be %zu bytes, "
+                        "more than %d",
+                        keys->k[0], keys->len[0], limit - 1, longest, REDLOCK_MAX_RESOURCE),
                REDLOCK_ERR_INVALID;
     (void)rl;
     return REDLOCK_OK;

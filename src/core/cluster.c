@@ -152,7 +152,9 @@ size_t rl_cluster_view(const rl_cluster_t *cl, rl_shard_view_t *out, size_t cap)
         const rl_shard_t *sh = &cl->shard[s];
         if (!sh->slots) continue;
         rl_shard_view_t *v = &out[n++];
-        *v = (rl_shard_view_t){.port = sh->c->uri.port, .slots = sh->slots, .first = -1,
+        *v = (rl_shard_view_t){.port = sh->c->uri.port,
+                               .slots = sh->slots,
+                               .first = -1,
                                .promoted = rl_node_of_const(sh->c)->promoted_us != 0};
         snprintf(v->host, sizeof v->host, "%s", sh->c->uri.host);
         for (size_t k = 0; k < RL_SLOTS; k++) {

@@ -83,12 +83,13 @@ int rl_round_encode(const redlock_t *rl, rl_round_t *r, rl_cmd_t *cmd, rl_cmd_t 
     return 0;
 }
 
-void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
-                  const rl_script_t *script, rl_classify_fn classify) {
+void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, const rl_script_t *script,
+                  rl_classify_fn classify) {
     rl_cmd_t cmd, ccmd;
     r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
     if (rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens) < 0) {
-        for (size_t i = 0; i < r->n; i++) rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
+        for (size_t i = 0; i < r->n; i++)
+            rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
         r->t0_us = rl->clock();
         r->cmd = r->ccmd = NULL;
         return;
@@ -100,18 +101,17 @@ void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, siz
     r->cmd = r->ccmd = NULL;
 }
 
-void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
-                    rl_classify_fn classify) {
+void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, rl_classify_fn classify) {
     rl_run_round(rl, r, argc, argv, lens, NULL, classify);
 }
 
-void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
-                   const char *token, const char *extra) {
+void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys, const char *token,
+                   const char *extra) {
     rl_run_script_as(rl, r, script, keys, token, extra, rl_classify_int);
 }
 
-void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
-                      const char *token, const char *extra, rl_classify_fn classify) {
+void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys, const char *token,
+                      const char *extra, rl_classify_fn classify) {
     rl_run_script_args(rl, r, script, keys, token, &extra, extra ? 1 : 0, classify);
 }
 

@@ -41,7 +41,8 @@ static int uses_tls(const redlock_options_t *opt) {
 static size_t count_clusters(const redlock_options_t *opt) {
     size_t n = 0;
     for (size_t i = 0; i < opt->n_nodes; i++)
-        n += !strncasecmp(opt->nodes[i], "redis+cluster://", 16) || !strncasecmp(opt->nodes[i], "rediss+cluster://", 17);
+        n +=
+            !strncasecmp(opt->nodes[i], "redis+cluster://", 16) || !strncasecmp(opt->nodes[i], "rediss+cluster://", 17);
     return n;
 }
 

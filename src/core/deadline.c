@@ -117,8 +117,7 @@ static int scan_late(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     for (uint32_t k = 0; k < c->qlen; k++) {
         rl_req_t *q = rl_conn_at(c, k);
         rl_round_t *r = q->round;
-        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE && q->kind != RL_REQ_WAIT) ||
-            (!r && ns->cfg.subscriber))
+        if ((q->kind != RL_REQ_USER && q->kind != RL_REQ_PROBE && q->kind != RL_REQ_WAIT) || (!r && ns->cfg.subscriber))
             continue;
         if (r && r->grace_us && now >= r->grace_us) { /* the outcome is known: stop waiting */
             ns->ops->finish(ns, r, now);
@@ -169,10 +168,9 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             continue;
         }
         if (c->state == RL_CONN_CONNECTING && now >= c->addr_deadline_us) {
-            int rc = rl_dial_next(c, now,
-                                  c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)"
-                                         : "timed out",
-                                  1);
+            int rc = rl_dial_next(
+                c, now,
+                c->ssl ? "TLS handshake timed out (no TLS answer: a plain-text port? use redis://)" : "timed out", 1);
             if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
             continue;
         }

@@ -44,8 +44,10 @@ static redlock_vote_t fenced_reply(const redisReply *r, uint64_t *value, uint64_
          * command refused as queued (none ran); the refusals themselves were in dropped replies */
         int acl = strstr(r->str, "NOPERM") || r->str[1] == 'R'; /* (only an ACL refuses MULTI) */
         *err = acl ? REDLOCK_ERR_AUTH : REDLOCK_ERR_SERVER;
-        snprintf(detail, n, "%.120s (the fenced attempt is MULTI, SET, GET, TIME, EXEC: an ACL user needs "
-                 "+multi +exec +time%s)", r->str, acl ? "" : "; or a read-only replica, out of memory ...");
+        snprintf(detail, n,
+                 "%.120s (the fenced attempt is MULTI, SET, GET, TIME, EXEC: an ACL user needs "
+                 "+multi +exec +time%s)",
+                 r->str, acl ? "" : "; or a read-only replica, out of memory ...");
         return REDLOCK_VOTE_ERROR;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
@@ -60,9 +62,8 @@ static redlock_vote_t fenced_reply(const redisReply *r, uint64_t *value, uint64_
     if (v != REDLOCK_VOTE_YES) return v;
     if (cnt->type == REDIS_REPLY_ERROR) return rl_classify_int(cnt, err, detail, n); /* WRONGTYPE .. */
     uint64_t c = 0, sec, usec;
-    if ((cnt->type != REDIS_REPLY_NIL && decimal(cnt, &c) < 0) || t->type != REDIS_REPLY_ARRAY ||
-        t->elements != 2 || decimal(t->element[0], &sec) < 0 || decimal(t->element[1], &usec) < 0 ||
-        sec > UINT64_MAX / 2000000u) {
+    if ((cnt->type != REDIS_REPLY_NIL && decimal(cnt, &c) < 0) || t->type != REDIS_REPLY_ARRAY || t->elements != 2 ||
+        decimal(t->element[0], &sec) < 0 || decimal(t->element[1], &usec) < 0 || sec > UINT64_MAX / 2000000u) {
         *err = REDLOCK_ERR_IO;
         snprintf(detail, n, "granted, but the fencing counter or the node's TIME is not a number");
         return REDLOCK_VOTE_ERROR;
@@ -164,7 +165,8 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     rl_round_init(r, op->rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
     if (op->rl->cluster_nodes)
         cat = encode_cluster_attempt(r, ccmd, sizeof ccmd, a->keys.k[0], a->keys.len[0], fkey, flen, a->token, ttl);
-    if (!flen || at > sizeof cmd || (op->rl->cluster_nodes && !cat)) { /* (never: a resource is checked to fit long before) */
+    if (!flen || at > sizeof cmd ||
+        (op->rl->cluster_nodes && !cat)) { /* (never: a resource is checked to fit long before) */
         for (size_t i = 0; i < r->n; i++) rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1, "too long");
         r->t0_us = op->rl->clock();
         op->rl->send(op->rl, r); /* (no command: the driver only notes the round is decided) */
@@ -224,8 +226,8 @@ static size_t write_cmd(void *arg, size_t node, int cluster, char *buf, size_t c
  * REDLOCK_VOTE_ERROR. */
 static redlock_vote_t write_error(const redisReply *e, const char *what, int *err, char *detail, size_t n) {
     *err = rl_error_code(e->str);
-    int acl = *err == REDLOCK_ERR_AUTH || !strncmp(e->str, "EXECABORT", 9) ||
-              !strncmp(e->str, "ERR EXEC without MULTI", 22);
+    int acl =
+        *err == REDLOCK_ERR_AUTH || !strncmp(e->str, "EXECABORT", 9) || !strncmp(e->str, "ERR EXEC without MULTI", 22);
     snprintf(detail, n, "%s: %.120s%s", what, e->str, acl ? " (an ACL user needs +multi +exec +get +incrby)" : "");
     return REDLOCK_VOTE_ERROR;
 }
@@ -269,7 +271,7 @@ static void write_back(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     rl_round_t *w = op->aux;
     rl_round_init(w, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
-    w->replicate = 1; /* (a counter a promoted replica lacked would repeat tokens) */
+    w->replicate = 1;            /* (a counter a promoted replica lacked would repeat tokens) */
     if (op->rl->cluster_nodes) { /* the slot of both keys on a cluster node (one hash tag) */
         char ck[REDLOCK_MAX_RESOURCE + 8];
         size_t ckl = rl_cluster_key(ck, sizeof ck, a->keys.k[0], a->keys.len[0]);

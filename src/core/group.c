@@ -15,7 +15,8 @@
 int rl_group_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
     const rl_node_t *nd = rl_node_of_const(c);
     int k = nd->group.replicas;
-    snprintf(buf, n, "quarantined (its master was promoted %llu ms ago, failover epoch %llu: it may lack the last "
+    snprintf(buf, n,
+             "quarantined (its master was promoted %llu ms ago, failover epoch %llu: it may lack the last "
              "writes; votes counted after replication to %s %d replica%s would need no quarantine)",
              (unsigned long long)((now - nd->promoted_us) / 1000), (unsigned long long)nd->group.epoch,
              k == 1 ? "its" : "all its", k, k == 1 ? "" : "s");
@@ -36,12 +37,14 @@ static void judge_promotion(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t
     int replicas = g->replicas > nd->role_replicas ? g->replicas : nd->role_replicas;
     nd->promoted_us = nd->promoted_until_us = 0;
     if (!cfg->quarantine_ms || !g->epoch || g->role_age_ms < 0 || (uint64_t)g->role_age_ms >= cfg->quarantine_ms)
-        return; /* never failed over, or long enough ago */
+        return;                                         /* never failed over, or long enough ago */
     if (want > 0 && want >= (uint32_t)replicas) return; /* every replica has what counted: none lacks a write */
     nd->promoted_us = now > (uint64_t)g->role_age_ms * 1000u ? now - (uint64_t)g->role_age_ms * 1000u : 0;
     nd->promoted_until_us = nd->promoted_us + (uint64_t)cfg->quarantine_ms * 1000u;
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: master %s promoted %lld ms ago (epoch %llu): no acquire vote for "
-            "%llu ms", c->uri.display, g->master, (long long)g->role_age_ms, (unsigned long long)g->epoch,
+    rl_logf(&cfg->log, REDLOCK_LOG_WARN,
+            "node %s: master %s promoted %lld ms ago (epoch %llu): no acquire vote for "
+            "%llu ms",
+            c->uri.display, g->master, (long long)g->role_age_ms, (unsigned long long)g->epoch,
             (unsigned long long)((nd->promoted_until_us - now) / 1000));
 }
 
@@ -78,15 +81,17 @@ void rl_group_news(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     if (s == nd->switches_seen) return;
     nd->switches_seen = s;
     if (!rl_dial_moved(c, to)) return; /* down, or already with the new master */
-    snprintf(why, sizeof why, "the sentinels of group %.60s announced a failover to %s: leaving %s", c->uri.master,
-             to, c->addr);
+    snprintf(why, sizeof why, "the sentinels of group %.60s announced a failover to %s: leaving %s", c->uri.master, to,
+             c->addr);
     ns->ops->down(ns, c, REDLOCK_ERR_IO, why, now);
 }
 
 int rl_group_readonly(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t now) {
     const redisReply *rep = reply;
     if (rep->type != REDIS_REPLY_ERROR || strncmp(rep->str, "READONLY", 8)) return 0;
-    ns->ops->down(ns, c, REDLOCK_ERR_SERVER, "READONLY: the master its sentinels named is a replica now; asking them "
-                  "again", now);
+    ns->ops->down(ns, c, REDLOCK_ERR_SERVER,
+                  "READONLY: the master its sentinels named is a replica now; asking them "
+                  "again",
+                  now);
     return 1;
 }

@@ -101,8 +101,8 @@ static void learn_time(const rl_nodes_config_t *cfg, rl_conn_t *c, const redisRe
         rep->element[1]->type != REDIS_REPLY_STRING ||
         rl_clock_parse_time(rep->element[0]->str, rep->element[1]->str, &b.node_us) < 0) {
         nd->time_refused = 1;
-        rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: TIME refused (%.80s): its clock is not watched",
-                c->uri.display, rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+        rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: TIME refused (%.80s): its clock is not watched", c->uri.display,
+                rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
         return;
     }
     int64_t jump = rl_clock_jump_us(&nd->tsample, &b, (uint64_t)cfg->clock_jump_ms * 1000u);
@@ -162,8 +162,8 @@ int rl_node_sample_clock(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t no
     return clock_watched(cfg, c) && now >= nd->time_due_us ? queue_time(cfg, c, now) : 0;
 }
 
-int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,
-                           char *detail, size_t n) {
+int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now, char *detail,
+                           size_t n) {
     const redisReply *rep = reply;
     uint8_t kind = rl_conn_head(c)->kind;
     uint64_t sent = rl_conn_head(c)->sent_us;
@@ -189,10 +189,10 @@ void rl_node_close(const rl_nodes_config_t *cfg, rl_conn_t *c, int err, const ch
     nd->wait_owed = 0;
     nd->waits_out = 0;
     nd->nwaiting = 0; /* (the core failed their rounds' votes before closing) */
-    c->stale = 1; /* a name is looked up again before a later reconnect */
+    c->stale = 1;     /* a name is looked up again before a later reconnect */
     if (c->backoff_ms < cfg->reconnect_min_ms) c->backoff_ms = cfg->reconnect_min_ms;
     c->retry_at_us = now + (uint64_t)c->backoff_ms * 1000u;
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s down (%s); next try in %u ms", c->uri.display,
-            c->last_detail, c->backoff_ms);
+    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s down (%s); next try in %u ms", c->uri.display, c->last_detail,
+            c->backoff_ms);
     c->backoff_ms = c->backoff_ms * 2 > cfg->reconnect_max_ms ? cfg->reconnect_max_ms : c->backoff_ms * 2;
 }

@@ -21,8 +21,8 @@ void rl_node_close(const rl_nodes_config_t *cfg, rl_conn_t *c, int err, const ch
 /* Handles the reply to the engine's own request at the head of c's queue
  * (handshake, SCRIPT LOAD, INFO, TIME) and pops it. Returns 0, or the
  * error an AUTH / SELECT refusal takes the node down with (why in detail). */
-int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now,
-                           char *detail, size_t n);
+int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t now, char *detail,
+                           size_t n);
 
 /* 1 with the reason in buf when c may not vote in an acquire now
  * (restarted or clock jumped recently), else 0. */

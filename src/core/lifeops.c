@@ -18,8 +18,8 @@ static int wrong_kind(rl_life_op_t *e, int rc) {
     for (size_t i = 0; i < r->n; i++) wrong += r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
     if (wrong <= (size_t)(r->n - r->quorum)) return rc;
     if (e->op.rep)
-        snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %u nodes: %s",
-                 e->keys.k[0], wrong, r->n, RL_WRONG_KIND);
+        snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %u nodes: %s", e->keys.k[0],
+                 wrong, r->n, RL_WRONG_KIND);
     return REDLOCK_ERR_INVALID;
 }
 
@@ -33,7 +33,9 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
         op->r->replicate = 1;
         op->phase = LIFE_SENT;
-        const rl_script_t *script = e->shared ? rl->s_extend_shared : e->keys.n == 1 ? rl->s_extend : rl->s_extend_multi;
+        const rl_script_t *script = e->shared        ? rl->s_extend_shared
+                                    : e->keys.n == 1 ? rl->s_extend
+                                                     : rl->s_extend_multi;
         rl_run_script_as(rl, op->r, script, &e->keys, e->token, ttl, rl_classify_mine);
         return RL_STEP_ROUND;
     }
@@ -60,8 +62,8 @@ static int release_next(rl_op_t *op, uint64_t now) {
         char limit[8] = ""; /* a permit's: its release also clears the token's stray slots */
         if (e->slot >= 0) snprintf(limit, sizeof limit, "%u", e->limit);
         const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
-        rl_run_script_args(op->rl, op->r, rl_release_script(op->rl, &e->keys, e->shared), &e->keys, e->token, extra, e->slot >= 0 ? 2 : 1,
-                           rl_classify_mine);
+        rl_run_script_args(op->rl, op->r, rl_release_script(op->rl, &e->keys, e->shared), &e->keys, e->token, extra,
+                           e->slot >= 0 ? 2 : 1, rl_classify_mine);
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;

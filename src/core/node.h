@@ -27,13 +27,13 @@ typedef struct rl_waiting {
  * drivers and net/ deal in rl_conn_t while the core keeps here what is
  * about votes: quarantines, suspicion, the Sentinel group, replication. */
 typedef struct rl_node {
-    rl_conn_t conn;            /* its connection (first: rl_node_of) */
+    rl_conn_t conn; /* its connection (first: rl_node_of) */
     /* restart quarantine (health.c) */
     uint64_t quarantine_until_us; /* restarted recently: no acquire vote before this */
-    uint64_t restarted_us;     /* when it (at the latest) started, on our clock; 0 unknown */
+    uint64_t restarted_us;        /* when it (at the latest) started, on our clock; 0 unknown */
     /* promotion quarantine: a cluster shard's replica or a Sentinel group's master took over */
     uint64_t promoted_until_us; /* no acquire vote before this */
-    uint64_t promoted_us;      /* when that was seen, on our clock */
+    uint64_t promoted_us;       /* when that was seen, on our clock */
     /* clock samples and jumps (health.c) */
     rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
     uint64_t time_due_us;      /* acquires send a TIME sample from then on */
@@ -50,22 +50,22 @@ typedef struct rl_node {
                                 * attempt that wrote here may still be queueing its clean-up */
     /* a Sentinel group's node (group.c): what its sentinels said at the last look-up */
     rl_group_info_t group;
-    uint64_t group_at_us;      /* when that was (0: never) */
-    int role_replicas;         /* replicas its master's ROLE listed (-1: not known) */
-    int follow;                /* follow the sentinels' +switch-master (set by the node set) */
+    uint64_t group_at_us;          /* when that was (0: never) */
+    int role_replicas;             /* replicas its master's ROLE listed (-1: not known) */
+    int follow;                    /* follow the sentinels' +switch-master (set by the node set) */
     struct rl_failover_feed *feed; /* what follows them, started with the first connect (failover.h) */
-    uint32_t switches_seen;    /* the feed's switches already acted on */
+    uint32_t switches_seen;        /* the feed's switches already acted on */
     /* votes counted after replication (replicate.c): the writes queued since the last WAIT
      * are covered by one WAIT appended when the output is next written (so writes that
      * concurrent calls pipeline share it); a write's yes then waits for that WAIT's answer */
-    int wait_owed;             /* a replicated write was queued since the last WAIT */
-    uint64_t wait_first_us;    /* the earliest deadline of those writes: the WAIT's timeout */
-    uint64_t wait_last_us;     /* the latest: the WAIT's own deadline */
-    uint32_t waits_out;        /* WAITs sent and not answered yet: while one is out, replicated
-                                * writes queued since (and what follows them) are held, so that
-                                * they share the next WAIT instead of each paying a replica's
-                                * round trip behind the blocked connection */
-    rl_waiting_t *waiting;     /* yes votes waiting for the next WAIT's answer */
+    int wait_owed;          /* a replicated write was queued since the last WAIT */
+    uint64_t wait_first_us; /* the earliest deadline of those writes: the WAIT's timeout */
+    uint64_t wait_last_us;  /* the latest: the WAIT's own deadline */
+    uint32_t waits_out;     /* WAITs sent and not answered yet: while one is out, replicated
+                             * writes queued since (and what follows them) are held, so that
+                             * they share the next WAIT instead of each paying a replica's
+                             * round trip behind the blocked connection */
+    rl_waiting_t *waiting;  /* yes votes waiting for the next WAIT's answer */
     uint32_t nwaiting, capwaiting;
 } rl_node_t;
 

@@ -88,8 +88,8 @@ static void start_grace(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 
 /* Records a vote in r alone (not in the node's statistics) and finishes
  * the round if that decided it. */
-static void tally(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
-                  const char *detail, uint64_t now) {
+static void tally(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt, const char *detail,
+                  uint64_t now) {
     if (rl_round_vote(r, i, v, err, rtt, detail))
         finish_round(ns, r);
     else
@@ -98,8 +98,8 @@ static void tally(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int
 
 /* Records a vote and finishes the round if that decided it. A cluster
  * node's detail names the shard it is about. */
-static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
-                 const char *detail, uint64_t now) {
+static void vote(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt, const char *detail,
+                 uint64_t now) {
     char shard[RL_DETAIL_LEN];
     const rl_conn_t *c = req_conn(ns, r, i);
     if (r->pn[i].vote == REDLOCK_VOTE_NONE) {
@@ -263,8 +263,8 @@ static uint64_t request_deadline(const rl_nodes_t *ns, const rl_conn_t *c, const
  * it from, and its replication mark. A failure takes c down. */
 static void queue_request(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now) {
     static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
-    if (s->asking && (rl_conn_send(c, asking, sizeof asking - 1) < 0 ||
-                      !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
+    if (s->asking &&
+        (rl_conn_send(c, asking, sizeof asking - 1) < 0 || !rl_conn_push(c, RL_REQ_ASKING, NULL, now, UINT64_MAX))) {
         out_of_memory(ns, c, now);
         return;
     }
@@ -331,8 +331,13 @@ static void submit_own(rl_nodes_t *ns, rl_round_t *r, size_t i, rl_send_t *s, ui
  * the node's own (r->node_cmd). Once r is decided (a send_all round
  * still goes everywhere) the request is sent with no owner. */
 static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uint64_t now) {
-    rl_send_t s = {.cmd = r->cmd, .len = r->cmd_len, .script = r->script, .grants = (uint8_t)r->grants,
-                   .send_all = (uint8_t)r->send_all, .skip = (uint8_t)r->skip, .ask_suspect = (uint8_t)ask_suspect};
+    rl_send_t s = {.cmd = r->cmd,
+                   .len = r->cmd_len,
+                   .script = r->script,
+                   .grants = (uint8_t)r->grants,
+                   .send_all = (uint8_t)r->send_all,
+                   .skip = (uint8_t)r->skip,
+                   .ask_suspect = (uint8_t)ask_suspect};
     if (r->node_cmd)
         submit_own(ns, r, i, &s, now);
     else
@@ -401,7 +406,8 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     }
     free(keep);
     if (!q) {
-        if (old.round) vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
+        if (old.round)
+            vote(ns, old.round, (size_t)c->idx, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory", now);
         out_of_memory(ns, c, now);
         return;
     }
@@ -412,7 +418,8 @@ static void script_fallback(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
 /* The RL_PUSH_* kind of a pub/sub frame (an array led by "message",
  * "subscribe" or "unsubscribe" with a channel second), else 0. */
 static int push_kind(const redisReply *rep) {
-    static const char *const names[] = {"message", "subscribe", "unsubscribe", "smessage", "ssubscribe", "sunsubscribe"};
+    static const char *const names[] = {"message",  "subscribe",  "unsubscribe",
+                                        "smessage", "ssubscribe", "sunsubscribe"};
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 2) return 0;
     const redisReply *k = rep->element[0], *ch = rep->element[1];
     if (k->type != REDIS_REPLY_STRING || ch->type != REDIS_REPLY_STRING) return 0;
@@ -465,8 +472,8 @@ static int not_a_vote(rl_nodes_t *ns, rl_conn_t *c, rl_req_t *q, const redisRepl
  * from a plain node's URI), into a vote with its err and detail (n bytes). */
 static redlock_vote_t judge(const rl_round_t *r, const rl_conn_t *c, const redisReply *rep, int redirected, int *err,
                             char *detail, size_t n) {
-    redlock_vote_t v = r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, err, detail, n)
-                                : r->classify(rep, err, detail, n);
+    redlock_vote_t v =
+        r->judge ? r->judge(r->node_arg, (size_t)c->idx, rep, err, detail, n) : r->classify(rep, err, detail, n);
     if (redirected) /* a plain node's URI names a cluster member */
         snprintf(detail, n, "%.80s: the node is a Redis Cluster member; name it redis+cluster://%s:%d", rep->str,
                  c->uri.host, c->uri.port);
@@ -509,8 +516,7 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     rl_node_t *nd = rl_node_of(c);
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
     if (nd->suspect || nd->close_at_us) rl_suspect_answered(&ns->cfg, c, now); /* any answer: not silent */
-    if (push && ns->pubsub)
-        ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
+    if (push && ns->pubsub) ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
     if (push == RL_PUSH_MESSAGE) {
         c->backoff_ms = ns->cfg.reconnect_min_ms;
         return;
@@ -525,7 +531,8 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
         script_fallback(ns, c, now);
         return;
     }
-    int redirected = rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
+    int redirected =
+        rep->type == REDIS_REPLY_ERROR && (!strncmp(rep->str, "MOVED ", 6) || !strncmp(rep->str, "ASK ", 4));
     if (redirected && cluster_of(ns, c->idx)) {
         rl_route_redirect(ns, c, rep->str, now);
         return;
@@ -560,8 +567,7 @@ static void note_unheard(rl_round_t *r, uint64_t now) {
         if (r->pn[i].vote == REDLOCK_VOTE_NONE)
             snprintf(r->nodes[i].detail, sizeof r->nodes[i].detail,
                      "not waited for: %s %llu us after the round was sent, when its outcome was known",
-                     r->pn[i].u.slot == RL_SLOT_WAITING ? "written, its WAIT for replicas not answered"
-                                                        : "no reply",
+                     r->pn[i].u.slot == RL_SLOT_WAITING ? "written, its WAIT for replicas not answered" : "no reply",
                      (unsigned long long)(now - r->t0_us));
 }
 
@@ -605,8 +611,8 @@ uint64_t rl_nodes_next_us(const rl_nodes_t *ns) {
             if (nd->close_at_us < next) next = nd->close_at_us;
         } else if (c->qlen) {
             const rl_req_t *h = rl_conn_head(c);
-            uint64_t quiet = (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) +
-                             (uint64_t)ns->cfg.node_down_ms * 1000u;
+            uint64_t quiet =
+                (h->sent_us > c->last_rx_us ? h->sent_us : c->last_rx_us) + (uint64_t)ns->cfg.node_down_ms * 1000u;
             if (quiet < next) next = quiet;
         }
     }

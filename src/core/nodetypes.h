@@ -28,25 +28,25 @@ typedef struct rl_nodes_config {
     void *tls_ctx;               /* rl_tls_ctx_t for rediss:// nodes, or NULL */
     const char *tls_server_name; /* verification / SNI override, or NULL */
     int tls_verify;
-    uint32_t quarantine_ms;      /* a node restarted less than this ago gets no acquire vote; 0: off */
-    uint32_t jump_quarantine_ms; /* a node whose clock jumped gets no acquire vote for this long; 0: off */
-    uint32_t clock_jump_ms;      /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
-    uint32_t clock_check_ms;     /* least time between TIME samples of a node; 0: every acquire */
-    struct rl_stats *stats;      /* votes, round trips and reconnects are counted here; NULL: not counted */
+    uint32_t quarantine_ms;              /* a node restarted less than this ago gets no acquire vote; 0: off */
+    uint32_t jump_quarantine_ms;         /* a node whose clock jumped gets no acquire vote for this long; 0: off */
+    uint32_t clock_jump_ms;              /* what counts as a jump (beyond the elapsed time and 1000 ppm) */
+    uint32_t clock_check_ms;             /* least time between TIME samples of a node; 0: every acquire */
+    struct rl_stats *stats;              /* votes, round trips and reconnects are counted here; NULL: not counted */
     uint32_t probe_min_ms, probe_max_ms; /* a suspect node's probe backoff (see suspect.h) */
-    uint32_t grace_rtts;         /* a settled round waits this many of its slowest round trips */
-    uint32_t min_replicas;       /* a replicated round's write waits for this many replicas (WAIT),
-                                  * unless the node's URI says replicas=N */
-    int subscriber;              /* pub/sub connections (subs.c): no script loads or probes on
-                                  * connect; push frames go to the pubsub hook */
+    uint32_t grace_rtts;                 /* a settled round waits this many of its slowest round trips */
+    uint32_t min_replicas;               /* a replicated round's write waits for this many replicas (WAIT),
+                                          * unless the node's URI says replicas=N */
+    int subscriber;                      /* pub/sub connections (subs.c): no script loads or probes on
+                                          * connect; push frames go to the pubsub hook */
 } rl_nodes_config_t;
 
 /* Kinds of pub/sub frames a subscriber node set reports. */
 enum { RL_PUSH_MESSAGE = 1, RL_PUSH_SUBSCRIBE, RL_PUSH_UNSUBSCRIBE };
 
 typedef struct rl_nodes {
-    rl_node_t *nodes;          /* node i and its own connection: a plain node's only one; a
-                                * Redis Cluster node's reaches a member (a seed) for the slot map */
+    rl_node_t *nodes; /* node i and its own connection: a plain node's only one; a
+                       * Redis Cluster node's reaches a member (a seed) for the slot map */
     size_t n;
     /* every connection, indexed k (what drivers poll): the nodes' n first,
      * then the shard primaries of cluster nodes in the order found (each
@@ -54,8 +54,8 @@ typedef struct rl_nodes {
      * array grows) */
     rl_conn_t **all;
     size_t nall, capall;
-    struct rl_cluster **cl;    /* per node: its slot map when it is a Redis Cluster, else NULL
-                                * (NULL throughout a set without clusters) */
+    struct rl_cluster **cl;                           /* per node: its slot map when it is a Redis Cluster, else NULL
+                                                       * (NULL throughout a set without clusters) */
     void (*closing)(void *arg, rl_conn_t *c, int fd); /* given to every connection (conn.h) */
     void *closing_arg;
     rl_nodes_config_t cfg;
@@ -67,7 +67,7 @@ typedef struct rl_nodes {
      * ch (len bytes, valid during the call) arrived from node i */
     void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len);
     const struct rl_ns_ops *ops; /* nodeset.c's own steps, for route.c (set by rl_nodes_init) */
-    int closing_now;           /* the driver is closing: output held behind a WAIT goes at once */
+    int closing_now;             /* the driver is closing: output held behind a WAIT goes at once */
 } rl_nodes_t;
 
 /* What one request carries to a connection (see rl_ns_ops_t.place). */
@@ -94,8 +94,8 @@ typedef struct rl_send {
  * RL_DETAIL_LEN bytes, may be rewritten). replicate.c votes through them
  * too. */
 typedef struct rl_ns_ops {
-    void (*vote)(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt,
-                 const char *detail, uint64_t now);
+    void (*vote)(rl_nodes_t *ns, rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt, const char *detail,
+                 uint64_t now);
     void (*down)(rl_nodes_t *ns, rl_conn_t *c, int err, const char *detail, uint64_t now);
     int (*open)(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
     void (*place)(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now);

@@ -32,16 +32,16 @@ struct rl_op {
      * its clean-up, then DONE with rc; NULL for the others */
     int (*cancel)(rl_op_t *op, int rc);
     redlock_t *rl;
-    redlock_report_t *rep;  /* NULL: no per-node detail is kept (the async handle) */
-    rl_round_t *r;          /* the op's main round: its votes are the report's */
-    rl_round_t *aux;        /* a fencing write-back (NULL when the handle has no fencing) */
-    uint64_t *seen;         /* with aux: n entries, each node's fence counter as the fenced
-                             * attempt read it (0: none), set where the node granted */
+    redlock_report_t *rep; /* NULL: no per-node detail is kept (the async handle) */
+    rl_round_t *r;         /* the op's main round: its votes are the report's */
+    rl_round_t *aux;       /* a fencing write-back (NULL when the handle has no fencing) */
+    uint64_t *seen;        /* with aux: n entries, each node's fence counter as the fenced
+                            * attempt read it (0: none), set where the node granted */
     uint64_t wake_us;
     int rc;
     int phase;
-    void *waiter;           /* the driver's: whom queue_moved wakes for this op (a sleeping
-                             * thread, an async call), or NULL */
+    void *waiter; /* the driver's: whom queue_moved wakes for this op (a sleeping
+                   * thread, an async call), or NULL */
 };
 
 /* Sets op up for a new operation of rl: next and cancel its steps (cancel
@@ -49,8 +49,17 @@ struct rl_op {
  * its first; the rounds its driver gave it (r, aux, seen) stay. */
 static inline void rl_op_setup(rl_op_t *op, int (*next)(rl_op_t *, uint64_t), int (*cancel)(rl_op_t *, int),
                                redlock_t *rl, redlock_report_t *rep, int phase) {
-    *op = (rl_op_t){.next = next, .cancel = cancel, .rl = rl, .rep = rep, .r = op->r, .aux = op->aux,
-                    .seen = op->seen, .wake_us = 0, .rc = REDLOCK_OK, .phase = phase, .waiter = NULL};
+    *op = (rl_op_t){.next = next,
+                    .cancel = cancel,
+                    .rl = rl,
+                    .rep = rep,
+                    .r = op->r,
+                    .aux = op->aux,
+                    .seen = op->seen,
+                    .wake_us = 0,
+                    .rc = REDLOCK_OK,
+                    .phase = phase,
+                    .waiter = NULL};
 }
 
 /* Fallback polls of waiting acquires a handle sends at most per
@@ -62,33 +71,33 @@ static inline void rl_op_setup(rl_op_t *op, int (*next)(rl_op_t *, uint64_t), in
  * after a failed attempt, and jittered retries within wait_ms. */
 typedef struct rl_acquire_op {
     rl_op_t op;
-    rl_keys_t keys;         /* the caller's names (must outlive the op) */
+    rl_keys_t keys; /* the caller's names (must outlive the op) */
     char token[REDLOCK_TOKEN_LEN + 1];
     /* (the small fields together, no padding between: a pending async acquire holds an op) */
-    uint8_t last;           /* the current attempt is the one at the wait deadline */
-    uint8_t splits;         /* attempts in a row that split the vote (see attempt.c) */
-    uint8_t poll;           /* the coming attempt is a fallback poll (the retry delay ran out) */
+    uint8_t last;   /* the current attempt is the one at the wait deadline */
+    uint8_t splits; /* attempts in a row that split the vote (see attempt.c) */
+    uint8_t poll;   /* the coming attempt is a fallback poll (the retry delay ran out) */
     uint8_t fenced;
-    uint8_t queued;         /* in the handle's local queue (waitq.c) */
-    uint8_t woken;          /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
-    uint8_t listening;      /* counted among its resource's channel's waiters (waitq.c) */
-    uint8_t limit;          /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
-    int8_t only;            /* permit: this attempt takes only this slot (-1: the first free) */
-    uint8_t shared;         /* a reader of the resource's read-write lock */
-    uint8_t note;           /* what the report's message says beyond the counts (RL_NOTE_*) */
-    uint8_t *free;          /* permit: nodes that said each slot is free or ours, REDLOCK_MAX_PERMITS
-                             * counts in the driver's room (see rl_acquire_op_permit) */
+    uint8_t queued;    /* in the handle's local queue (waitq.c) */
+    uint8_t woken;     /* a release of its resource was heard: attempt at woke_at_us (under held_mu) */
+    uint8_t listening; /* counted among its resource's channel's waiters (waitq.c) */
+    uint8_t limit;     /* a permit of a semaphore with this limit (permit.c); 0: a mutex */
+    int8_t only;       /* permit: this attempt takes only this slot (-1: the first free) */
+    uint8_t shared;    /* a reader of the resource's read-write lock */
+    uint8_t note;      /* what the report's message says beyond the counts (RL_NOTE_*) */
+    uint8_t *free;     /* permit: nodes that said each slot is free or ours, REDLOCK_MAX_PERMITS
+                        * counts in the driver's room (see rl_acquire_op_permit) */
     uint32_t ttl_ms;
-    uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
-    uint32_t tries;         /* attempts sent, also those a heard release prompted */
+    uint32_t n;     /* retries made on the retry timer (what retry_count bounds) */
+    uint32_t tries; /* attempts sent, also those a heard release prompted */
     int64_t wait_ms;
     uint64_t start_us;
-    uint64_t fence_max;     /* highest fence counter the granting nodes returned */
+    uint64_t fence_max; /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;
-    redlock_lock_t *lock;   /* RL_STEP_DONE with rc OK: the new lock */
+    redlock_lock_t *lock; /* RL_STEP_DONE with rc OK: the new lock */
     uint64_t woke_at_us;
-    struct rl_acquire_op *qnext;  /* the next in its line (waitq.c) */
-    struct rl_waitline *line;     /* its resource's line while queued */
+    struct rl_acquire_op *qnext; /* the next in its line (waitq.c) */
+    struct rl_waitline *line;    /* its resource's line while queued */
 } rl_acquire_op_t;
 
 /* permit.c: the semaphore's attempt. rl_permit_send_attempt sends a's
@@ -104,7 +113,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a);
 /* after init: a permit (limit 0: a mutex); free, REDLOCK_MAX_PERMITS bytes of the driver's
  * (unused for a mutex, may be NULL then), lives as long as the op */
 void rl_acquire_op_permit(rl_acquire_op_t *a, unsigned limit, uint8_t *free);
-void rl_acquire_op_shared(rl_acquire_op_t *a);                 /* after init: a reader (attempt.c) */
+void rl_acquire_op_shared(rl_acquire_op_t *a); /* after init: a reader (attempt.c) */
 int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now);
 void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r);
 size_t rl_permit_key(char *buf, size_t cap, const char *res, size_t len, int slot);
@@ -162,10 +171,10 @@ typedef struct rl_life_op {
     rl_keys_t keys;
     const char *token;
     uint32_t ttl_ms;
-    int slot;               /* a permit's (its key "<resource>:permit:<slot>"), else -1 */
-    unsigned limit;         /* a permit's semaphore's limit, else 0 */
-    uint8_t shared;         /* a reader's lock (the resource's hash of readers) */
-    uint8_t by_token;       /* named by resource and token (adopt, release by token), not a lock object */
+    int slot;         /* a permit's (its key "<resource>:permit:<slot>"), else -1 */
+    unsigned limit;   /* a permit's semaphore's limit, else 0 */
+    uint8_t shared;   /* a reader's lock (the resource's hash of readers) */
+    uint8_t by_token; /* named by resource and token (adopt, release by token), not a lock object */
     uint64_t t0_us, deadline_us;
 } rl_life_op_t;
 
@@ -188,7 +197,7 @@ void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock);
  * rl_autoextend_lost marks l lost, counts and logs it (the caller then runs
  * on_lost). */
 int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
-                   uint64_t now);
+                        uint64_t now);
 int rl_autoextend_due(redlock_lock_t *l, uint64_t now);
 int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now);
 void rl_autoextend_lost(redlock_t *rl, redlock_lock_t *l, int reason);

@@ -126,7 +126,8 @@ void rl_permit_cleanup(rl_acquire_op_t *a, rl_round_t *r) {
 static int strays(const rl_round_t *r, int s) {
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];
-        if (p->vote == REDLOCK_VOTE_NONE || p->vote == REDLOCK_VOTE_NO || (p->vote == REDLOCK_VOTE_YES && p->u.left_ms == s))
+        if (p->vote == REDLOCK_VOTE_NONE || p->vote == REDLOCK_VOTE_NO ||
+            (p->vote == REDLOCK_VOTE_YES && p->u.left_ms == s))
             continue;
         return 1;
     }

@@ -83,8 +83,10 @@ void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t no
     } else if (rep->type != REDIS_REPLY_INTEGER || rep->integer < (long long)want) {
         v = REDLOCK_VOTE_ERROR;
         err = REDLOCK_ERR_REPLICATION;
-        snprintf(detail, sizeof detail, "replicated to %lld of %u replicas within %llu ms: the write may be lost "
-                 "in a failover", rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0LL, want,
+        snprintf(detail, sizeof detail,
+                 "replicated to %lld of %u replicas within %llu ms: the write may be lost "
+                 "in a failover",
+                 rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0LL, want,
                  (unsigned long long)((now - sent) / 1000u));
     }
     while (nd->nwaiting) { /* (a vote may finish a round, which takes it off the list) */

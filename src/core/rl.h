@@ -23,9 +23,9 @@ struct rl_acquire_op;
 /* The context of one handle, blocking (redlock_t) or async (inside a
  * redlock_async_t). The core sees only this. */
 struct redlock {
-    redlock_options_t opt;    /* the caller's options; opt.nodes points at node_names */
-    char **node_names;        /* copies of the caller's URIs */
-    rl_nodes_t *ns;           /* the driver's node set (names; the driver's thread only) */
+    redlock_options_t opt; /* the caller's options; opt.nodes points at node_names */
+    char **node_names;     /* copies of the caller's URIs */
+    rl_nodes_t *ns;        /* the driver's node set (names; the driver's thread only) */
     /* the driver: starts round r on the nodes. Blocking: returns once r is
      * decided. Async: returns at once; the handle resumes r's op later. */
     void (*send)(struct redlock *rl, rl_round_t *r);
@@ -37,54 +37,54 @@ struct redlock {
      * looks again. Called with held_mu held (a is queued, so alive).
      * May be NULL. */
     void (*queue_moved)(struct redlock *rl, struct rl_acquire_op *a);
-    rl_map_t waitq;           /* the local queues, a line per resource and kind (waitq.c; under held_mu) */
+    rl_map_t waitq; /* the local queues, a line per resource and kind (waitq.c; under held_mu) */
     /* the driver's: a waiter for res joins (join = 1) or leaves (0) the
      * local queue: its release channel is listened on while it has
      * waiters (core/subs.c). Called without held_mu. May be NULL (polling). */
     void (*channel)(struct redlock *rl, const char *res, size_t len, int join);
-    rl_clock_fn clock;        /* monotonic µs; replaced only by unit tests */
+    rl_clock_fn clock; /* monotonic µs; replaced only by unit tests */
     rl_logger_t log;
     const rl_script_t *s_release, *s_extend, *s_acquire_multi, *s_release_multi, *s_extend_multi;
     const rl_script_t *s_fence_set, *s_fenced_set, *s_acquire_wait;
     const rl_script_t *s_acquire_permit, *s_release_permit;
     const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
-    pthread_mutex_t held_mu;  /* guards held, waitq, pool, and every lock's holds/held links */
-    int is_async;             /* 1 inside a redlock_async_t */
-    size_t cluster_nodes;     /* how many nodes are whole Redis Clusters (their keys are named
-                               * apart: slot.h's rl_cluster_key) */
-    rl_map_t held;            /* outstanding single-resource locks by resource and thread (re-entry,
-                               * detach on free; blocking/held.c) */
-    redlock_lock_t *pool;     /* released single-resource lock objects kept for reuse */
+    pthread_mutex_t held_mu; /* guards held, waitq, pool, and every lock's holds/held links */
+    int is_async;            /* 1 inside a redlock_async_t */
+    size_t cluster_nodes;    /* how many nodes are whole Redis Clusters (their keys are named
+                              * apart: slot.h's rl_cluster_key) */
+    rl_map_t held;           /* outstanding single-resource locks by resource and thread (re-entry,
+                              * detach on free; blocking/held.c) */
+    redlock_lock_t *pool;    /* released single-resource lock objects kept for reuse */
     unsigned pool_n;
-    unsigned pool_max;        /* released lock objects kept at most (the driver's choice) */
+    unsigned pool_max; /* released lock objects kept at most (the driver's choice) */
     /* fallback polls of waiters (attempt.c): at most RL_POLLS_PER_INTERVAL
      * per retry_delay_ms window, so thousands of waiters do not swamp the
      * nodes (under held_mu) */
     uint64_t poll_window_us;
     unsigned poll_used;
-    struct rl_tls_ctx *tls;   /* OpenSSL context when a node is rediss://, else NULL */
-    int mu_ready;             /* held_mu is initialised */
-    rl_stats_t *stats;        /* redlock_stats' counters; NULL with opt.stats = 0 */
+    struct rl_tls_ctx *tls; /* OpenSSL context when a node is rediss://, else NULL */
+    int mu_ready;           /* held_mu is initialised */
+    rl_stats_t *stats;      /* redlock_stats' counters; NULL with opt.stats = 0 */
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
 typedef struct rl_keys {
     size_t n;
     const char *const *k;
-    size_t *len;          /* filled by rl_check_request */
+    size_t *len; /* filled by rl_check_request */
 } rl_keys_t;
 
 struct redlock_lock {
-    redlock_t *owner;            /* the redlock_t it was acquired through */
+    redlock_t *owner; /* the redlock_t it was acquired through */
     size_t n_res;
-    char **res;                  /* n_res NUL-terminated names (points at res1 for one) */
+    char **res; /* n_res NUL-terminated names (points at res1 for one) */
     size_t *res_len;
-    char *res1;                  /* a single resource (in res1_buf), or res[0] */
+    char *res1; /* a single resource (in res1_buf), or res[0] */
     size_t res1_len;
     char token[REDLOCK_TOKEN_LEN + 1];
     _Atomic uint32_t ttl_ms;
     _Atomic uint64_t deadline_us; /* t0 + TTL - drift on the monotonic clock */
-    uint64_t acquired_us;        /* t0 of the acquire, for the watchdog's hold cap */
+    uint64_t acquired_us;         /* t0 of the acquire, for the watchdog's hold cap */
     _Atomic int lost;
     _Atomic uint32_t extensions; /* made by the watchdog */
     uint64_t fence;              /* fencing token, 0 without fencing */
@@ -99,20 +99,20 @@ struct redlock_lock {
     int registered;
     unsigned holds;
     pthread_t thread;
-    rl_map_node_t held_node;     /* in owner->held (blocking) */
+    rl_map_node_t held_node;               /* in owner->held (blocking) */
     redlock_lock_t *held_next, *held_prev; /* the pool, or the async handle's locks */
     /* watchdog; wd_attached is the owning thread's, the rest under the watchdog's mutex */
     int wd_attached;
     int watched;
     uint64_t next_us;
     uint32_t interval_ms, max_ext;
-    uint64_t hold_until_us;      /* 0: no cap */
+    uint64_t hold_until_us; /* 0: no cap */
     redlock_lost_fn on_lost;
     void *lost_arg;
-    size_t wd_idx;               /* its place in the watchdog's heap while watched */
+    size_t wd_idx; /* its place in the watchdog's heap while watched */
     /* kept when a pooled object is reused: everything above is reset */
-    pthread_mutex_t mu;          /* serialises extends (caller vs watchdog) */
-    char *res1_buf;              /* storage for a single resource name */
+    pthread_mutex_t mu; /* serialises extends (caller vs watchdog) */
+    char *res1_buf;     /* storage for a single resource name */
     size_t res1_cap;
 };
 
@@ -163,8 +163,8 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
 
 /* commands.c: runs one round of argv (EVALSHA <script's sha1> ... when
  * script is set; the core falls back to EVAL on NOSCRIPT) through rl->send. */
-void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
-                  const rl_script_t *script, rl_classify_fn classify);
+void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, const rl_script_t *script,
+                  rl_classify_fn classify);
 /* commands.c: encodes argv into cmd (r->cmd) and, when rl has cluster
  * nodes, into ccmd with its keys named as on a cluster (r->ccmd, r->hslot).
  * Returns 0, or -1 when out of memory (nothing to free). Else the caller
@@ -173,15 +173,14 @@ struct rl_cmd;
 int rl_round_encode(const redlock_t *rl, rl_round_t *r, struct rl_cmd *cmd, struct rl_cmd *ccmd, int argc,
                     const char *const *argv, const size_t *lens);
 /* commands.c: a plain command round (no script). */
-void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens,
-                    rl_classify_fn classify);
+void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, rl_classify_fn classify);
 /* commands.c: one round of `script` on keys with the token and an optional
  * extra argument (NULL), by EVALSHA with an EVAL fallback. */
-void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
-                   const char *token, const char *extra);
+void rl_run_script(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys, const char *token,
+                   const char *extra);
 /* The same with another reply classifier (and r->on_reply, if set, kept). */
-void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
-                      const char *token, const char *extra, rl_classify_fn classify);
+void rl_run_script_as(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys, const char *token,
+                      const char *extra, rl_classify_fn classify);
 /* The same with up to four extra arguments. */
 void rl_run_script_args(redlock_t *rl, rl_round_t *r, const rl_script_t *script, const rl_keys_t *keys,
                         const char *token, const char *const *extra, size_t n_extra, rl_classify_fn classify);
@@ -198,8 +197,8 @@ size_t rl_key_with(char *buf, size_t cap, const char *res, size_t len, const cha
  * acquire/release cycle allocates nothing. rl_lock_destroy frees a lock's
  * memory (back to the pool) with no driver clean-up; rl_pool_free empties
  * the pool (the handle is going away). */
-redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms,
-                            uint64_t t0, uint64_t deadline);
+redlock_lock_t *rl_lock_new(redlock_t *rl, const rl_keys_t *keys, const char *token, uint32_t ttl_ms, uint64_t t0,
+                            uint64_t deadline);
 void rl_lock_destroy(redlock_lock_t *lock);
 void rl_pool_free(redlock_t *rl);
 

@@ -27,7 +27,8 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->n = n;
     r->quorum = redlock_quorum(n);
     r->nodes = nodes;
-    for (size_t i = 0; i < n; i++) r->pn[i] = (rl_round_node_t){.u.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE};
+    for (size_t i = 0; i < n; i++)
+        r->pn[i] = (rl_round_node_t){.u.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE};
     r->yes = r->no = r->failed = r->auth_failed = 0;
     r->pending = n;
     r->done = 0;
@@ -74,8 +75,7 @@ int rl_round_decided(const rl_round_t *r) {
         if (r->yes + r->pending >= r->quorum) return 0;
         if (r->auth_failed > slack) return 1;
         return settled(r->auth_failed, r->pending, slack) && settled(r->no, r->pending, slack);
-    case RL_STOP_GRANT:
-        return r->yes >= r->quorum;
+    case RL_STOP_GRANT: return r->yes >= r->quorum;
     case RL_STOP_SLOT: {
         /* As MAJORITY, by slot: once no slot can reach a quorum, wait until
          * the reason is settled (AUTH; TAKEN when more nodes than the slack
@@ -92,8 +92,7 @@ int rl_round_decided(const rl_round_t *r) {
         if (r->yes >= r->quorum || r->no >= r->quorum) return 1;
         if (r->yes + r->pending >= r->quorum || r->no + r->pending >= r->quorum) return 0;
         return settled(r->auth_failed, r->pending, slack);
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -101,16 +100,13 @@ int rl_round_settled(const rl_round_t *r) {
     if (rl_round_decided(r)) return 1;
     switch (r->stop) {
     case RL_STOP_MAJORITY:
-    case RL_STOP_GRANT:
-        return r->yes >= r->quorum || r->yes + r->pending < r->quorum;
+    case RL_STOP_GRANT: return r->yes >= r->quorum || r->yes + r->pending < r->quorum;
     case RL_STOP_SLOT: {
         size_t best = rl_round_best_slot(r, NULL);
         return best >= r->quorum || best + r->pending < r->quorum;
     }
-    case RL_STOP_RESOLVE:
-        return r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum;
-    default:
-        return 0;
+    case RL_STOP_RESOLVE: return r->yes + r->pending < r->quorum && r->no + r->pending < r->quorum;
+    default: return 0;
     }
 }
 

@@ -43,41 +43,42 @@ typedef struct rl_round_node {
         int32_t left_ms; /* after a "no": how long the holder still has, 0 unknown (set by
                           * the round's on_reply, which runs just before the vote) */
     } u;
-    int32_t rtt_us;  /* the vote's round trip, -1 without an answer */
-    uint8_t vote;    /* REDLOCK_VOTE_* */
-    int8_t err;      /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
-    uint16_t conn;   /* the connection its request went to (nodeset.h: ns->all[conn]) */
+    int32_t rtt_us; /* the vote's round trip, -1 without an answer */
+    uint8_t vote;   /* REDLOCK_VOTE_* */
+    int8_t err;     /* the vote's REDLOCK_ERR_* (kept without a per-node report) */
+    uint16_t conn;  /* the connection its request went to (nodeset.h: ns->all[conn]) */
 } rl_round_node_t;
 
 _Static_assert(REDLOCK_MAX_NODES <= UINT8_MAX, "a round counts its nodes in 8 bits");
 
 typedef struct rl_round {
     /* set by the caller before rl_engine_run */
-    const char *cmd;                /* encoded request for every node (but see node_cmd) */
+    const char *cmd; /* encoded request for every node (but see node_cmd) */
     size_t cmd_len;
-    const char *ccmd;               /* the same for Redis Cluster nodes, its keys named as there
-                                     * (slot.h's rl_cluster_key); NULL: cmd serves them too */
+    const char *ccmd; /* the same for Redis Cluster nodes, its keys named as there
+                       * (slot.h's rl_cluster_key); NULL: cmd serves them too */
     size_t ccmd_len;
     const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
                                      * NOSCRIPT the engine sends the EVAL form, rebuilt
                                      * from cmd's arguments and the script's text */
     rl_classify_fn classify;
-    int32_t hslot;                  /* the slot of its keys on a cluster node; RL_SLOT_NONE: it
-                                     * has none, RL_SLOT_MIXED: they span slots */
+    int32_t hslot; /* the slot of its keys on a cluster node; RL_SLOT_NONE: it
+                    * has none, RL_SLOT_MIXED: they span slots */
     /* (small types: every pending async acquire holds a round) */
-    uint8_t stop;                   /* RL_STOP_* */
-    uint8_t send_all;               /* send to every node even once decided (release) */
-    uint8_t grants;                 /* an acquire: a quarantined node's yes does not count */
-    uint8_t replicate;              /* a write (acquire, extend, fencing): on a node with replicas
-                                     * to wait for, a WAIT follows it and decides its yes */
-    uint8_t skip;                   /* cmd is skip + 1 commands (MULTI .. EXEC, at most 255): a
-                                     * node's first skip replies to it are dropped, the last votes */
-    uint8_t done;                   /* kept by the core: decided */
-    uint8_t n, quorum;              /* nodes (at most REDLOCK_MAX_NODES) and the quorum */
+    uint8_t stop;      /* RL_STOP_* */
+    uint8_t send_all;  /* send to every node even once decided (release) */
+    uint8_t grants;    /* an acquire: a quarantined node's yes does not count */
+    uint8_t replicate; /* a write (acquire, extend, fencing): on a node with replicas
+                        * to wait for, a WAIT follows it and decides its yes */
+    uint8_t skip;      /* cmd is skip + 1 commands (MULTI .. EXEC, at most 255): a
+                        * node's first skip replies to it are dropped, the last votes */
+    uint8_t done;      /* kept by the core: decided */
+    uint8_t n, quorum; /* nodes (at most REDLOCK_MAX_NODES) and the quorum */
     /* kept by the core as votes come */
     uint8_t yes, no, failed, pending, auth_failed;
-    redlock_node_report_t *nodes;   /* optional per-node detail, n entries */
-    void (*on_reply)(void *arg, size_t node, const void *reply); /* optional: sees each reply (from inside the driver) */
+    redlock_node_report_t *nodes; /* optional per-node detail, n entries */
+    void (*on_reply)(void *arg, size_t node,
+                     const void *reply); /* optional: sees each reply (from inside the driver) */
     void *reply_arg;
     /* optional: a command of each node's own (cluster: the node is a Redis Cluster node, its
      * keys named as there, in slot hslot), written into buf (cap bytes, at least
@@ -87,12 +88,12 @@ typedef struct rl_round {
     size_t (*node_cmd)(void *arg, size_t node, int cluster, char *buf, size_t cap, const char **why);
     /* optional: votes in place of classify, knowing the node and node_arg */
     redlock_vote_t (*judge)(void *arg, size_t node, const void *reply, int *err, char *detail, size_t n);
-    void *node_arg;                   /* node_cmd's and judge's argument */
-    uint64_t t0_us;                   /* when the round was sent */
-    uint64_t grace_us;                /* its outcome is known: the nodes still unheard are waited
-                                       * for until then (0: not yet; see rl_round_settled) */
-    void *owner;                      /* the driver's: who waits for this round */
-    rl_round_node_t pn[];             /* per node: n entries (see rl_round_size) */
+    void *node_arg;       /* node_cmd's and judge's argument */
+    uint64_t t0_us;       /* when the round was sent */
+    uint64_t grace_us;    /* its outcome is known: the nodes still unheard are waited
+                           * for until then (0: not yet; see rl_round_settled) */
+    void *owner;          /* the driver's: who waits for this round */
+    rl_round_node_t pn[]; /* per node: n entries (see rl_round_size) */
 } rl_round_t;
 
 /* Room for one node's own command (rl_round_t.node_cmd): two keys of the
@@ -101,7 +102,7 @@ typedef struct rl_round {
 
 /* Bytes a round for n nodes takes (its per-node records included),
  * rounded up so that rounds placed one after another stay aligned. */
-#define rl_round_size(n)                                                                                   \
+#define rl_round_size(n)                                                                                      \
     ((sizeof(rl_round_t) + (n) * sizeof(rl_round_node_t) + _Alignof(rl_round_t) - 1) / _Alignof(rl_round_t) * \
      _Alignof(rl_round_t))
 
@@ -111,7 +112,9 @@ typedef union rl_round_room {
     rl_round_t r;
     unsigned char room[rl_round_size(REDLOCK_MAX_NODES)];
 } rl_round_room_t;
-#define RL_ROUND(name) rl_round_room_t name##_room_; rl_round_t *const name = &name##_room_.r
+#define RL_ROUND(name)            \
+    rl_round_room_t name##_room_; \
+    rl_round_t *const name = &name##_room_.r
 
 /* Prepares r for n nodes (all pending) with the given stop rule; nodes may
  * be NULL. The command fields are set by the caller afterwards. */

@@ -25,8 +25,14 @@ static int park(rl_nodes_t *ns, rl_round_t *owner, size_t i, const rl_send_t *s,
     rl_parked_t *p = malloc(sizeof *p + s->len);
     if (!p) return -1;
     uint64_t budget = (uint64_t)(ns->cfg.connect_timeout_ms + ns->cfg.op_timeout_ms) * 1000u;
-    *p = (rl_parked_t){.round = owner, .script = s->script, .sent_us = now, .deadline_us = now + budget,
-                       .hslot = hslot, .grants = s->grants, .send_all = s->send_all, .skip = s->skip,
+    *p = (rl_parked_t){.round = owner,
+                       .script = s->script,
+                       .sent_us = now,
+                       .deadline_us = now + budget,
+                       .hslot = hslot,
+                       .grants = s->grants,
+                       .send_all = s->send_all,
+                       .skip = s->skip,
                        .len = s->len};
     memcpy(p->cmd, s->cmd, s->len);
     if (cl->parked_tail)
@@ -56,10 +62,16 @@ static void send_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
     while (p) {
         rl_parked_t *next = p->next;
         rl_shard_t *sh = rl_cluster_owner(ns->cl[i], p->hslot);
-        rl_send_t s = {.cmd = p->cmd, .len = p->len, .script = p->script, .sent_us = p->sent_us,
-                       .deadline_us = p->deadline_us, .grants = p->grants, .send_all = p->send_all,
+        rl_send_t s = {.cmd = p->cmd,
+                       .len = p->len,
+                       .script = p->script,
+                       .sent_us = p->sent_us,
+                       .deadline_us = p->deadline_us,
+                       .grants = p->grants,
+                       .send_all = p->send_all,
                        .skip = p->skip};
-        ns->ops->place(ns, sh ? sh->c : &ns->nodes[i].conn, p->round, i, &s, now); /* (an unserved slot: a redirect says) */
+        ns->ops->place(ns, sh ? sh->c : &ns->nodes[i].conn, p->round, i, &s,
+                       now); /* (an unserved slot: a redirect says) */
         free(p);
         p = next;
     }
@@ -120,8 +132,9 @@ static void expire_parked(rl_nodes_t *ns, size_t i, uint64_t now) {
 void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i, rl_send_t *s, uint64_t now) {
     rl_cluster_t *cl = ns->cl[i];
     if (r->hslot == RL_SLOT_MIXED) {
-        if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
-                              "the keys fall in different slots of this cluster (give them one hash tag)", now);
+        if (owner)
+            ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_INVALID, -1,
+                          "the keys fall in different slots of this cluster (give them one hash tag)", now);
         return;
     }
     if (r->ccmd && !r->node_cmd) s->cmd = r->ccmd, s->len = r->ccmd_len; /* (node_cmd made s already) */
@@ -136,7 +149,9 @@ void rl_route_submit(rl_nodes_t *ns, rl_round_t *r, rl_round_t *owner, size_t i,
             rl_route_map_reload(ns, i, now);
             return;
         }
-        if (owner) ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "too many requests wait for the slot map", now);
+        if (owner)
+            ns->ops->vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1,
+                          "too many requests wait for the slot map", now);
         return;
     }
     ns->ops->place(ns, sh ? sh->c : &ns->nodes[i].conn, owner, i, s, now);
@@ -176,9 +191,10 @@ static void map_promoted(void *arg, rl_shard_t *sh) {
     rl_node_t *nd = rl_node_of(c);
     nd->promoted_us = m->now;
     nd->promoted_until_us = m->now + (uint64_t)m->ns->cfg.quarantine_ms * 1000u;
-    rl_logf(&m->ns->cfg.log, REDLOCK_LOG_WARN, "node %s: shard primary %s:%d is a promoted replica: "
-            "no acquire vote for %u ms", m->ns->nodes[m->i].conn.uri.display, c->uri.host, c->uri.port,
-            m->ns->cfg.quarantine_ms);
+    rl_logf(&m->ns->cfg.log, REDLOCK_LOG_WARN,
+            "node %s: shard primary %s:%d is a promoted replica: "
+            "no acquire vote for %u ms",
+            m->ns->nodes[m->i].conn.uri.display, c->uri.host, c->uri.port, m->ns->cfg.quarantine_ms);
 }
 
 /* Asks cluster node i's own connection for the slot map, unless a load
@@ -215,8 +231,10 @@ void rl_route_map_reply(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_
     cl->loading = 0;
     if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_promoted, &m, why, sizeof why) < 0) {
         if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled"))
-            snprintf(why, sizeof why, "%s:%d is not a Redis Cluster member (cluster support disabled): "
-                     "name a plain server redis://, not redis+cluster://", c->uri.host, c->uri.port);
+            snprintf(why, sizeof why,
+                     "%s:%d is not a Redis Cluster member (cluster support disabled): "
+                     "name a plain server redis://, not redis+cluster://",
+                     c->uri.host, c->uri.port);
         snprintf(cl->error, sizeof cl->error, "%s", why);
         rl_logf(&ns->cfg.log, REDLOCK_LOG_WARN, "node %s: %s", c->uri.display, why);
         if (!cl->loaded_us) fail_parked(ns, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, cl->error, now);
@@ -248,15 +266,23 @@ void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t n
     if (kind == 1 && to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
     if (kind != 2) rl_route_map_reload(ns, i, now);
     if (!cmd || old.redirects >= RL_MAX_REDIRECTS) {
-        snprintf(why, sizeof why, "%s (%.80s)", old.redirects >= RL_MAX_REDIRECTS ? "redirected too often" :
-                 to ? "out of memory" : "bad redirect", err);
+        snprintf(why, sizeof why, "%s (%.80s)",
+                 old.redirects >= RL_MAX_REDIRECTS ? "redirected too often"
+                 : to                              ? "out of memory"
+                                                   : "bad redirect",
+                 err);
         if (old.round) ns->ops->vote(ns, old.round, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_SERVER, -1, why, now);
         free(cmd);
         return;
     }
-    rl_send_t s = {.cmd = cmd, .len = old.fb_len, .script = old.script, .sent_us = old.sent_us,
-                   .deadline_us = old.deadline_us, .redirects = (uint8_t)(old.redirects + 1),
-                   .asking = kind == 2, .grants = old.round ? (uint8_t)old.round->grants : 0,
+    rl_send_t s = {.cmd = cmd,
+                   .len = old.fb_len,
+                   .script = old.script,
+                   .sent_us = old.sent_us,
+                   .deadline_us = old.deadline_us,
+                   .redirects = (uint8_t)(old.redirects + 1),
+                   .asking = kind == 2,
+                   .grants = old.round ? (uint8_t)old.round->grants : 0,
                    .send_all = old.round ? (uint8_t)old.round->send_all : 1};
     ns->ops->place(ns, to->c, old.round, i, &s, now);
     free(cmd);
@@ -316,8 +342,8 @@ void rl_route_down(rl_nodes_t *ns, rl_conn_t *c, uint64_t now) {
     }
     ns->cl[i]->loading = 0;
     if (!ns->cl[i]->loaded_us) /* no member to learn the map from now: what waited for it fails */
-        fail_parked(ns, i, c->last_err == REDLOCK_ERR_TIMEOUT ? REDLOCK_VOTE_TIMEOUT : REDLOCK_VOTE_ERROR,
-                    c->last_err, c->last_detail, now);
+        fail_parked(ns, i, c->last_err == REDLOCK_ERR_TIMEOUT ? REDLOCK_VOTE_TIMEOUT : REDLOCK_VOTE_ERROR, c->last_err,
+                    c->last_detail, now);
     next_seed(ns, i);
 }
 

@@ -19,8 +19,16 @@ enum { RL_STAT_ACQUIRE = 0, RL_STAT_EXTEND, RL_STAT_RELEASE, RL_STAT_ADOPT, RL_S
 
 /* Vote kinds as counted (REDLOCK_VOTE_DOWN is split: a quarantined node
  * is counted apart from one waiting for its reconnect). */
-enum { RL_KIND_YES = 0, RL_KIND_NO, RL_KIND_TIMEOUT, RL_KIND_DOWN, RL_KIND_QUARANTINED, RL_KIND_ERROR, RL_KIND_SUSPECT,
-       RL_KINDS };
+enum {
+    RL_KIND_YES = 0,
+    RL_KIND_NO,
+    RL_KIND_TIMEOUT,
+    RL_KIND_DOWN,
+    RL_KIND_QUARANTINED,
+    RL_KIND_ERROR,
+    RL_KIND_SUSPECT,
+    RL_KINDS
+};
 
 typedef struct rl_hist {
     _Atomic uint64_t bucket[REDLOCK_STATS_BUCKETS];

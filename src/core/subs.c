@@ -90,7 +90,12 @@ static void mark_dirty(rl_subs_t *s, size_t i, uint64_t now) {
 }
 
 /* rl_map_each over the channels: subscribes one on the node in *arg. */
-typedef struct { rl_subs_t *s; size_t i; uint64_t now; int rc; } reopen_t;
+typedef struct {
+    rl_subs_t *s;
+    size_t i;
+    uint64_t now;
+    int rc;
+} reopen_t;
 static void resubscribe(rl_map_node_t *x, void *arg) {
     reopen_t *r = arg;
     rl_sub_t *e = RL_MAP_ENTRY(x, rl_sub_t, node);
@@ -133,8 +138,10 @@ static void cluster_upkeep(rl_subs_t *s, uint64_t now) {
     }
     int any = 0;
     for (size_t i = 0; i < s->ns.n; i++) any |= s->dirty[i];
-    if (!any) s->retry_us = 0;
-    else if (s->retry_us <= now) s->retry_us = now + RL_SUBS_RETRY_US;
+    if (!any)
+        s->retry_us = 0;
+    else if (s->retry_us <= now)
+        s->retry_us = now + RL_SUBS_RETRY_US;
 }
 
 /* Adds an entry for res with no waiters yet; NULL when out of memory. */
@@ -154,7 +161,8 @@ static rl_sub_t *add(rl_subs_t *s, const char *res, size_t len) {
 /* Unsubscribes entry e on every node and drops it. */
 static void drop(rl_subs_t *s, rl_sub_t *e, uint64_t now) {
     for (size_t i = 0; i < s->ns.n; i++)
-        if (cluster_of(s, i) || s->ns.nodes[i].conn.state != RL_CONN_DOWN) send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
+        if (cluster_of(s, i) || s->ns.nodes[i].conn.state != RL_CONN_DOWN)
+            send_verb(s, i, "UNSUBSCRIBE", e->res, e->len, now);
     idle_unlink(s, e);
     rl_map_remove(&s->map, &e->node);
     s->n--;
@@ -210,8 +218,8 @@ static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len
     if (len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
     rl_sub_t *e = cluster_of(s, node) ? find_cluster(s, ch + PREFIX_LEN, len - PREFIX_LEN)
                                       : find(s, ch + PREFIX_LEN, len - PREFIX_LEN);
-    if (!e) return; /* unsubscribed since */
-    if (kind == RL_PUSH_UNSUBSCRIBE) { /* its slot moved to another shard: subscribe there */
+    if (!e) return;                                      /* unsubscribed since */
+    if (kind == RL_PUSH_UNSUBSCRIBE) {                   /* its slot moved to another shard: subscribe there */
         if (cluster_of(s, node)) mark_dirty(s, node, 0); /* (at the next turn) */
         return;
     }
@@ -234,7 +242,8 @@ void rl_subs_expire(rl_subs_t *s, uint64_t now) {
 
 uint64_t rl_subs_next_us(const rl_subs_t *s) {
     uint64_t next = rl_nodes_next_us(&s->ns);
-    if (s->idle_head && s->idle_head->idle_us + RL_SUB_LINGER_US < next) next = s->idle_head->idle_us + RL_SUB_LINGER_US;
+    if (s->idle_head && s->idle_head->idle_us + RL_SUB_LINGER_US < next)
+        next = s->idle_head->idle_us + RL_SUB_LINGER_US;
     for (size_t i = 0; s->n && i < s->ns.n; i++) {
         const rl_conn_t *c = &s->ns.nodes[i].conn;
         if (!cluster_of(s, i) && c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
@@ -248,7 +257,7 @@ int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t
     rl_map_init(&s->map, 16);
     rl_nodes_config_t sc = *cfg;
     sc.subscriber = 1;
-    sc.stats = NULL;    /* the command connections' figures only */
+    sc.stats = NULL;                        /* the command connections' figures only */
     sc.max_inflight = RL_SUBS_MAX_INFLIGHT; /* a SUBSCRIBE per channel waited on may be in flight at once */
     int rc = rl_nodes_init(&s->ns, uris, n, &sc, notify_fd);
     s->ns.pubsub = on_push;

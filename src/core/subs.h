@@ -38,29 +38,29 @@
 #define RL_SUB_LINGER_US 1000000u
 
 typedef struct rl_sub {
-    rl_map_node_t node; /* in rl_subs_t.map, by resource */
+    rl_map_node_t node;                   /* in rl_subs_t.map, by resource */
     struct rl_sub *idle_prev, *idle_next; /* on the idle list while it has no waiter */
-    uint64_t idle_us;   /* with no waiter: when the last left */
+    uint64_t idle_us;                     /* with no waiter: when the last left */
     size_t len;
-    uint32_t waiters;   /* joins minus leaves */
-    uint8_t heard;      /* a node confirmed the subscription */
-    char res[];         /* the resource's bytes (no padding before them: one per resource waited on) */
+    uint32_t waiters; /* joins minus leaves */
+    uint8_t heard;    /* a node confirmed the subscription */
+    char res[];       /* the resource's bytes (no padding before them: one per resource waited on) */
 } rl_sub_t;
 
 typedef struct rl_subs {
-    rl_nodes_t ns;      /* the subscriber connections (cfg.subscriber = 1) */
-    rl_map_t map;       /* the channels subscribed (with waiters, or lingering) */
-    size_t n;           /* how many */
+    rl_nodes_t ns;                   /* the subscriber connections (cfg.subscriber = 1) */
+    rl_map_t map;                    /* the channels subscribed (with waiters, or lingering) */
+    size_t n;                        /* how many */
     rl_sub_t *idle_head, *idle_tail; /* those without a waiter, the longest idle first */
     /* a release of res was announced (announced = 1), or a new
      * subscription was first confirmed (0: a release just before it
      * would have been missed) */
     void (*released)(void *arg, const char *res, size_t len, int announced);
     void *arg;
-    uint64_t messages;  /* release messages heard */
-    uint8_t *dirty;     /* per node: a cluster node whose channels must be subscribed again */
-    uint32_t *seen;     /* per node: its cluster's failures and map loads when last subscribed */
-    uint64_t retry_us;  /* when dirty nodes are tried again */
+    uint64_t messages; /* release messages heard */
+    uint8_t *dirty;    /* per node: a cluster node whose channels must be subscribed again */
+    uint32_t *seen;    /* per node: its cluster's failures and map loads when last subscribed */
+    uint64_t retry_us; /* when dirty nodes are tried again */
 } rl_subs_t;
 
 /* A dirty cluster node's channels are tried again this often. */

@@ -28,8 +28,8 @@ void rl_suspect_mark(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why
     nd->suspect_since_us = now;
     nd->probe_backoff_ms = 0;
     rl_stats_suspected(cfg->stats, (size_t)c->idx);
-    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s suspect (%s): rounds skip it until a probe answers",
-            c->uri.display, c->last_detail);
+    rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s suspect (%s): rounds skip it until a probe answers", c->uri.display,
+            c->last_detail);
 }
 
 int rl_suspect_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
@@ -38,7 +38,8 @@ int rl_suspect_probe(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
     rl_stats_probe(cfg->stats, (size_t)c->idx);
     int rc = c->state == RL_CONN_DOWN ? rl_node_open(cfg, c, now) : 0;
     uint64_t deadline = now + (uint64_t)(cfg->connect_timeout_ms + cfg->op_timeout_ms) * 1000u;
-    if (rc == 0 && (rl_conn_send(c, ping, sizeof ping - 1) < 0 || !rl_conn_push(c, RL_REQ_PROBE, NULL, now, deadline))) {
+    if (rc == 0 &&
+        (rl_conn_send(c, ping, sizeof ping - 1) < 0 || !rl_conn_push(c, RL_REQ_PROBE, NULL, now, deadline))) {
         rc = REDLOCK_ERR_NOMEM;
         snprintf(c->last_detail, sizeof c->last_detail, "out of memory");
     }

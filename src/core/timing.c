@@ -5,7 +5,7 @@
 
 uint64_t rl_drift_us(uint32_t ttl_ms, double drift_factor, uint32_t drift_min_ms) {
     double d = ceil((double)ttl_ms * 1000.0 * drift_factor);
-    if (!(d > 0)) d = 0; /* also catches NaN; options validation rejects it anyway */
+    if (!(d > 0)) d = 0;    /* also catches NaN; options validation rejects it anyway */
     if (d > 1e18) d = 1e18; /* a huge factor: still far above any TTL, and no UB in the cast */
     return (uint64_t)d + (uint64_t)drift_min_ms * 1000u;
 }

@@ -31,9 +31,9 @@ enum { LINE_MUTEX = 0, LINE_PERMIT, LINE_SHARED, LINE_KINDS };
 /* A line is never empty (the last to leave frees it), so its name is its
  * head's: no copy of it (one line per resource waited on). */
 typedef struct rl_waitline {
-    rl_map_node_t node;      /* in rl->waitq */
+    rl_map_node_t node; /* in rl->waitq */
     rl_acquire_op_t *head, *tail;
-    uint32_t len;            /* the resource's bytes: head->keys.k[0] */
+    uint32_t len; /* the resource's bytes: head->keys.k[0] */
     uint8_t kind;
 } rl_waitline_t;
 

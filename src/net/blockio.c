@@ -92,8 +92,8 @@ static int handshake(rl_bio_stream_t *s, uint64_t deadline, char *why, size_t n)
 
 /* Connects s (over TLS when tls has a context) before the deadline.
  * Returns 0, or -1 with why. */
-int rl_bio_open(rl_bio_stream_t *s, const char *host, int port, const rl_bio_tls_t *tls, uint64_t deadline,
-                char *why, size_t n) {
+int rl_bio_open(rl_bio_stream_t *s, const char *host, int port, const rl_bio_tls_t *tls, uint64_t deadline, char *why,
+                size_t n) {
     s->ssl = NULL;
     s->fd = rl_bio_dial(host, port, deadline, why, n);
     if (s->fd < 0 || !tls || !tls->ctx) return s->fd < 0 ? -1 : 0;
@@ -173,10 +173,11 @@ int rl_bio_exchange(rl_bio_stream_t *s, const char *cmd, size_t len, redisReply 
     for (int i = 0; rc == 0 && i < nreq; i++)
         if ((rc = rl_bio_read(s, rd, &rep[i], deadline)) < 0) err = errno;
     if (rc)
-        snprintf(why, n, "%s", err == ENOMEM      ? "out of memory"
-                               : err == ETIMEDOUT ? "no answer in time"
-                               : err == EPROTO    ? "answered with bytes that are not RESP"
-                                                  : "closed the connection");
+        snprintf(why, n, "%s",
+                 err == ENOMEM      ? "out of memory"
+                 : err == ETIMEDOUT ? "no answer in time"
+                 : err == EPROTO    ? "answered with bytes that are not RESP"
+                                    : "closed the connection");
     redisReaderFree(rd);
     return rc;
 }

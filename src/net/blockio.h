@@ -46,8 +46,8 @@ typedef struct rl_bio_stream {
  * handshake (the certificate checked against host or tls->server_name),
  * all before the deadline. Returns 0 (close s with rl_bio_close), or -1
  * with why (s then holds nothing). */
-int rl_bio_open(rl_bio_stream_t *s, const char *host, int port, const rl_bio_tls_t *tls, uint64_t deadline,
-                char *why, size_t n);
+int rl_bio_open(rl_bio_stream_t *s, const char *host, int port, const rl_bio_tls_t *tls, uint64_t deadline, char *why,
+                size_t n);
 void rl_bio_close(rl_bio_stream_t *s); /* closes the socket, frees the session; safe twice */
 
 /* Reads what s has now into buf without waiting: > 0 bytes, 0 when the

@@ -23,10 +23,14 @@ int rl_buf_append(rl_buf_t *b, const void *p, size_t n);
 void rl_buf_consume(rl_buf_t *b, size_t n);
 
 /* Bytes appended but not yet consumed. */
-static inline size_t rl_buf_pending(const rl_buf_t *b) { return b->len - b->off; }
+static inline size_t rl_buf_pending(const rl_buf_t *b) {
+    return b->len - b->off;
+}
 
 /* Drops the contents, keeps the memory. */
-static inline void rl_buf_reset(rl_buf_t *b) { b->len = b->off = 0; }
+static inline void rl_buf_reset(rl_buf_t *b) {
+    b->len = b->off = 0;
+}
 
 /* Frees the memory; b is empty and reusable afterwards. */
 void rl_buf_free(rl_buf_t *b);

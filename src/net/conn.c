@@ -178,16 +178,17 @@ int rl_conn_read(rl_conn_t *c, uint64_t now_us) {
         } else if (n == 0) {
             return conn_fail(c, REDLOCK_ERR_IO,
                              c->rx_bytes ? "connection closed by the node"
-                             : c->tls_ctx ? "connection closed by the node before any reply"
-                                          : "connection closed by the node before any reply (a TLS port? use rediss://)",
+                             : c->tls_ctx
+                                 ? "connection closed by the node before any reply"
+                                 : "connection closed by the node before any reply (a TLS port? use rediss://)",
                              0);
         } else if (errno == EINTR) {
             continue;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             return 0;
         } else if (errno == ECONNRESET && !c->rx_bytes && !c->tls_ctx) {
-            return conn_fail(c, REDLOCK_ERR_IO, "connection reset by the node before any reply (a TLS port? use rediss://)",
-                             0);
+            return conn_fail(c, REDLOCK_ERR_IO,
+                             "connection reset by the node before any reply (a TLS port? use rediss://)", 0);
         } else {
             return conn_fail(c, REDLOCK_ERR_IO, "read", errno);
         }
@@ -236,7 +237,7 @@ void rl_conn_close(rl_conn_t *c) {
 static void note_growth(rl_conn_t *c, uint64_t now_us) {
     if (!c->qshrunk_us || !c->ring_hold) return;
     if (now_us < c->qshrunk_us + RL_QCAP_REGROW_US) {
-        c->qhold_us = !c->qhold_us ? RL_QCAP_HOLD_MIN_US
+        c->qhold_us = !c->qhold_us                            ? RL_QCAP_HOLD_MIN_US
                       : c->qhold_us < RL_QCAP_HOLD_MAX_US / 2 ? 2 * c->qhold_us
                                                               : RL_QCAP_HOLD_MAX_US;
         c->qkeep_us = now_us + c->qhold_us;

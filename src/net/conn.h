@@ -26,11 +26,17 @@ enum { RL_CONN_DOWN = 0, RL_CONN_RESOLVING, RL_CONN_CONNECTING, RL_CONN_READY };
 
 /* Detail text kept per node (and per node in reports). */
 #define RL_DETAIL_LEN 256
-_Static_assert(RL_ADDR_STRLEN == sizeof ((redlock_node_report_t *)0)->address, "report address size");
+_Static_assert(RL_ADDR_STRLEN == sizeof((redlock_node_report_t *)0)->address, "report address size");
 
 /* What a queued request is for. */
 enum {
-    RL_REQ_USER = 0, RL_REQ_AUTH, RL_REQ_SELECT, RL_REQ_LOAD, RL_REQ_INFO, RL_REQ_TIME, RL_REQ_PROBE,
+    RL_REQ_USER = 0,
+    RL_REQ_AUTH,
+    RL_REQ_SELECT,
+    RL_REQ_LOAD,
+    RL_REQ_INFO,
+    RL_REQ_TIME,
+    RL_REQ_PROBE,
     RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
     RL_REQ_ASKING, /* ASKING ahead of a request an ASK redirect sent here */
     RL_REQ_WAIT,   /* WAIT behind replicated writes */
@@ -38,72 +44,72 @@ enum {
 };
 
 typedef struct rl_req {
-    struct rl_round *round;          /* waiting call, NULL once abandoned or internal */
-    const struct rl_script *script;  /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
+    struct rl_round *round;         /* waiting call, NULL once abandoned or internal */
+    const struct rl_script *script; /* set for EVALSHA (NOSCRIPT fallback) and LOAD */
     uint64_t sent_us, deadline_us;
-    uint32_t fb_len;                 /* its bytes at the front of conn.fb: the EVALSHA's header and
-                                      * arguments, or (whole) the entire command */
+    uint32_t fb_len; /* its bytes at the front of conn.fb: the EVALSHA's header and
+                      * arguments, or (whole) the entire command */
     uint8_t kind;
-    uint8_t whole;                   /* fb holds the entire command (a cluster connection's: what a
-                                      * MOVED or ASK redirect sends again elsewhere) */
-    uint8_t redirects;               /* MOVED / ASK redirects followed so far */
-    uint8_t skip;                    /* replies to read and drop before its own (see rl_round.skip) */
-    uint8_t then_wait;               /* a WAIT follows it (the core's mark) */
+    uint8_t whole;     /* fb holds the entire command (a cluster connection's: what a
+                        * MOVED or ASK redirect sends again elsewhere) */
+    uint8_t redirects; /* MOVED / ASK redirects followed so far */
+    uint8_t skip;      /* replies to read and drop before its own (see rl_round.skip) */
+    uint8_t then_wait; /* a WAIT follows it (the core's mark) */
 } rl_req_t;
 
 typedef struct rl_conn {
     rl_uri_t uri;
-    int idx;                   /* the node it belongs to (the core's index, given to req_moved) */
-    int k;                     /* its index among every connection of the node set (core/) */
-    int whole_cmds;            /* keeps each request's entire command (a cluster node's) */
-    int fd;                    /* -1 when down */
+    int idx;        /* the node it belongs to (the core's index, given to req_moved) */
+    int k;          /* its index among every connection of the node set (core/) */
+    int whole_cmds; /* keeps each request's entire command (a cluster node's) */
+    int fd;         /* -1 when down */
     int state;
-    int tcp_up;                /* the TCP connect finished (a TLS handshake may follow) */
-    short want;                /* poll events the TLS handshake waits for */
-    void *ssl;                 /* TLS session for rediss://, else NULL */
-    rl_tls_ctx_t *tls_ctx;     /* the redlock_t's TLS context (not owned), NULL for plain */
-    const char *tls_name;      /* override for host verification and SNI, or NULL */
+    int tcp_up;            /* the TCP connect finished (a TLS handshake may follow) */
+    short want;            /* poll events the TLS handshake waits for */
+    void *ssl;             /* TLS session for rediss://, else NULL */
+    rl_tls_ctx_t *tls_ctx; /* the redlock_t's TLS context (not owned), NULL for plain */
+    const char *tls_name;  /* override for host verification and SNI, or NULL */
     int tls_verify;
-    rl_tls_ctx_t *lookup_tls_ctx; /* sentinel_tls: what a Sentinel group's sentinels are asked
-                                   * with (not owned: each lookup takes its own reference) */
-    uint64_t rx_bytes;         /* bytes read since the connection opened */
-    unsigned gen;              /* bumped on every close, so stale poll events are ignored */
+    rl_tls_ctx_t *lookup_tls_ctx;                          /* sentinel_tls: what a Sentinel group's sentinels are asked
+                                                            * with (not owned: each lookup takes its own reference) */
+    uint64_t rx_bytes;                                     /* bytes read since the connection opened */
+    unsigned gen;                                          /* bumped on every close, so stale poll events are ignored */
     void (*closing)(void *arg, struct rl_conn *c, int fd); /* told just before fd is closed
                                 * (a loop driver stops watching it), or NULL */
     void *closing_arg;
-    int io_fd;                 /* a loop driver's: the fd it last announced (-1: none) */
-    uint8_t io_rd, io_wr;      /* ... and whether for reading, writing */
+    int io_fd;            /* a loop driver's: the fd it last announced (-1: none) */
+    uint8_t io_rd, io_wr; /* ... and whether for reading, writing */
     struct redisReader *reader;
-    rl_arena_t arena;          /* where the reader builds replies; reset after each */
-    rl_buf_t out;              /* encoded requests not yet written */
-    rl_buf_t fb;               /* queued EVALSHAs' "*argc" headers and arguments after the
-                                * sha1, in queue order: what an EVAL fallback is built from */
-    rl_req_t *q;               /* ring of qcap requests owed a reply; doubles when full, up
-                                * to qmax (RL_QCAP_START at first) */
+    rl_arena_t arena; /* where the reader builds replies; reset after each */
+    rl_buf_t out;     /* encoded requests not yet written */
+    rl_buf_t fb;      /* queued EVALSHAs' "*argc" headers and arguments after the
+                       * sha1, in queue order: what an EVAL fallback is built from */
+    rl_req_t *q;      /* ring of qcap requests owed a reply; doubles when full, up
+                       * to qmax (RL_QCAP_START at first) */
     uint32_t qcap, qhead, qlen, qmax;
     /* giving a burst's ring back, with hysteresis (see shrink in conn.c) when ring_hold is
      * set (a connection of lock rounds, whose load is steady; not a subscriber's) */
     int ring_hold;
-    uint64_t qshrunk_us;       /* when it last shrank, until it grows again (0: not since) */
-    uint64_t qhold_us;         /* how long a ring that grew back soon after keeps its size */
-    uint64_t qkeep_us;         /* no shrinking before this */
+    uint64_t qshrunk_us; /* when it last shrank, until it grows again (0: not since) */
+    uint64_t qhold_us;   /* how long a ring that grew back soon after keeps its size */
+    uint64_t qkeep_us;   /* no shrinking before this */
     /* told when growing the ring moved a request with a round to another
      * slot (the round keeps its requests' slots), or NULL */
     void (*req_moved)(struct rl_round *round, int idx, uint32_t slot);
-    uint64_t due_us;           /* at most the earliest deadline of a queued request, or
-                                * grace of its round (UINT64_MAX: none); may be early, never late */
+    uint64_t due_us; /* at most the earliest deadline of a queued request, or
+                      * grace of its round (UINT64_MAX: none); may be early, never late */
     uint64_t connect_deadline_us;
-    uint64_t last_rx_us;       /* last time bytes arrived (or the connect began) */
-    uint64_t retry_at_us;      /* while down: earliest reconnect */
+    uint64_t last_rx_us;  /* last time bytes arrived (or the connect began) */
+    uint64_t retry_at_us; /* while down: earliest reconnect */
     uint32_t backoff_ms;
-    int last_err;              /* REDLOCK_ERR_* of the last failure */
+    int last_err;                    /* REDLOCK_ERR_* of the last failure */
     char last_detail[RL_DETAIL_LEN]; /* its words (no secrets) */
     /* addresses and lookups (dial.c) */
-    rl_addrs_t addrs;          /* where the node is: an IP literal, a socket path, or what its
-                                * name resolved to last (n == 0: not known yet) */
-    int literal;               /* addrs never change: no lookup, ever */
-    int notify_fd;             /* written by a lookup thread when it ends (the driver's wake fd) */
-    struct rl_lookup *lookup;  /* lookup in flight, or NULL */
+    rl_addrs_t addrs;         /* where the node is: an IP literal, a socket path, or what its
+                               * name resolved to last (n == 0: not known yet) */
+    int literal;              /* addrs never change: no lookup, ever */
+    int notify_fd;            /* written by a lookup thread when it ends (the driver's wake fd) */
+    struct rl_lookup *lookup; /* lookup in flight, or NULL */
     uint64_t lookup_started_us;
     int stale;                 /* the node failed since its addrs were learnt: look the name up again */
     char lookup_err[200];      /* why the last lookup failed, "" when it did not */

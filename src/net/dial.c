@@ -84,9 +84,9 @@ static void maybe_lookup(rl_conn_t *c, uint64_t now) {
     if (c->lookups && now - c->lookup_started_us < (uint64_t)refresh * 1000u) return;
     uint64_t budget_ms = c->connect_deadline_us > now ? (c->connect_deadline_us - now) / 1000u : 0;
     rl_bio_tls_t tls = rl_dial_sentinel_tls(c);
-    c->lookup = c->uri.sentinel ? rl_sentinel_lookup_start(&c->uri, &tls, budget_ms > 20 ? (uint32_t)budget_ms : 20,
-                                                           c->notify_fd)
-                                : rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
+    c->lookup = c->uri.sentinel
+                    ? rl_sentinel_lookup_start(&c->uri, &tls, budget_ms > 20 ? (uint32_t)budget_ms : 20, c->notify_fd)
+                    : rl_lookup_start(c->uri.host, c->uri.port, c->notify_fd);
     c->lookup_started_us = now;
     c->lookups++;
     if (!c->lookup) snprintf(c->lookup_err, sizeof c->lookup_err, "no thread for the lookup (out of resources)");
@@ -168,8 +168,8 @@ static int dial_start(rl_conn_t *c, uint64_t now) {
     }
     char what[200];
     if (c->lookup) {
-        snprintf(c->last_detail, sizeof c->last_detail, "%.120s: not answered after %llu ms", sought(c, what, sizeof what),
-                 (unsigned long long)(waited / 1000u));
+        snprintf(c->last_detail, sizeof c->last_detail, "%.120s: not answered after %llu ms",
+                 sought(c, what, sizeof what), (unsigned long long)(waited / 1000u));
         return c->last_err = REDLOCK_ERR_TIMEOUT;
     }
     snprintf(c->last_detail, sizeof c->last_detail, "%.120s failed: %.120s", sought(c, what, sizeof what),
@@ -205,7 +205,7 @@ int rl_dial_lookup_ended(rl_conn_t *c, uint64_t now, rl_group_info_t *group, int
 int rl_dial_moved(rl_conn_t *c, const char *to) {
     c->addrs.n = 0; /* never dial the old address again before the sentinels are asked */
     c->stale = 1;
-    c->lookup_started_us = 0; /* asked at once: a look-up under way may predate the move */
+    c->lookup_started_us = 0;                      /* asked at once: a look-up under way may predate the move */
     return c->fd >= 0 && strcmp(c->addr, to) != 0; /* not down, nor already there */
 }
 

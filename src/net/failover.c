@@ -25,7 +25,7 @@
 #define RL_WATCH_STOP_WAIT_MS 300L
 
 struct rl_failover_feed {
-    pthread_mutex_t mu;   /* guards the fields up to refs */
+    pthread_mutex_t mu; /* guards the fields up to refs */
     pthread_cond_t ended_cv;
     uint32_t switches;
     char to[RL_ADDR_STRLEN];
@@ -33,10 +33,10 @@ struct rl_failover_feed {
     pthread_t thread;
     int notify_fd, stop_fd;
     char name[136];
-    char *pass;           /* the sentinels' password, or NULL */
-    int tls_on;           /* the sentinels are asked over TLS (u->sentinel_tls) */
-    rl_bio_tls_t tls;     /* then with this (the feed's own context reference) */
-    size_t n, next;       /* sentinels, and the one to try next */
+    char *pass;       /* the sentinels' password, or NULL */
+    int tls_on;       /* the sentinels are asked over TLS (u->sentinel_tls) */
+    rl_bio_tls_t tls; /* then with this (the feed's own context reference) */
+    size_t n, next;   /* sentinels, and the one to try next */
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
 };
 
@@ -131,7 +131,7 @@ static void listen_on(rl_failover_feed_t *w, rl_bio_stream_t *st) {
     while (ok && !stopped(w)) {
         struct pollfd p[2] = {{.fd = st->fd, .events = POLLIN}, {.fd = w->stop_fd, .events = POLLIN}};
         int rc = rl_bio_pending(st) ? 1 : poll(p, 2, RL_FAILOVER_PING_MS); /* (a TLS record read in part) */
-        if (rc == 0) { /* quiet: is the sentinel still there? */
+        if (rc == 0) {                                                     /* quiet: is the sentinel still there? */
             ok = !pinged && rl_bio_send(st, "*1\r\n$4\r\nPING\r\n", 14, rl_clock_monotonic_us() + 1000000u) == 0;
             pinged = 1;
             continue;

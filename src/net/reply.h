@@ -13,10 +13,10 @@
 
 struct redisReader;
 
-#define RL_REPLY_MAX_BULK (1u << 20)      /* bytes in one bulk string */
-#define RL_REPLY_MAX_ELEMENTS 4096        /* elements in one array */
-#define RL_REPLY_MAX_PENDING (4u << 20)   /* unparsed input buffered */
-#define RL_REPLY_MAX_TOTAL (8u << 20)     /* arena bytes for one reply, all of its parts */
+#define RL_REPLY_MAX_BULK (1u << 20)    /* bytes in one bulk string */
+#define RL_REPLY_MAX_ELEMENTS 4096      /* elements in one array */
+#define RL_REPLY_MAX_PENDING (4u << 20) /* unparsed input buffered */
+#define RL_REPLY_MAX_TOTAL (8u << 20)   /* arena bytes for one reply, all of its parts */
 
 typedef struct rl_chunk rl_chunk_t;
 

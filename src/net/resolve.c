@@ -17,19 +17,19 @@
 struct rl_lookup {
     pthread_mutex_t mu; /* guards the fields below the thread and owner share */
     pthread_t thread;
-    int refs;           /* 2 while both hold it; whoever takes it to 0 frees it */
+    int refs; /* 2 while both hold it; whoever takes it to 0 frees it */
     int done;
-    int abandoned;      /* the owner let go: do not write notify_fd */
+    int abandoned; /* the owner let go: do not write notify_fd */
     int notify_fd;
     int port;
-    int rc;             /* getaddrinfo's result */
-    int sys_errno;      /* errno for EAI_SYSTEM */
+    int rc;        /* getaddrinfo's result */
+    int sys_errno; /* errno for EAI_SYSTEM */
     rl_addrs_t addrs;
     char host[256];
-    rl_lookup_job_fn job;   /* a lookup of another kind (rl_lookup_start_job), or NULL */
-    void *job_arg;          /* its argument, freed with job_free unless taken */
+    rl_lookup_job_fn job; /* a lookup of another kind (rl_lookup_start_job), or NULL */
+    void *job_arg;        /* its argument, freed with job_free unless taken */
     void (*job_free)(void *);
-    char job_why[160];      /* why the job failed */
+    char job_why[160]; /* why the job failed */
 };
 
 int rl_addrs_literal(rl_addrs_t *a, const char *host, int port) {
@@ -98,8 +98,8 @@ static void *lookup_main(void *arg) {
     rl_addrs_t found = {0};
     char port[8];
     snprintf(port, sizeof port, "%d", l->port);
-    int rc = l->job ? l->job(l->job_arg, &found, l->job_why, sizeof l->job_why)
-                    : getaddrinfo(l->host, port, &hints, &res);
+    int rc =
+        l->job ? l->job(l->job_arg, &found, l->job_why, sizeof l->job_why) : getaddrinfo(l->host, port, &hints, &res);
     int e = errno;
     pthread_mutex_lock(&l->mu);
     l->rc = rc;
@@ -145,7 +145,7 @@ static rl_lookup_t *make(int notify_fd) {
 }
 
 rl_lookup_t *rl_lookup_start(const char *host, int port, int notify_fd) {
-    if (strlen(host) >= sizeof ((rl_lookup_t *)0)->host) return NULL;
+    if (strlen(host) >= sizeof((rl_lookup_t *)0)->host) return NULL;
     rl_lookup_t *l = make(notify_fd);
     if (!l) return NULL;
     l->port = port;

@@ -22,9 +22,9 @@
 /* A lookup's job: what to ask (in) and what the sentinels said (out). */
 typedef struct rl_sentinel_job {
     char name[136];
-    char *pass;                /* the sentinels' password, or NULL */
-    int tls_on;                /* the sentinels are asked over TLS (u->sentinel_tls) */
-    rl_bio_tls_t tls;          /* then with this (its own context reference) */
+    char *pass;       /* the sentinels' password, or NULL */
+    int tls_on;       /* the sentinels are asked over TLS (u->sentinel_tls) */
+    rl_bio_tls_t tls; /* then with this (its own context reference) */
     uint32_t timeout_ms;
     size_t n;
     rl_sentinel_addr_t s[RL_URI_MAX_SEEDS + 1];
@@ -151,7 +151,8 @@ static int sentinel_job(void *arg, rl_addrs_t *out, char *why, size_t n) {
         char one[200];
         j->info.asked++;
         if (ask(j, &j->s[i], one, sizeof one) == 0) continue;
-        int w = snprintf(why + used, n - used, "%ssentinel %s:%d: %s", used ? "; " : "", j->s[i].host, j->s[i].port, one);
+        int w =
+            snprintf(why + used, n - used, "%ssentinel %s:%d: %s", used ? "; " : "", j->s[i].host, j->s[i].port, one);
         if (w > 0) used = used + (size_t)w < n ? used + (size_t)w : n - 1;
     }
     if (!j->info.answered) return -1;
@@ -179,8 +180,7 @@ size_t rl_sentinel_addrs(const rl_uri_t *u, rl_sentinel_addr_t *s, size_t max) {
     return n;
 }
 
-rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms,
-                                      int notify_fd) {
+rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms, int notify_fd) {
     rl_sentinel_job_t *j = calloc(1, sizeof *j);
     if (!j) return NULL;
     j->tls_on = u->sentinel_tls;

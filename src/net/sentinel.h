@@ -39,8 +39,7 @@ typedef struct rl_group_info {
  * so the handle may be freed before the lookup ends). Returns the lookup
  * (see resolve.h: take or drop it), or NULL when out of memory or
  * threads. */
-rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms,
-                                      int notify_fd);
+rl_lookup_t *rl_sentinel_lookup_start(const rl_uri_t *u, const rl_bio_tls_t *tls, uint32_t timeout_ms, int notify_fd);
 
 /* Takes a finished sentinel lookup: 0 with *out (the master's address)
  * and *info filled, or -1 with why (every sentinel's reason). Frees l. */

@@ -45,11 +45,15 @@ int rl_tls_ctx_new(rl_tls_ctx_t **out, const redlock_options_t *o, char *err, si
     if (!bad && o->tls_cert_file && SSL_CTX_use_certificate_chain_file(ctx, o->tls_cert_file) != 1)
         bad = "tls_cert_file";
     if (!bad && o->tls_key_file &&
-        (SSL_CTX_use_PrivateKey_file(ctx, o->tls_key_file, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1))
+        (SSL_CTX_use_PrivateKey_file(ctx, o->tls_key_file, SSL_FILETYPE_PEM) != 1 ||
+         SSL_CTX_check_private_key(ctx) != 1))
         bad = "tls_key_file";
     if (bad) {
-        const char *file = !strcmp(bad, "tls_ca_file") ? o->tls_ca_file : !strcmp(bad, "tls_ca_dir") ? o->tls_ca_dir
-                         : !strcmp(bad, "tls_cert_file") ? o->tls_cert_file : !strcmp(bad, "tls_key_file") ? o->tls_key_file : "";
+        const char *file = !strcmp(bad, "tls_ca_file")     ? o->tls_ca_file
+                           : !strcmp(bad, "tls_ca_dir")    ? o->tls_ca_dir
+                           : !strcmp(bad, "tls_cert_file") ? o->tls_cert_file
+                           : !strcmp(bad, "tls_key_file")  ? o->tls_key_file
+                                                           : "";
         char why[200];
         ssl_reason("", why, sizeof why);
         snprintf(err, n, "%s='%.120s' cannot be used%s", bad, file, why);
@@ -83,8 +87,8 @@ static int is_address(const char *host) {
     return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
-void *rl_tls_session(rl_tls_ctx_t *ctx, int fd, const char *host, const char *server_name, int verify,
-                     char *detail, size_t n) {
+void *rl_tls_session(rl_tls_ctx_t *ctx, int fd, const char *host, const char *server_name, int verify, char *detail,
+                     size_t n) {
     SSL *ssl = SSL_new((SSL_CTX *)ctx);
     if (!ssl || SSL_set_fd(ssl, fd) != 1) {
         ssl_reason("TLS session", detail, n);

@@ -22,8 +22,8 @@ void rl_tls_ctx_unref(rl_tls_ctx_t *ctx); /* NULL-safe */
 /* Starts a session on the connected socket fd for host (verified against
  * the certificate and sent as SNI unless it is an address; server_name
  * overrides it). Returns the session or NULL (detail says why). */
-void *rl_tls_session(rl_tls_ctx_t *ctx, int fd, const char *host, const char *server_name, int verify,
-                     char *detail, size_t n);
+void *rl_tls_session(rl_tls_ctx_t *ctx, int fd, const char *host, const char *server_name, int verify, char *detail,
+                     size_t n);
 void rl_tls_close(void *ssl); /* NULL-safe */
 
 /* Advances the handshake: 0 done, RL_TLS_WANT_READ / RL_TLS_WANT_WRITE to

@@ -158,8 +158,9 @@ static const char *parse_yesno(const char *v, const char *end, rl_uri_t *u, char
 
 /* The query parameters a node of u's kind takes, for the messages. */
 static const char *params_taken(const rl_uri_t *u) {
-    if (u->sentinel) return "a sentinel group takes sentinel=host:port, sentinel_password=, sentinel_tls=yes|no, db=N and "
-                                "replicas=N";
+    if (u->sentinel)
+        return "a sentinel group takes sentinel=host:port, sentinel_password=, sentinel_tls=yes|no, db=N and "
+               "replicas=N";
     if (u->cluster) return "a cluster takes seed=host:port and replicas=N";
     if (u->kind == RL_URI_UNIX) return "a socket path takes db=N and replicas=N";
     return "a node takes replicas=N";
@@ -176,8 +177,7 @@ static const char *parse_param(const char *p, const char *end, rl_uri_t *u, char
         snprintf(scratch, n, "parameter '%.*s' has no value: %s", (int)(klen > 40 ? 40 : klen), p, params_taken(u));
         return scratch;
     }
-    if (RL_KEY("replicas"))
-        return parse_int(v, end, 0, 1000, &u->replicas) < 0 ? "replicas must be 0..1000" : NULL;
+    if (RL_KEY("replicas")) return parse_int(v, end, 0, 1000, &u->replicas) < 0 ? "replicas must be 0..1000" : NULL;
     if (RL_KEY("seed") && u->cluster) return parse_member(v, end, u, "a seed is host:port, with no database or path");
     if (RL_KEY("sentinel") && u->sentinel)
         return parse_member(v, end, u, "a sentinel is host:port, with no database or path");
@@ -228,7 +228,7 @@ static const char *parse_rest(const char *p, rl_uri_t *u, char *scratch, size_t 
     const char *q = strchr(p, '?');
     char *body = dupn(p, q ? (size_t)(q - p) : strlen(p));
     if (!body) return NOMEM;
-    const char *why = u->sentinel ? parse_group(body, u)
+    const char *why = u->sentinel             ? parse_group(body, u)
                       : u->kind == RL_URI_TCP ? parse_hostport(body, u)
                                               : parse_unixpath(body, u);
     if (!why && u->cluster && u->db) why = "a Redis Cluster has only database 0";
@@ -255,7 +255,8 @@ static int make_display(rl_uri_t *u) {
         snprintf(buf, sizeof buf, strchr(u->host, ':') ? "%s%s://%s%s[%s]:%d%s%s" : "%s%s://%s%s%s:%d%s%s",
                  u->tls ? "rediss" : "redis", kind, user, cred, u->host, u->port, u->master ? "/" : "",
                  u->master ? u->master : "");
-    if (u->db && u->kind == RL_URI_TCP && !u->sentinel) snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/%d", u->db);
+    if (u->db && u->kind == RL_URI_TCP && !u->sentinel)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "/%d", u->db);
     for (size_t i = 0; i < u->nseeds; i++) {
         const rl_seed_t *sd = &u->seeds[i];
         snprintf(one, sizeof one, strchr(sd->host, ':') ? "%s=[%s]:%d" : "%s=%s:%d", u->sentinel ? "sentinel" : "seed",
@@ -263,7 +264,8 @@ static int make_display(rl_uri_t *u) {
         add_param(buf, sizeof buf, &np, one);
     }
     if (u->sentinel_pass) add_param(buf, sizeof buf, &np, "sentinel_password=***");
-    if (u->sentinel_tls_given) add_param(buf, sizeof buf, &np, u->sentinel_tls ? "sentinel_tls=yes" : "sentinel_tls=no");
+    if (u->sentinel_tls_given)
+        add_param(buf, sizeof buf, &np, u->sentinel_tls ? "sentinel_tls=yes" : "sentinel_tls=no");
     if (u->db && (u->sentinel || u->kind == RL_URI_UNIX)) { /* in the form the parser reads back */
         snprintf(one, sizeof one, "db=%d", u->db);
         add_param(buf, sizeof buf, &np, one);
@@ -304,8 +306,10 @@ int rl_uri_parse(const char *s, rl_uri_t *u, char *err, size_t errlen) {
         u->tls = 1;
         p = s + 9;
     } else {
-        return uri_fail(s, "scheme must be redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, "
-                        "redis+sentinel:// or rediss+sentinel://", err, errlen);
+        return uri_fail(s,
+                        "scheme must be redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, "
+                        "redis+sentinel:// or rediss+sentinel://",
+                        err, errlen);
     }
     /* TCP: the last '@' ends the user part (a password may hold '@').
      * UNIX: the path is absolute and may itself hold '@' (systemd instance

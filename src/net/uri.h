@@ -28,25 +28,25 @@ typedef struct rl_seed {
 #define RL_URI_MAX_SEEDS 16
 
 typedef struct rl_uri {
-    int kind;      /* RL_URI_TCP or RL_URI_UNIX */
-    int tls;       /* 1 for rediss:// */
-    char *host;    /* TCP: host name or address, without brackets */
-    int port;      /* TCP: 1..65535, default 6379 */
-    char *path;    /* UNIX: socket path */
-    char *user;    /* NULL when absent */
-    char *pass;    /* NULL when absent; never printed */
-    int db;        /* 0 when absent */
-    char *display; /* the URI with the password masked, for reports and logs */
-    int cluster;   /* 1 for redis+cluster:// (a whole Redis Cluster; host:port a seed) */
-    int sentinel;  /* 1 for redis+sentinel:// (a Sentinel group; host:port its first sentinel) */
-    char *master;  /* sentinel: the master's name in the sentinels */
-    char *sentinel_pass; /* sentinel: the sentinels' own password (sentinel_password=), or NULL */
-    int sentinel_tls;    /* sentinel: 1 when the sentinels are asked over TLS (rediss+sentinel://
-                          * unless sentinel_tls=no; redis+sentinel:// with sentinel_tls=yes) */
+    int kind;               /* RL_URI_TCP or RL_URI_UNIX */
+    int tls;                /* 1 for rediss:// */
+    char *host;             /* TCP: host name or address, without brackets */
+    int port;               /* TCP: 1..65535, default 6379 */
+    char *path;             /* UNIX: socket path */
+    char *user;             /* NULL when absent */
+    char *pass;             /* NULL when absent; never printed */
+    int db;                 /* 0 when absent */
+    char *display;          /* the URI with the password masked, for reports and logs */
+    int cluster;            /* 1 for redis+cluster:// (a whole Redis Cluster; host:port a seed) */
+    int sentinel;           /* 1 for redis+sentinel:// (a Sentinel group; host:port its first sentinel) */
+    char *master;           /* sentinel: the master's name in the sentinels */
+    char *sentinel_pass;    /* sentinel: the sentinels' own password (sentinel_password=), or NULL */
+    int sentinel_tls;       /* sentinel: 1 when the sentinels are asked over TLS (rediss+sentinel://
+                             * unless sentinel_tls=no; redis+sentinel:// with sentinel_tls=yes) */
     int sentinel_tls_given; /* 1 when the URI said sentinel_tls= (shown in display) */
-    rl_seed_t *seeds; /* cluster: the seed= members; sentinel: the sentinel= ones (malloc'd) */
+    rl_seed_t *seeds;       /* cluster: the seed= members; sentinel: the sentinel= ones (malloc'd) */
     size_t nseeds;
-    int replicas;  /* replicas=N: votes count after N replicas acknowledged; -1 when absent */
+    int replicas; /* replicas=N: votes count after N replicas acknowledged; -1 when absent */
 } rl_uri_t;
 
 /* Parses s into u (which the caller later clears with rl_uri_clear).

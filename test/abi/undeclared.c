@@ -6,4 +6,6 @@
 int redlock_selftest_not_declared(void);
 
 /* Returns 0; exists only to be exported. */
-int redlock_selftest_not_declared(void) { return 0; }
+int redlock_selftest_not_declared(void) {
+    return 0;
+}

@@ -27,8 +27,8 @@ static struct {
     const async_loop_ops_t *ops;
     void *loop;
     redlock_async_t *a;
-    int in_call;  /* a redlock_async_* call (other than free) is on the stack */
-    int in_free;  /* redlock_async_free is on the stack */
+    int in_call; /* a redlock_async_* call (other than free) is on the stack */
+    int in_free; /* redlock_async_free is on the stack */
     int callers, resources, cycles;
     char names[MAX_RESOURCES][64];
     int owner[MAX_RESOURCES]; /* caller holding the resource, -1 for none */
@@ -103,7 +103,9 @@ static void assert_nodes_empty(const tc_cluster_t *c) {
 }
 
 /* The message of a report, or "" when there is none. */
-static const char *msg(const redlock_report_t *rep) { return rep ? rep->message : "(no report)"; }
+static const char *msg(const redlock_report_t *rep) {
+    return rep ? rep->message : "(no report)";
+}
 
 /* ------------------------------------------------------------ contention */
 
@@ -148,8 +150,7 @@ static void end_hold(void *arg) {
 static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
     caller_t *c = arg;
     cr_assert_not(S.in_call, "caller %d: acquire callback from inside a call", c->id);
-    cr_assert_eq(c->state, ACQUIRING, "caller %d: acquire callback in state %d (a second callback?)", c->id,
-                 c->state);
+    cr_assert_eq(c->state, ACQUIRING, "caller %d: acquire callback in state %d (a second callback?)", c->id, c->state);
     S.acq_cbs++;
     if (rc != REDLOCK_OK) {
         cr_assert_null(lock, "caller %d: lock with %s", c->id, redlock_strerror(rc));
@@ -179,8 +180,7 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
 static void on_released(int rc, const redlock_report_t *rep, void *arg) {
     caller_t *c = arg;
     cr_assert_not(S.in_call, "caller %d: release callback from inside a call", c->id);
-    cr_assert_eq(c->state, RELEASING, "caller %d: release callback in state %d (a second callback?)", c->id,
-                 c->state);
+    cr_assert_eq(c->state, RELEASING, "caller %d: release callback in state %d (a second callback?)", c->id, c->state);
     S.rel_cbs++;
     cr_assert_eq(rc, REDLOCK_OK, "caller %d: release: %s: %s", c->id, redlock_strerror(rc), msg(rep));
     c->state = IDLE;
@@ -367,7 +367,9 @@ void scenario_free_pending(const async_loop_ops_t *ops, const tc_cluster_t *cl) 
     free_scenario(ops, cl, WAITERS, 0);
 }
 
-void scenario_free_detaches(const async_loop_ops_t *ops, const tc_cluster_t *cl) { free_scenario(ops, cl, 0, 1); }
+void scenario_free_detaches(const async_loop_ops_t *ops, const tc_cluster_t *cl) {
+    free_scenario(ops, cl, 0, 1);
+}
 
 /* ---------------------------------------------------------------- cancel */
 

@@ -14,17 +14,19 @@
 #include "rltest.h"
 
 static tc_cluster_t C;
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 TestSuite(async, .init = setup, .timeout = 300);
 
 /* What the callbacks saw. */
 static struct {
     redlock_async_t *a;
-    int in_call;          /* 1 while a redlock_async_* call runs: a callback then is a defect */
+    int in_call; /* 1 while a redlock_async_* call runs: a callback then is a defect */
     int cbs, rc, last_rc;
     redlock_lock_t *lock;
     size_t yes, no, failed;
-    int free_in_cb;       /* the acquire callback frees the handle */
+    int free_in_cb; /* the acquire callback frees the handle */
     int other_cbs, other_rc;
 } S;
 

@@ -11,15 +11,21 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(libevent_adapter, .init = setup, .timeout = 600);
 
 /* A fresh event base. */
-static void *ev_loop_new_(void) { return event_base_new(); }
+static void *ev_loop_new_(void) {
+    return event_base_new();
+}
 
 /* The adapter under test. */
-static int ev_attach_(redlock_async_t *a, void *loop) { return redlock_libevent_attach(a, loop); }
+static int ev_attach_(redlock_async_t *a, void *loop) {
+    return redlock_libevent_attach(a, loop);
+}
 
 /* What a one-shot timer calls. */
 typedef struct ev_after {
@@ -52,7 +58,9 @@ static int ev_after_(void *loop, unsigned ms, void (*fn)(void *), void *arg) {
 
 /* event_base_dispatch returns 0 (or 1: nothing was ever pending) once no
  * event is left, -1 on a backend error. */
-static int ev_run_(void *loop) { return event_base_dispatch(loop) < 0 ? -1 : 0; }
+static int ev_run_(void *loop) {
+    return event_base_dispatch(loop) < 0 ? -1 : 0;
+}
 
 /* Counts what is still added or active on the base, then frees it. */
 static int ev_loop_free_(void *loop) {
@@ -70,14 +78,22 @@ static const async_loop_ops_t EV_OPS = {
     .loop_free = ev_loop_free_,
 };
 
-Test(libevent_adapter, callers_64_contend_for_4_resources_on_one_loop) { scenario_contend(&EV_OPS, &C, 64, 4, 8); }
+Test(libevent_adapter, callers_64_contend_for_4_resources_on_one_loop) {
+    scenario_contend(&EV_OPS, &C, 64, 4, 8);
+}
 
 Test(libevent_adapter, free_with_acquires_pending_cancels_them_and_the_loop_ends) {
     scenario_free_pending(&EV_OPS, &C);
 }
 
-Test(libevent_adapter, free_detaches_granted_locks_still_valid) { scenario_free_detaches(&EV_OPS, &C); }
+Test(libevent_adapter, free_detaches_granted_locks_still_valid) {
+    scenario_free_detaches(&EV_OPS, &C);
+}
 
-Test(libevent_adapter, cancel_one_waiter_the_other_gets_the_lock) { scenario_cancel(&EV_OPS, &C); }
+Test(libevent_adapter, cancel_one_waiter_the_other_gets_the_lock) {
+    scenario_cancel(&EV_OPS, &C);
+}
 
-Test(libevent_adapter, attach_errors_leave_nothing_on_the_loop) { scenario_attach_errors(&EV_OPS, &C); }
+Test(libevent_adapter, attach_errors_leave_nothing_on_the_loop) {
+    scenario_attach_errors(&EV_OPS, &C);
+}

@@ -10,7 +10,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(libuv_adapter, .init = setup, .timeout = 600);
 
@@ -25,7 +27,9 @@ static void *uv_loop_new_(void) {
 }
 
 /* The adapter under test. */
-static int uv_attach_(redlock_async_t *a, void *loop) { return redlock_libuv_attach(a, loop); }
+static int uv_attach_(redlock_async_t *a, void *loop) {
+    return redlock_libuv_attach(a, loop);
+}
 
 /* A one-shot timer that closes (and frees) itself when it fires. */
 typedef struct uv_after {
@@ -35,7 +39,9 @@ typedef struct uv_after {
 } uv_after_t;
 
 /* Close callback of a one-shot timer. */
-static void uv_after_closed_(uv_handle_t *h) { free(h->data); }
+static void uv_after_closed_(uv_handle_t *h) {
+    free(h->data);
+}
 
 /* Fires a one-shot timer: closes it first, then calls the scenario. */
 static void uv_after_fired_(uv_timer_t *t) {
@@ -59,7 +65,9 @@ static int uv_after_(void *loop, unsigned ms, void (*fn)(void *), void *arg) {
 }
 
 /* uv_run returns 0 once no handle is active or closing any more. */
-static int uv_run_(void *loop) { return uv_run(loop, UV_RUN_DEFAULT) == 0 ? 0 : -1; }
+static int uv_run_(void *loop) {
+    return uv_run(loop, UV_RUN_DEFAULT) == 0 ? 0 : -1;
+}
 
 /* uv_loop_close refuses (UV_EBUSY) while any handle is left on the loop;
  * the loop's memory is then kept (the test fails anyway). */
@@ -78,12 +86,22 @@ static const async_loop_ops_t UV_OPS = {
     .loop_free = uv_loop_free_,
 };
 
-Test(libuv_adapter, callers_64_contend_for_4_resources_on_one_loop) { scenario_contend(&UV_OPS, &C, 64, 4, 8); }
+Test(libuv_adapter, callers_64_contend_for_4_resources_on_one_loop) {
+    scenario_contend(&UV_OPS, &C, 64, 4, 8);
+}
 
-Test(libuv_adapter, free_with_acquires_pending_cancels_them_and_the_loop_ends) { scenario_free_pending(&UV_OPS, &C); }
+Test(libuv_adapter, free_with_acquires_pending_cancels_them_and_the_loop_ends) {
+    scenario_free_pending(&UV_OPS, &C);
+}
 
-Test(libuv_adapter, free_detaches_granted_locks_still_valid) { scenario_free_detaches(&UV_OPS, &C); }
+Test(libuv_adapter, free_detaches_granted_locks_still_valid) {
+    scenario_free_detaches(&UV_OPS, &C);
+}
 
-Test(libuv_adapter, cancel_one_waiter_the_other_gets_the_lock) { scenario_cancel(&UV_OPS, &C); }
+Test(libuv_adapter, cancel_one_waiter_the_other_gets_the_lock) {
+    scenario_cancel(&UV_OPS, &C);
+}
 
-Test(libuv_adapter, attach_errors_leave_nothing_on_the_loop) { scenario_attach_errors(&UV_OPS, &C); }
+Test(libuv_adapter, attach_errors_leave_nothing_on_the_loop) {
+    scenario_attach_errors(&UV_OPS, &C);
+}

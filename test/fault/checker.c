@@ -80,7 +80,7 @@ typedef struct verdict {
     size_t heals, heals_late, live_faults, live_faults_dead;
     int64_t max_recovery_us; /* -1: no heal */
     int64_t duration_us;
-    int final_ok;            /* the value file was readable */
+    int final_ok; /* the value file was readable */
 } verdict_t;
 
 static int quiet; /* selftest: suppress the detail lines */
@@ -146,9 +146,9 @@ static int parse_line(history_t *h, const char *line, const char *file, int line
     memset(&r, 0, sizeof r);
     char wr_cnt[32];
     long long t0, acq, dl, rel, trd, twr;
-    int n = sscanf(line, "R %d %d %15s %lld %lld %lld %lld %lld %63s %31s %63s %lld %lld %15s %d %15s", &r.pid, &r.tid,
-                   r.tok, &t0, &acq, &dl, &rel, &r.rd_cnt, r.rd_tag, wr_cnt, r.wr_tag, &trd, &twr, r.relrc, &r.yes,
-                   r.kind);
+    int n =
+        sscanf(line, "R %d %d %15s %lld %lld %lld %lld %lld %63s %31s %63s %lld %lld %15s %d %15s", &r.pid, &r.tid,
+               r.tok, &t0, &acq, &dl, &rel, &r.rd_cnt, r.rd_tag, wr_cnt, r.wr_tag, &trd, &twr, r.relrc, &r.yes, r.kind);
     if (n != 16) {
         fprintf(stderr, "fault_check: %s:%d: malformed record (%d fields): %s", file, lineno, n, line);
         return -1;
@@ -246,9 +246,10 @@ static void describe(const rec_t *r, char *buf, size_t len) {
         snprintf(wrote, sizeof wrote, "nothing");
     else
         snprintf(wrote, sizeof wrote, "%lld:%s at %.6f s", r->wr_cnt, r->wr_tag, (double)r->twr / 1e6);
-    snprintf(buf, len, "pid %d thread %d token %s (%s, %d yes) window [%.6f, %.6f] s, read %lld:%s, wrote %s, release %s",
-             r->pid, r->tid, r->tok, r->kind, r->yes, (double)r->acq / 1e6, (double)r->end / 1e6, r->rd_cnt,
-             r->rd_tag, wrote, r->relrc);
+    snprintf(buf, len,
+             "pid %d thread %d token %s (%s, %d yes) window [%.6f, %.6f] s, read %lld:%s, wrote %s, release %s", r->pid,
+             r->tid, r->tok, r->kind, r->yes, (double)r->acq / 1e6, (double)r->end / 1e6, r->rd_cnt, r->rd_tag, wrote,
+             r->relrc);
 }
 
 static int cmp_acq(const void *a, const void *b) {
@@ -277,8 +278,10 @@ static long find_writer(const history_t *h, const size_t *idx, size_t nw, long l
         const rec_t *m = &h->r[idx[mid]];
         int c = m->wr_cnt != cnt ? (m->wr_cnt < cnt ? -1 : 1) : strcmp(m->wr_tag, tag);
         if (c == 0) return (long)idx[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return -1;
 }
@@ -517,12 +520,18 @@ static int cmd_check(int argc, char **argv) {
             fprintf(stderr, "fault_check: %s needs a value\n", a);
             return 2;
         }
-        if (!strcmp(a, "--dir")) dir = val;
-        else if (!strcmp(a, "--value")) value = val;
-        else if (!strcmp(a, "--name")) name = val;
-        else if (!strcmp(a, "--expect-violation")) expect = val;
-        else if (!strcmp(a, "--liveness-ms")) liveness_ms = strtol(val, NULL, 10);
-        else if (!strcmp(a, "--min-acquisitions")) min_acq = strtol(val, NULL, 10);
+        if (!strcmp(a, "--dir"))
+            dir = val;
+        else if (!strcmp(a, "--value"))
+            value = val;
+        else if (!strcmp(a, "--name"))
+            name = val;
+        else if (!strcmp(a, "--expect-violation"))
+            expect = val;
+        else if (!strcmp(a, "--liveness-ms"))
+            liveness_ms = strtol(val, NULL, 10);
+        else if (!strcmp(a, "--min-acquisitions"))
+            min_acq = strtol(val, NULL, 10);
         else {
             fprintf(stderr, "fault_check: unknown option %s\n", a);
             return 2;
@@ -590,8 +599,8 @@ typedef struct st_case {
     const char *name;
     const char *records; /* R lines without the "R pid tid tok" prefix: t0 acq dl rel rd wr trd twr relrc yes kind */
     const char *events;
-    const char *final;   /* the value file's content */
-    int load_fails;      /* the history itself must be rejected */
+    const char *final; /* the value file's content */
+    int load_fails;    /* the history itself must be rejected */
     size_t overlaps, lost, forks, broken, stale, heals_late, live_dead;
 } st_case_t;
 
@@ -653,8 +662,8 @@ static const st_case_t CASES[] = {
      "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n"
      "R 2 0 bbbb 0 3000 9000 4000 1 1.0.1 2 2.0.1 3100 3900 OK 5 normal\n"
      "R 1 1 cccc 0 5000 9000 6000 2 2.0.1 3 1.1.1 5100 5900 OK 3 normal\n",
-     "E 0 start run\nE 2500 fault pause_minority live\nE 4500 heal pause_minority\nE 7000 end run\n", "3 1.1.1\n", 0,
-     0, 0, 0, 0, 0, 0, 0},
+     "E 0 start run\nE 2500 fault pause_minority live\nE 4500 heal pause_minority\nE 7000 end run\n", "3 1.1.1\n", 0, 0,
+     0, 0, 0, 0, 0, 0},
     {"windows that only touch do not overlap",
      "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n"
      "R 2 0 bbbb 0 2000 9000 3000 1 1.0.1 2 2.0.1 2100 2900 OK 5 normal\n",
@@ -678,14 +687,12 @@ static const st_case_t CASES[] = {
      "R 2 0 dddd 0 10000 19000 11000 1 1.0.1 2 2.0.2 10100 10900 OK 5 normal\n",
      NULL, "2 2.0.2\n", 0, 0, 2, 1, 0, 1, 0, 0},
     {"final value not produced by any write (broken chain)",
-     "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n", NULL, "5 9.9.9\n", 0, 0, 1, 0, 1, 0, 0,
-     0},
+     "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n", NULL, "5 9.9.9\n", 0, 0, 1, 0, 1, 0, 0, 0},
     {"a value read that nobody wrote (torn read)",
      "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n"
      "R 2 0 bbbb 0 3000 9000 4000 -1 unreadable 0 2.0.1 3100 3900 OK 5 normal\n",
      NULL, "0 2.0.1\n", 0, 0, 1, 0, 2, 0, 0, 0},
-    {"no acquisition after a heal (liveness)",
-     "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n",
+    {"no acquisition after a heal (liveness)", "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n",
      "E 500 fault pause_majority\nE 3000 heal pause_majority\n", "1 1.0.1\n", 0, 0, 0, 0, 0, 0, 1, 0},
     {"first acquisition after a heal too late (liveness)",
      "R 1 0 aaaa 0 1000 9000 2000 0 init 1 1.0.1 1100 1900 OK 5 normal\n"
@@ -706,8 +713,10 @@ static int cmd_selftest(void) {
     }
     int failed = 0, passed = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
-        if (run_case(&CASES[i], dir)) failed++;
-        else passed++;
+        if (run_case(&CASES[i], dir))
+            failed++;
+        else
+            passed++;
     }
     char path[4096];
     const char *names[] = {"a.log", "events", "value"};
@@ -727,10 +736,9 @@ int main(int argc, char **argv) {
     }
     if (argc >= 2 && !strcmp(argv[1], "selftest")) return cmd_selftest();
     if (argc >= 2 && !strcmp(argv[1], "check")) return cmd_check(argc, argv);
-    fprintf(stderr,
-            "usage: fault_check check --dir DIR --value FILE [--name NAME] [--liveness-ms MS]\n"
-            "                         [--min-acquisitions N] [--expect-violation overlap,lost,stale]\n"
-            "       fault_check selftest\n"
-            "       fault_check now      (CLOCK_MONOTONIC in microseconds)\n");
+    fprintf(stderr, "usage: fault_check check --dir DIR --value FILE [--name NAME] [--liveness-ms MS]\n"
+                    "                         [--min-acquisitions N] [--expect-violation overlap,lost,stale]\n"
+                    "       fault_check selftest\n"
+                    "       fault_check now      (CLOCK_MONOTONIC in microseconds)\n");
     return 2;
 }

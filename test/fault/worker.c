@@ -79,8 +79,8 @@ typedef struct config {
     uint32_t node_down_ms, reconnect_max_ms;
     uint32_t max_acq; /* per thread; 0: no bound */
     int no_lock;
-    uint32_t stall_at; /* 0: never */
-    uint32_t stall_sleep_ms;  /* 0: SIGSTOP */
+    uint32_t stall_at;       /* 0: never */
+    uint32_t stall_sleep_ms; /* 0: SIGSTOP */
 } config_t;
 
 typedef struct counters {
@@ -239,9 +239,12 @@ static void *thread_main(void *p) {
             int rc = redlock_acquire_ex(rl, cfg.resource, cfg.ttl_ms, wait, &lock, &rep);
             acq = (int64_t)now_us(); /* before the validity query: dl below is a lower bound */
             if (rc != REDLOCK_OK) {
-                if (rc == REDLOCK_ERR_TAKEN) c.taken++;
-                else if (rc == REDLOCK_ERR_NO_QUORUM) c.no_quorum++;
-                else if (rc == REDLOCK_ERR_EXPIRED) c.expired++;
+                if (rc == REDLOCK_ERR_TAKEN)
+                    c.taken++;
+                else if (rc == REDLOCK_ERR_NO_QUORUM)
+                    c.no_quorum++;
+                else if (rc == REDLOCK_ERR_EXPIRED)
+                    c.expired++;
                 else {
                     c.other++;
                     fprintf(stderr, "worker %d.%d: acquire: %s: %s\n", (int)getpid(), tid, redlock_strerror(rc),
@@ -295,9 +298,12 @@ static void *thread_main(void *p) {
         if (lock) {
             int rrc = redlock_release_ex(rl, lock, NULL);
             relrc = rc_name(rrc);
-            if (rrc == REDLOCK_OK) c.rel_ok++;
-            else if (rrc == REDLOCK_ERR_NOT_HELD) c.rel_not_held++;
-            else c.rel_other++;
+            if (rrc == REDLOCK_OK)
+                c.rel_ok++;
+            else if (rrc == REDLOCK_ERR_NOT_HELD)
+                c.rel_not_held++;
+            else
+                c.rel_other++;
         }
         if (cfg.no_lock) dl = rel;
 
@@ -328,26 +334,25 @@ static void *thread_main(void *p) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: fault_worker --nodes URI[,URI...] --value FILE --log FILE [options]\n"
-            "  --resource NAME          lock resource (default fault:resource)\n"
-            "  --threads N              contending threads in this process (default 2)\n"
-            "  --duration-ms MS         stop starting new cycles after MS (default 8000)\n"
-            "  --ttl-ms MS              lock TTL (default 1000)\n"
-            "  --hold-ms MIN[-MAX]      work between read and write (default 1-8)\n"
-            "  --margin-ms MS           validity required right before the write (default 200)\n"
-            "  --pause-ms MS            random pause up to MS between cycles (default 0)\n"
-            "  --op-timeout-ms MS       (default 100)   --connect-timeout-ms MS (default 200)\n"
-            "  --retry-delay-ms MS      (default 40)    --retry-jitter-ms MS    (default 30)\n"
-            "  --wait-ms MS             bound of one acquire call's retries (default 2000)\n"
-            "  --min-replicas N         votes count once N replicas have the write (default 0)\n"
-            "  --node-down-ms MS        library default unless given\n"
-            "  --reconnect-max-ms MS    library default unless given\n"
-            "  --max-acquisitions N     per thread (default: no bound)\n"
-            "  --no-lock                bypass the lock entirely (the checker must object)\n"
-            "  --stall-at N             thread 0's Nth acquisition stalls past its TTL, then writes\n"
-            "  --stall-dir DIR          where the stall marker stalled.PID goes (default: the log's dir)\n"
-            "  --stall-sleep-ms MS      stall by sleeping MS instead of SIGSTOP\n");
+    fprintf(f, "usage: fault_worker --nodes URI[,URI...] --value FILE --log FILE [options]\n"
+               "  --resource NAME          lock resource (default fault:resource)\n"
+               "  --threads N              contending threads in this process (default 2)\n"
+               "  --duration-ms MS         stop starting new cycles after MS (default 8000)\n"
+               "  --ttl-ms MS              lock TTL (default 1000)\n"
+               "  --hold-ms MIN[-MAX]      work between read and write (default 1-8)\n"
+               "  --margin-ms MS           validity required right before the write (default 200)\n"
+               "  --pause-ms MS            random pause up to MS between cycles (default 0)\n"
+               "  --op-timeout-ms MS       (default 100)   --connect-timeout-ms MS (default 200)\n"
+               "  --retry-delay-ms MS      (default 40)    --retry-jitter-ms MS    (default 30)\n"
+               "  --wait-ms MS             bound of one acquire call's retries (default 2000)\n"
+               "  --min-replicas N         votes count once N replicas have the write (default 0)\n"
+               "  --node-down-ms MS        library default unless given\n"
+               "  --reconnect-max-ms MS    library default unless given\n"
+               "  --max-acquisitions N     per thread (default: no bound)\n"
+               "  --no-lock                bypass the lock entirely (the checker must object)\n"
+               "  --stall-at N             thread 0's Nth acquisition stalls past its TTL, then writes\n"
+               "  --stall-dir DIR          where the stall marker stalled.PID goes (default: the log's dir)\n"
+               "  --stall-sleep-ms MS      stall by sleeping MS instead of SIGSTOP\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out) {
@@ -377,10 +382,10 @@ static int parse_args(int argc, char **argv) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
         uint32_t u = 0;
-#define U32_OPT(name, field)                                                                                   \
-    if (!strcmp(a, name)) {                                                                                    \
-        if (!v || parse_u32(v, &cfg.field)) bad = 1;                                                           \
-        i++;                                                                                                   \
+#define U32_OPT(name, field)                         \
+    if (!strcmp(a, name)) {                          \
+        if (!v || parse_u32(v, &cfg.field)) bad = 1; \
+        i++;                                         \
     } else
         if (!strcmp(a, "--nodes") && v) {
             free(cfg.nodes_csv);
@@ -423,20 +428,20 @@ static int parse_args(int argc, char **argv) {
             exit(0);
         } else
             U32_OPT("--duration-ms", duration_ms)
-            U32_OPT("--ttl-ms", ttl_ms)
-            U32_OPT("--margin-ms", margin_ms)
-            U32_OPT("--pause-ms", pause_ms)
-            U32_OPT("--op-timeout-ms", op_timeout_ms)
-            U32_OPT("--connect-timeout-ms", connect_timeout_ms)
-            U32_OPT("--retry-delay-ms", retry_delay_ms)
-            U32_OPT("--retry-jitter-ms", retry_jitter_ms)
-            U32_OPT("--wait-ms", wait_ms)
-            U32_OPT("--min-replicas", min_replicas)
-            U32_OPT("--node-down-ms", node_down_ms)
-            U32_OPT("--reconnect-max-ms", reconnect_max_ms)
-            U32_OPT("--max-acquisitions", max_acq)
-            U32_OPT("--stall-at", stall_at)
-            U32_OPT("--stall-sleep-ms", stall_sleep_ms) {
+        U32_OPT("--ttl-ms", ttl_ms)
+        U32_OPT("--margin-ms", margin_ms)
+        U32_OPT("--pause-ms", pause_ms)
+        U32_OPT("--op-timeout-ms", op_timeout_ms)
+        U32_OPT("--connect-timeout-ms", connect_timeout_ms)
+        U32_OPT("--retry-delay-ms", retry_delay_ms)
+        U32_OPT("--retry-jitter-ms", retry_jitter_ms)
+        U32_OPT("--wait-ms", wait_ms)
+        U32_OPT("--min-replicas", min_replicas)
+        U32_OPT("--node-down-ms", node_down_ms)
+        U32_OPT("--reconnect-max-ms", reconnect_max_ms)
+        U32_OPT("--max-acquisitions", max_acq)
+        U32_OPT("--stall-at", stall_at)
+        U32_OPT("--stall-sleep-ms", stall_sleep_ms) {
             fprintf(stderr, "fault_worker: unknown or incomplete option '%s'\n", a);
             return -1;
         }
@@ -476,8 +481,10 @@ int main(int argc, char **argv) {
     if (!cfg.stall_dir) {
         snprintf(stall_dir_buf, sizeof stall_dir_buf, "%s", cfg.log_path);
         char *slash = strrchr(stall_dir_buf, '/');
-        if (slash) *slash = '\0';
-        else snprintf(stall_dir_buf, sizeof stall_dir_buf, ".");
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(stall_dir_buf, sizeof stall_dir_buf, ".");
         cfg.stall_dir = stall_dir_buf;
     }
     log_fd = open(cfg.log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -534,12 +541,12 @@ int main(int argc, char **argv) {
     redlock_free(rl);
 
     char line[512];
-    int len = snprintf(line, sizeof line,
-                       "S %d acquired %" PRIu64 " taken %" PRIu64 " no_quorum %" PRIu64 " expired %" PRIu64
-                       " other %" PRIu64 " skipped %" PRIu64 " rel_ok %" PRIu64 " rel_not_held %" PRIu64
-                       " rel_other %" PRIu64 "\n",
-                       (int)getpid(), totals.acquired, totals.taken, totals.no_quorum, totals.expired, totals.other,
-                       totals.skipped, totals.rel_ok, totals.rel_not_held, totals.rel_other);
+    int len =
+        snprintf(line, sizeof line,
+                 "S %d acquired %" PRIu64 " taken %" PRIu64 " no_quorum %" PRIu64 " expired %" PRIu64 " other %" PRIu64
+                 " skipped %" PRIu64 " rel_ok %" PRIu64 " rel_not_held %" PRIu64 " rel_other %" PRIu64 "\n",
+                 (int)getpid(), totals.acquired, totals.taken, totals.no_quorum, totals.expired, totals.other,
+                 totals.skipped, totals.rel_ok, totals.rel_not_held, totals.rel_other);
     if (len > 0) {
         write_all(log_fd, line, (size_t)len);
         fputs(line + 2, stdout);

@@ -123,8 +123,10 @@ static void check_limit(const char *w) {
     if (rc != ref || (rc == 0 && got != want))
         fprintf(stderr, "limit '%s': parser %d (%u), reference %d (%u)\n", w, rc, got, ref, want);
     FUZZ_CHECK(rc == ref);
-    if (rc == 0) FUZZ_CHECK(got == want);
-    else FUZZ_CHECK(rc == -1 && memchr(err, '\0', sizeof err) && err[0] != '\0');
+    if (rc == 0)
+        FUZZ_CHECK(got == want);
+    else
+        FUZZ_CHECK(rc == -1 && memchr(err, '\0', sizeof err) && err[0] != '\0');
 }
 
 static void check_word(const char *w) {

@@ -25,14 +25,22 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
     size_t len;
     unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
     if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf) len = 2;
-    else if (c == 0xe0) len = 3, lo = 0xa0;
-    else if (c == 0xed) len = 3, hi = 0x9f; /* no surrogates */
-    else if (c >= 0xe1 && c <= 0xef) len = 3;
-    else if (c == 0xf0) len = 4, lo = 0x90;
-    else if (c >= 0xf1 && c <= 0xf3) len = 4;
-    else if (c == 0xf4) len = 4, hi = 0x8f; /* <= U+10FFFF */
-    else return 0;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c == 0xe0)
+        len = 3, lo = 0xa0;
+    else if (c == 0xed)
+        len = 3, hi = 0x9f; /* no surrogates */
+    else if (c >= 0xe1 && c <= 0xef)
+        len = 3;
+    else if (c == 0xf0)
+        len = 4, lo = 0x90;
+    else if (c >= 0xf1 && c <= 0xf3)
+        len = 4;
+    else if (c == 0xf4)
+        len = 4, hi = 0x8f; /* <= U+10FFFF */
+    else
+        return 0;
     if (n < len || s[1] < lo || s[1] > hi) return 0;
     for (size_t k = 2; k < len; k++)
         if ((s[k] & 0xc0) != 0x80) return 0;
@@ -123,8 +131,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(plen == (size < CLI_TOKEN_PREFIX ? size : CLI_TOKEN_PREFIX));
     for (size_t i = 0; i < plen; i++) {
         FUZZ_CHECK(prefix[i] >= 0x20 && prefix[i] < 0x7f);
-        if (data[i] >= 0x20 && data[i] < 0x7f) FUZZ_CHECK(prefix[i] == (char)data[i]);
-        else FUZZ_CHECK(prefix[i] == '?');
+        if (data[i] >= 0x20 && data[i] < 0x7f)
+            FUZZ_CHECK(prefix[i] == (char)data[i]);
+        else
+            FUZZ_CHECK(prefix[i] == '?');
     }
     return 0;
 }

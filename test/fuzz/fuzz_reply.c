@@ -124,18 +124,14 @@ static void same_reply(const redisReply *a, const redisReply *b, int depth) {
         FUZZ_CHECK(a->str && a->len == b->len && a->len <= RL_REPLY_MAX_BULK);
         FUZZ_CHECK(!memcmp(a->str, b->str, a->len) && a->str[a->len] == '\0');
         break;
-    case REDIS_REPLY_INTEGER:
-        FUZZ_CHECK(a->integer == b->integer);
-        break;
-    case REDIS_REPLY_NIL:
-        break;
+    case REDIS_REPLY_INTEGER: FUZZ_CHECK(a->integer == b->integer); break;
+    case REDIS_REPLY_NIL: break;
     case REDIS_REPLY_ARRAY:
         FUZZ_CHECK(a->elements == b->elements && a->elements <= RL_REPLY_MAX_ELEMENTS);
         FUZZ_CHECK(a->elements == 0 || a->element);
         for (size_t i = 0; i < a->elements; i++) same_reply(a->element[i], b->element[i], depth + 1);
         break;
-    default:
-        FUZZ_CHECK(!"unknown reply type");
+    default: FUZZ_CHECK(!"unknown reply type");
     }
 }
 

@@ -163,8 +163,8 @@ Test(hosts, unreachable_first_address_then_live_one) {
     redlock_report_t rep;
     redlock_lock_t *l = NULL;
     cr_assert_neq(redlock_acquire_ex(rl, "hosts:dead", 5000, 0, &l, &rep), REDLOCK_OK);
-    cr_assert_str_eq(rep.nodes[0].detail, "deadhost: [::1]:1 timed out; 127.0.0.1:1 connection refused",
-                     "detail: %s", rep.nodes[0].detail);
+    cr_assert_str_eq(rep.nodes[0].detail, "deadhost: [::1]:1 timed out; 127.0.0.1:1 connection refused", "detail: %s",
+                     rep.nodes[0].detail);
     redlock_free(rl);
 }
 
@@ -207,8 +207,7 @@ Test(hosts, dead_resolver_delays_only_its_node_which_comes_back) {
     cr_assert_eq(tc_set(&C, 0, "hosts:back", "someone-else", 60000), 0);
     cr_assert_eq(tc_set(&C, 1, "hosts:back", "someone-else", 60000), 0);
     redlock_lock_t *l = NULL;
-    cr_assert_neq(redlock_acquire_ex(rl, "hosts:back", 5000, 0, &l, &rep), REDLOCK_OK,
-                  "the schedule must need node 4");
+    cr_assert_neq(redlock_acquire_ex(rl, "hosts:back", 5000, 0, &l, &rep), REDLOCK_OK, "the schedule must need node 4");
     set_hosts("127.0.0.1\tredis-3.test\n");
     int rc = -1;
     for (start = rt_now_us(); rt_now_us() - start < 20000000u; rt_sleep_ms(100))

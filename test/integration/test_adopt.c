@@ -187,8 +187,8 @@ Test(adopt, bad_input_is_invalid) {
     expect_invalid("adopt:bad", "0123456789abcdeg0123456789abcdef01234567", 5000);  /* not hex */
     expect_invalid("adopt:bad", "", 5000);
     expect_invalid("adopt:bad", NULL, 5000);
-    expect_invalid("adopt:bad", ok, 0);       /* TTL out of range */
-    expect_invalid("", ok, 5000);             /* empty resource */
+    expect_invalid("adopt:bad", ok, 0); /* TTL out of range */
+    expect_invalid("", ok, 5000);       /* empty resource */
     expect_invalid(NULL, ok, 5000);
     cr_assert(strstr(R.message, "resource"), "%s", R.message);
     redlock_lock_t *lk;
@@ -217,7 +217,8 @@ Test(adopt, fenced_lock_adopts_with_fence_zero) {
 static int run_cli(char *const args[], const char *token, const char *stdin_text, unsigned limit_ms) {
     static char nodes[2048], tokvar[128], *env[1024], *argv[32];
     snprintf(nodes, sizeof nodes, "REDLOCK_NODES=");
-    for (int i = 0; i < C.n; i++) snprintf(nodes + strlen(nodes), sizeof nodes - strlen(nodes), "%s%s", i ? "," : "", C.uri[i]);
+    for (int i = 0; i < C.n; i++)
+        snprintf(nodes + strlen(nodes), sizeof nodes - strlen(nodes), "%s%s", i ? "," : "", C.uri[i]);
     snprintf(tokvar, sizeof tokvar, "ADOPT_TOKEN=%s", token);
     size_t k = 0, a = 0;
     for (char **e = environ; *e && k < 1000; e++)

@@ -32,8 +32,8 @@
 extern char **environ;
 
 static tc_cluster_t C;
-static char g_dir[128];      /* this test's scratch directory */
-static char g_nodes[2048];   /* the cluster's URIs, comma-separated */
+static char g_dir[128];    /* this test's scratch directory */
+static char g_nodes[2048]; /* the cluster's URIs, comma-separated */
 
 /* Process groups started and not yet reaped. */
 #define MAX_TRACKED 64
@@ -55,7 +55,9 @@ static void untrack(pid_t pid) {
 /* Under valgrind (test/valgrind.sh traces the tool too) everything is many
  * times slower: the tool gets generous timeouts and time limits grow. */
 static int g_slow;
-static uint64_t scaled(uint64_t ms) { return g_slow ? ms * 10 : ms; }
+static uint64_t scaled(uint64_t ms) {
+    return g_slow ? ms * 10 : ms;
+}
 
 static void setup(void) {
     const char *pre = getenv("LD_PRELOAD");
@@ -166,7 +168,9 @@ typedef struct run {
     size_t out_len, err_len;
 } run_t;
 
-static void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+static void set_cloexec(int fd) {
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
 
 /* Runs argv to completion (at most 120 s), capturing stdout and stderr. */
 static void run_argv(run_t *r, const char *nodes_env, char *const argv[]) {
@@ -229,7 +233,9 @@ static pid_t start_bg(const char *name, char *const argv[]) {
 
 /* ------------------------------------------------------------ files */
 
-static void path_of(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", g_dir, name); }
+static void path_of(char *buf, size_t n, const char *name) {
+    snprintf(buf, n, "%s/%s", g_dir, name);
+}
 
 /* Contents of DIR/name (empty string if missing), in a static buffer. */
 static const char *slurp(const char *name) {
@@ -265,8 +271,8 @@ static const char *wait_line(const char *name, uint64_t timeout_ms, const char *
         if (rt_now_us() > end) {
             static char out[4096];
             snprintf(out, sizeof out, "%s", slurp(log));
-            cr_assert_fail("%s/%s not written within %llu ms; %s says: %s", g_dir, name,
-                           (unsigned long long)timeout_ms, log, out);
+            cr_assert_fail("%s/%s not written within %llu ms; %s says: %s", g_dir, name, (unsigned long long)timeout_ms,
+                           log, out);
         }
         rt_sleep_ms(10);
     }
@@ -277,14 +283,20 @@ static int json_balanced(const char *s) {
     int depth = 0, in_str = 0, esc = 0, seen = 0;
     for (; *s; s++) {
         if (in_str) {
-            if (esc) esc = 0;
-            else if (*s == '\\') esc = 1;
-            else if (*s == '"') in_str = 0;
-            else if ((unsigned char)*s < 0x20) return 0;
+            if (esc)
+                esc = 0;
+            else if (*s == '\\')
+                esc = 1;
+            else if (*s == '"')
+                in_str = 0;
+            else if ((unsigned char)*s < 0x20)
+                return 0;
             continue;
         }
-        if (*s == '"') in_str = 1;
-        else if (*s == '{' || *s == '[') depth++, seen = 1;
+        if (*s == '"')
+            in_str = 1;
+        else if (*s == '{' || *s == '[')
+            depth++, seen = 1;
         else if (*s == '}' || *s == ']') {
             if (--depth < 0) return 0;
         }
@@ -444,8 +456,7 @@ Test(cli, usage_errors_exit_64_and_name_the_bad_value) {
         run_t r;
         run_argv(&r, g_nodes, argv);
         cr_assert_eq(r.code, 64, "case %zu: exit %d, stderr: %s", i, r.code, r.err);
-        cr_assert(strstr(r.err, cases[i].names), "case %zu: stderr does not name '%s': %s", i, cases[i].names,
-                  r.err);
+        cr_assert(strstr(r.err, cases[i].names), "case %zu: stderr does not name '%s': %s", i, cases[i].names, r.err);
         cr_assert_eq(r.out_len, 0, "case %zu: usage errors print nothing on stdout", i);
     }
     /* A TTL the library finds too short to ever be valid is a bad argument too. */
@@ -566,10 +577,10 @@ static int lose_lock(const char *mode, const char *resource, const char *body, u
     path_of(marker, sizeof marker, "marker");
     unlink(tok);
     unlink(marker);
-    snprintf(script, sizeof script,
-             "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 0' TERM; %s", tok, marker, body);
-    pid_t pid = START("lost.log", "exec", "--ttl", g_slow ? "3s" : "1s", "--on-lost", (char *)mode, (char *)resource, "--", "/bin/sh",
-                      "-c", script);
+    snprintf(script, sizeof script, "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 0' TERM; %s", tok, marker,
+             body);
+    pid_t pid = START("lost.log", "exec", "--ttl", g_slow ? "3s" : "1s", "--on-lost", (char *)mode, (char *)resource,
+                      "--", "/bin/sh", "-c", script);
     char token[64];
     snprintf(token, sizeof token, "%s", wait_line("token", scaled(5000), "lost.log"));
     token[strcspn(token, "\n")] = '\0';
@@ -648,10 +659,17 @@ Test(cli, command_sees_its_resource_and_token_and_status_shows_the_holder) {
     char want[64];
     snprintf(want, sizeof want, "\"token_prefix\":\"%s\"", prefix);
     cr_assert(strstr(r.out, want), "%s", r.out);
-    static const char *const keys[] = {"\"resource\":\"cli:env\"", "\"state\":\"held\"", "\"quorum\":3",
-                                       "\"nodes\":[", "\"pttl_ms\":", "\"rtt_us\":", "\"reachable\":true",
-                                       "\"exists\":true", "\"holder_nodes\":5"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(r.out, keys[i]), "%s in %s", keys[i], r.out);
+    static const char *const keys[] = {"\"resource\":\"cli:env\"",
+                                       "\"state\":\"held\"",
+                                       "\"quorum\":3",
+                                       "\"nodes\":[",
+                                       "\"pttl_ms\":",
+                                       "\"rtt_us\":",
+                                       "\"reachable\":true",
+                                       "\"exists\":true",
+                                       "\"holder_nodes\":5"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert(strstr(r.out, keys[i]), "%s in %s", keys[i], r.out);
     long long pttl = -1;
     const char *p = strstr(r.out, "\"pttl_ms\":");
     cr_assert_eq(sscanf(p, "\"pttl_ms\":%lld", &pttl), 1);
@@ -689,11 +707,12 @@ Test(cli, status_with_a_node_down_and_a_foreign_holder) {
  * wall clock in ns), waits for DIR/go (at most 30 s), then records the
  * time in DIR/end.$1. Files appear whole (written aside, then renamed). */
 static void holder_script(char *buf, size_t n, const char *what) {
-    snprintf(buf, n,
-             "d='%s'; printf '%%s %%s\\n' \"%s\" \"$(date +%%s%%N)\" > $d/start.$1.tmp && mv $d/start.$1.tmp $d/start.$1; "
-             "i=0; while [ ! -e $d/go ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done; "
-             "date +%%s%%N > $d/end.$1.tmp && mv $d/end.$1.tmp $d/end.$1",
-             g_dir, what);
+    snprintf(
+        buf, n,
+        "d='%s'; printf '%%s %%s\\n' \"%s\" \"$(date +%%s%%N)\" > $d/start.$1.tmp && mv $d/start.$1.tmp $d/start.$1; "
+        "i=0; while [ ! -e $d/go ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done; "
+        "date +%%s%%N > $d/end.$1.tmp && mv $d/end.$1.tmp $d/end.$1",
+        g_dir, what);
 }
 
 /* How many of DIR/<prefix>.0 .. <prefix>.n-1 exist. */
@@ -751,8 +770,8 @@ Test(cli, exec_limit_2_runs_at_most_two_commands_at_once) {
         char log[16], idx[4];
         snprintf(log, sizeof log, "sem%d.log", i);
         snprintf(idx, sizeof idx, "%d", i);
-        pids[i] = START(log, "exec", "--limit", "2", "--wait", "60s", "cli:sem", "--", "/bin/sh", "-c", script, "sh",
-                        idx);
+        pids[i] =
+            START(log, "exec", "--limit", "2", "--wait", "60s", "cli:sem", "--", "/bin/sh", "-c", script, "sh", idx);
     }
     cr_assert_eq(wait_files("start", 3, 2, scaled(10000)), 2, "two permits within 10 s: %s", slurp("sem0.log"));
     rt_sleep_ms(scaled(700));
@@ -771,7 +790,8 @@ Test(cli, exec_limit_2_runs_at_most_two_commands_at_once) {
     cr_assert(strstr(r.out, "slot 0") && strstr(r.out, "slot 1"), "%s", r.out);
 
     write_file("go", "", 0644);
-    for (int i = 0; i < 3; i++) cr_assert_eq(wait_code(pids[i], scaled(30000)), 0, "holder %d: %s", i, slurp("sem0.log"));
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(wait_code(pids[i], scaled(30000)), 0, "holder %d: %s", i, slurp("sem0.log"));
     span_t sp[3];
     for (int i = 0; i < 3; i++) read_span(i, &sp[i]);
     cr_assert_eq(max_overlap(sp, 3), 2, "at most (and here exactly) 2 commands at once");
@@ -868,8 +888,10 @@ Test(cli, status_lists_exclusive_shared_and_permit_holders) {
     redlock_t *rl = g_rl = rt_new(&C, 5, NULL);
     redlock_lock_t *ex = NULL, *p[2] = {NULL, NULL}, *rd[2] = {NULL, NULL};
     cr_assert_eq(redlock_acquire(rl, "cli:all", 20000, &ex), REDLOCK_OK);
-    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_acquire_permit(rl, "cli:all", 3, 20000, 0, &p[i], NULL), REDLOCK_OK);
-    for (int i = 0; i < 2; i++) cr_assert_eq(redlock_acquire_shared(rl, "cli:all-rw", 20000, 0, &rd[i], NULL), REDLOCK_OK);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(redlock_acquire_permit(rl, "cli:all", 3, 20000, 0, &p[i], NULL), REDLOCK_OK);
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(redlock_acquire_shared(rl, "cli:all-rw", 20000, 0, &rd[i], NULL), REDLOCK_OK);
     /* slot 2 held by another client on 2 nodes only: not a quorum */
     for (int i = 0; i < 2; i++) cr_assert_eq(tc_set(&C, i, "cli:all:permit:2", "minority-holder", 20000), 0);
 
@@ -896,9 +918,11 @@ Test(cli, status_lists_exclusive_shared_and_permit_holders) {
     RUN(&r, g_nodes, "status", "--json", "cli:all");
     cr_assert(json_balanced(r.out), "%s", r.out);
     cr_assert(strstr(r.out, "\"state\":\"held\"") && strstr(r.out, "\"permits\":{\"limit\":null,\"slots_checked\":64,"
-                                                                    "\"held\":2}"), "%s", r.out);
+                                                                   "\"held\":2}"),
+              "%s", r.out);
     cr_assert(strstr(r.out, "\"kind\":\"slot\",\"slot\":2,\"token_prefix\":\"minority\",\"nodes\":2,"
-                            "\"quorum\":false,\"pttl_ms\":["), "%s", r.out);
+                            "\"quorum\":false,\"pttl_ms\":["),
+              "%s", r.out);
     check_holder_ttls(r.out, "\"kind\":\"exclusive\"", 20000);
     check_holder_ttls(r.out, "\"kind\":\"slot\",\"slot\":0", 20000);
 
@@ -932,10 +956,12 @@ Test(cli, ping_shows_health_and_persistence) {
     RUN(&r, g_nodes, "ping", "--json");
     cr_assert_eq(r.code, 0);
     cr_assert(json_balanced(r.out), "%s", r.out);
-    static const char *const keys[] = {"\"n_nodes\":5", "\"answered\":5", "\"redis_version\":\"", "\"role\":\"master\"",
-                                       "\"appendonly\":\"no\"", "\"appendfsync\":\"", "\"aof_enabled\":false",
-                                       "\"rdb_last_save\":", "\"uptime_s\":", "\"rtt_us\":"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(r.out, keys[i]), "%s in %s", keys[i], r.out);
+    static const char *const keys[] = {
+        "\"n_nodes\":5",         "\"answered\":5",     "\"redis_version\":\"",  "\"role\":\"master\"",
+        "\"appendonly\":\"no\"", "\"appendfsync\":\"", "\"aof_enabled\":false", "\"rdb_last_save\":",
+        "\"uptime_s\":",         "\"rtt_us\":"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert(strstr(r.out, keys[i]), "%s in %s", keys[i], r.out);
 }
 
 Test(cli, nodes_come_from_the_option_or_the_environment) {
@@ -964,8 +990,8 @@ Test(cli, signals_to_the_tool_are_forwarded_to_the_command) {
     char tok[256], marker[256], script[1024];
     path_of(tok, sizeof tok, "token");
     path_of(marker, sizeof marker, "marker");
-    snprintf(script, sizeof script, "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 7' TERM; %s", tok,
-             marker, BOUNDED_SLEEP);
+    snprintf(script, sizeof script, "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 7' TERM; %s", tok, marker,
+             BOUNDED_SLEEP);
     pid_t pid = START("fwd.log", "exec", "cli:fwd", "--", "/bin/sh", "-c", script);
     char token[64];
     snprintf(token, sizeof token, "%s", wait_line("token", scaled(5000), "fwd.log"));
@@ -1004,15 +1030,41 @@ Test(cli, help_and_version) {
     run_t r;
     RUN(&r, NULL, "--help");
     cr_assert_eq(r.code, 0);
-    static const char *const words[] = {"--nodes",      "REDLOCK_NODES", "--connect-timeout", "--op-timeout",
-                                        "--drift-factor", "--drift-min",  "--retry-delay",     "--retry-jitter",
-                                        "--ttl",        "--wait",        "--on-lost",         "--json",
-                                        "-v",           "64",            "69",                "75",
-                                        "78",           "79",            "126",               "127",
-                                        "--fencing",    "REDLOCK_FENCE", "--max-ttl",         "--no-quarantine",
-                                        "--clock-jump", "--clock-check", "acquire",      "extend",
-                                        "release",      "--token-env",   "--token-stdin", "stats",
-                                        "--prometheus", "--count",       "1h30m"};
+    static const char *const words[] = {"--nodes",
+                                        "REDLOCK_NODES",
+                                        "--connect-timeout",
+                                        "--op-timeout",
+                                        "--drift-factor",
+                                        "--drift-min",
+                                        "--retry-delay",
+                                        "--retry-jitter",
+                                        "--ttl",
+                                        "--wait",
+                                        "--on-lost",
+                                        "--json",
+                                        "-v",
+                                        "64",
+                                        "69",
+                                        "75",
+                                        "78",
+                                        "79",
+                                        "126",
+                                        "127",
+                                        "--fencing",
+                                        "REDLOCK_FENCE",
+                                        "--max-ttl",
+                                        "--no-quarantine",
+                                        "--clock-jump",
+                                        "--clock-check",
+                                        "acquire",
+                                        "extend",
+                                        "release",
+                                        "--token-env",
+                                        "--token-stdin",
+                                        "stats",
+                                        "--prometheus",
+                                        "--count",
+                                        "1h30m"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         cr_assert(strstr(r.out, words[i]), "--help does not mention %s", words[i]);
     RUN(&r, NULL, "--version");
@@ -1051,8 +1103,8 @@ Test(cli, fencing_exports_a_strictly_increasing_fence) {
         run_argv(&r, g_nodes, (char *[]){"/bin/sh", "-c", script, NULL});
         cr_assert_eq(r.code, 0, "round %d: stderr: %s", round, r.err);
         uint64_t f = parse_fence(r.out);
-        cr_assert_gt(f, prev, "round %d: fence %llu is not above the previous one, %llu", round,
-                     (unsigned long long)f, (unsigned long long)prev);
+        cr_assert_gt(f, prev, "round %d: fence %llu is not above the previous one, %llu", round, (unsigned long long)f,
+                     (unsigned long long)prev);
         cr_assert_str_eq(r.err, "1\n", "exactly one REDLOCK_FENCE in the environment: %s", r.err);
         /* the fence the child saw is the counter a quorum of nodes keeps */
         char want[32];
@@ -1062,7 +1114,8 @@ Test(cli, fencing_exports_a_strictly_increasing_fence) {
     }
     /* -v names the fence (it is no secret) but still not the token */
     run_t r;
-    RUN(&r, g_nodes, "-v", "exec", "--fencing", (char *)res, "--", "sh", "-c", "echo \"$REDLOCK_FENCE $REDLOCK_TOKEN\"");
+    RUN(&r, g_nodes, "-v", "exec", "--fencing", (char *)res, "--", "sh", "-c",
+        "echo \"$REDLOCK_FENCE $REDLOCK_TOKEN\"");
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
     char fence_s[32] = "", token[64] = "";
     cr_assert_eq(sscanf(r.out, "%31s %63s", fence_s, token), 2, "stdout: %s", r.out);
@@ -1126,8 +1179,7 @@ Test(cli, max_ttl_turns_on_the_restart_quarantine) {
     char marker[256];
     path_of(marker, sizeof marker, "ran");
     run_t r;
-    RUN(&r, g_nodes, "-v", "--max-ttl", "24h", "exec", "cli:quar", "--", "sh", "-c", "echo yes > \"$1\"", "sh",
-        marker);
+    RUN(&r, g_nodes, "-v", "--max-ttl", "24h", "exec", "cli:quar", "--", "sh", "-c", "echo yes > \"$1\"", "sh", marker);
     cr_assert_eq(r.code, 69, "stderr: %s", r.err);
     cr_assert(strstr(r.err, "quarantined"), "-v says why: %s", r.err);
     cr_assert_str_eq(slurp("ran"), "", "the command must not run without the lock");

@@ -87,8 +87,8 @@ Test(cluster, keys_land_on_the_shard_of_their_slot) {
         redlock_lock_t *l = NULL;
         redlock_report_t rep;
         cr_assert_eq(redlock_acquire_ex(rl, res, 10000, 0, &l, &rep), REDLOCK_OK, "%s: %s", res, rep.message);
-        cr_assert_eq(clusters_holding(rl, res, redlock_lock_token(l), 3), 3, "%s not on every cluster: %s | %s | %s", res,
-                     rep.nodes[0].detail, rep.nodes[1].detail, rep.nodes[2].detail);
+        cr_assert_eq(clusters_holding(rl, res, redlock_lock_token(l), 3), 3, "%s not on every cluster: %s | %s | %s",
+                     res, rep.nodes[0].detail, rep.nodes[1].detail, rep.nodes[2].detail);
         int owner = tc_rc_slot_owner(&CS, 0, tc_slot(cname(res, k, sizeof k)));
         cr_assert_geq(owner, 0);
         shards_used[owner] = 1;
@@ -111,7 +111,8 @@ Test(cluster, a_tagged_resource_is_kept_as_it_is) {
     /* (a fresh handle's first call waits for the slot maps: on a loaded
      * machine one attempt may not do, and this test is about key names) */
     cr_assert_eq(redlock_acquire_ex(rl, "{orders}:7", 10000, 3000, &l, &rep), REDLOCK_OK, "%s", rep.message);
-    cr_assert_eq(clusters_holding(rl, "{orders}:7", redlock_lock_token(l), 3), 3, "the tagged key is stored under its own name");
+    cr_assert_eq(clusters_holding(rl, "{orders}:7", redlock_lock_token(l), 3), 3,
+                 "the tagged key is stored under its own name");
     cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
     redlock_free(rl);
 }
@@ -141,8 +142,8 @@ Test(cluster, several_resources_need_one_slot) {
 #define MX_ROUNDS 60
 
 typedef struct mx {
-    int inside[MX_RES];   /* holders in each critical section (under mu) */
-    long count[MX_RES];   /* a lost update shows as a short count */
+    int inside[MX_RES]; /* holders in each critical section (under mu) */
+    long count[MX_RES]; /* a lost update shows as a short count */
     int overlaps, grants, errors;
     pthread_mutex_t mu;
 } mx_t;
@@ -367,7 +368,8 @@ Test(cluster, a_slot_resharded_while_a_lock_is_held) {
     /* its keys move; then the slot is handed over (MOVED from then on) */
     for (int c = 0; c < 3; c++) {
         int moved = tc_rc_slot_move_keys(&CS, c, slot, from[c], to[c], 0);
-        cr_assert_geq(moved, 1, "cluster %d: %d keys of slot %d moved from member %d to %d", c, moved, slot, from[c], to[c]);
+        cr_assert_geq(moved, 1, "cluster %d: %d keys of slot %d moved from member %d to %d", c, moved, slot, from[c],
+                      to[c]);
         cr_assert_eq(tc_rc_slot_end_move(&CS, c, slot, from[c], to[c]), 0);
     }
     cr_assert_eq(redlock_extend(rl, held, 20000), REDLOCK_OK, "the held lock extends on its new shard");

@@ -14,8 +14,7 @@
 
 static tc_clusters_t CS;
 
-static void setup(void)
-{
+static void setup(void) {
     cr_assert_eq(tc_clusters_load(&CS), 0, "no Redis Clusters (REDLOCK_CLUSTER_DIR)");
     cr_assert_eq(CS.base.n, 3, "want 3 clusters, got %d", CS.base.n);
     cr_assert_eq(tc_clusters_heal(&CS), 0, "heal failed");
@@ -24,15 +23,13 @@ static void setup(void)
 TestSuite(cluster_support, .init = setup, .timeout = 300);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
-static long long now_ms(void)
-{
+static long long now_ms(void) {
     return (long long)(rt_now_us() / 1000);
 }
 
 /* The member that was created as primary m's replica (the first one),
  * whatever its role now. */
-static int created_replica_of(int c, int m)
-{
+static int created_replica_of(int c, int m) {
     for (int r = 0; r < CS.c[c].n; r++)
         if (!CS.c[c].m[r].created_primary && CS.c[c].m[r].created_of == m) return r;
     cr_assert_fail("cluster %d: primary %d has no replica", c, m);
@@ -40,8 +37,7 @@ static int created_replica_of(int c, int m)
 }
 
 /* The first created primary of cluster c. */
-static int first_primary(int c)
-{
+static int first_primary(int c) {
     for (int m = 0; m < CS.c[c].n; m++)
         if (CS.c[c].m[m].created_primary) return m;
     cr_assert_fail("cluster %d has no primary", c);
@@ -50,8 +46,7 @@ static int first_primary(int c)
 
 /* Asserts r is a redirect of the given kind (1 MOVED, 2 ASK) for slot to
  * member `to` of cluster c; frees r. */
-static void assert_redirect(redisReply *r, int kind, int c, int slot, int to, const char *what)
-{
+static void assert_redirect(redisReply *r, int kind, int c, int slot, int to, const char *what) {
     int s = -1, port = -1;
     cr_assert_not_null(r, "%s: no answer", what);
     int got = tc_reply_redirect(r, &s, &port);
@@ -64,8 +59,7 @@ static void assert_redirect(redisReply *r, int kind, int c, int slot, int to, co
 }
 
 /* Asserts member m of cluster c answers GET key with val; frees the reply. */
-static void assert_direct_value(int c, int m, const char *key, const char *val)
-{
+static void assert_direct_value(int c, int m, const char *key, const char *val) {
     redisReply *r = tc_member_command(&CS, c, m, "GET %s", key);
     cr_assert_not_null(r, "member %d.%d: no answer", c, m);
     cr_assert_eq(r->type, REDIS_REPLY_STRING, "member %d.%d GET %s: %s", c, m, key,
@@ -75,23 +69,20 @@ static void assert_direct_value(int c, int m, const char *key, const char *val)
 }
 
 /* Waits up to 3 s until every member of cluster c maps slot to member to. */
-static void assert_everyone_maps(int c, int slot, int to)
-{
+static void assert_everyone_maps(int c, int slot, int to) {
     static int owner[TC_SLOTS];
     for (long long end = now_ms() + 3000;; rt_sleep_ms(50)) {
         int agree = 0;
-        for (int m = 0; m < CS.c[c].n; m++)
-            agree += tc_rc_slot_map(&CS, c, m, owner) == TC_SLOTS && owner[slot] == to;
+        for (int m = 0; m < CS.c[c].n; m++) agree += tc_rc_slot_map(&CS, c, m, owner) == TC_SLOTS && owner[slot] == to;
         if (agree == CS.c[c].n) return;
-        cr_assert_lt(now_ms(), end, "cluster %d: %d of %d members map slot %d to member %d", c, agree,
-                     CS.c[c].n, slot, to);
+        cr_assert_lt(now_ms(), end, "cluster %d: %d of %d members map slot %d to member %d", c, agree, CS.c[c].n, slot,
+                     to);
     }
 }
 
 /* ------------------------------------------------------------------ slots */
 
-Test(cluster_support, crc16_and_hash_tags_by_hand)
-{
+Test(cluster_support, crc16_and_hash_tags_by_hand) {
     /* The CRC16 check value of the XMODEM variant, and slots worked out
      * from the Redis Cluster specification's rules. */
     cr_assert_eq(tc_crc16("123456789", 9), 0x31C3u);
@@ -99,29 +90,48 @@ Test(cluster_support, crc16_and_hash_tags_by_hand)
     cr_assert_eq(tc_slot("{user1000}.following"), tc_slot("user1000"));
     cr_assert_eq(tc_slot("{user1000}.followers"), tc_slot("{user1000}.following"));
     cr_assert_eq(tc_slot("foo{}{bar}"), (int)(tc_crc16("foo{}{bar}", 10) & 16383)); /* empty tag: whole key */
-    cr_assert_eq(tc_slot("foo{{bar}}zap"), tc_slot("{bar"));                      /* tag is "{bar" */
-    cr_assert_eq(tc_slot("foo{bar}{zap}"), tc_slot("bar"));                       /* first tag only */
-    cr_assert_eq(tc_slot("{a"), (int)(tc_crc16("{a", 2) & 16383));                /* no closing brace */
-    cr_assert_eq(tc_key_slot("a{\0}b", 5), tc_key_slot("\0", 1));                 /* binary tag */
+    cr_assert_eq(tc_slot("foo{{bar}}zap"), tc_slot("{bar"));                        /* tag is "{bar" */
+    cr_assert_eq(tc_slot("foo{bar}{zap}"), tc_slot("bar"));                         /* first tag only */
+    cr_assert_eq(tc_slot("{a"), (int)(tc_crc16("{a", 2) & 16383));                  /* no closing brace */
+    cr_assert_eq(tc_key_slot("a{\0}b", 5), tc_key_slot("\0", 1));                   /* binary tag */
 }
 
 /* Appends one key to the list (copied); returns the new count. */
-static int add_key(char keys[][48], size_t lens[], int n, const char *k, size_t len)
-{
+static int add_key(char keys[][48], size_t lens[], int n, const char *k, size_t len) {
     memcpy(keys[n], k, len);
     lens[n] = len;
     return n + 1;
 }
 
-Test(cluster_support, slot_matches_cluster_keyslot)
-{
+Test(cluster_support, slot_matches_cluster_keyslot) {
     enum { MAXK = 4200 };
     static char keys[MAXK][48];
     static size_t lens[MAXK];
     static const char *fixed[] = {
-        "", "{", "}", "{}", "{}a", "a{}", "{a}", "{a}{b}", "{{a}}", "}{a}", "{a", "a}", "a{b}c{d}e",
-        "foo{bar}{zap}", "foo{}{bar}", "foo{{bar}}zap", "{user1000}.following", "{user1000}.followers",
-        "resource", "{resource}", "{resource}:fence", "{resource}:w", "lock:{orders:42}:permit:3", "\xff\xfe{\x80}",
+        "",
+        "{",
+        "}",
+        "{}",
+        "{}a",
+        "a{}",
+        "{a}",
+        "{a}{b}",
+        "{{a}}",
+        "}{a}",
+        "{a",
+        "a}",
+        "a{b}c{d}e",
+        "foo{bar}{zap}",
+        "foo{}{bar}",
+        "foo{{bar}}zap",
+        "{user1000}.following",
+        "{user1000}.followers",
+        "resource",
+        "{resource}",
+        "{resource}:fence",
+        "{resource}:w",
+        "lock:{orders:42}:permit:3",
+        "\xff\xfe{\x80}",
     };
     int n = 0;
     char buf[48];
@@ -155,8 +165,7 @@ Test(cluster_support, slot_matches_cluster_keyslot)
     }
 }
 
-Test(cluster_support, every_cluster_serves_all_slots_as_created)
-{
+Test(cluster_support, every_cluster_serves_all_slots_as_created) {
     static int owner[TC_SLOTS], first[TC_SLOTS];
     tc_cluster_t base;
 
@@ -204,8 +213,7 @@ Test(cluster_support, every_cluster_serves_all_slots_as_created)
 
 /* ---------------------------------------------------------------- routing */
 
-Test(cluster_support, set_get_go_to_the_right_shard)
-{
+Test(cluster_support, set_get_go_to_the_right_shard) {
     static int owner[TC_SLOTS];
     char key[32], val[32];
 
@@ -261,8 +269,7 @@ Test(cluster_support, set_get_go_to_the_right_shard)
 
 /* ------------------------------------------------------------- resharding */
 
-Test(cluster_support, slot_move_gives_ask_then_moved)
-{
+Test(cluster_support, slot_move_gives_ask_then_moved) {
     const int c = 1, nkeys = 10, early = 3;
     const int slot = tc_slot("{mig}");
     char key[32], val[32];
@@ -337,8 +344,7 @@ Test(cluster_support, slot_move_gives_ask_then_moved)
 /* -------------------------------------------------------- faults, failover */
 
 /* A key of cluster c whose slot member m serves; written to buf. */
-static const char *key_served_by(int c, int m, char *buf, size_t len)
-{
+static const char *key_served_by(int c, int m, char *buf, size_t len) {
     static int owner[TC_SLOTS];
     cr_assert_eq(tc_rc_slot_map(&CS, c, -1, owner), TC_SLOTS);
     for (int i = 0; i < 100000; i++) {
@@ -350,8 +356,7 @@ static const char *key_served_by(int c, int m, char *buf, size_t len)
 }
 
 /* Asserts every member of cluster c reports cluster_state:ok. */
-static void assert_cluster_ok(int c)
-{
+static void assert_cluster_ok(int c) {
     for (int m = 0; m < CS.c[c].n; m++) {
         redisReply *r = tc_member_command(&CS, c, m, "CLUSTER INFO");
         cr_assert(r != NULL && r->type == REDIS_REPLY_STRING, "member %d.%d", c, m);
@@ -360,8 +365,7 @@ static void assert_cluster_ok(int c)
     }
 }
 
-Test(cluster_support, failover_makes_the_replica_primary)
-{
+Test(cluster_support, failover_makes_the_replica_primary) {
     const int c = 2;
     int p = first_primary(c), r = created_replica_of(c, p), served_by = -1;
     char key[32];
@@ -393,8 +397,7 @@ Test(cluster_support, failover_makes_the_replica_primary)
     cr_assert_null(tc_rc_get(&CS, c, key), "heal empties the clusters");
 }
 
-Test(cluster_support, killed_primary_is_replaced_and_rejoins_as_replica)
-{
+Test(cluster_support, killed_primary_is_replaced_and_rejoins_as_replica) {
     const int c = 0;
     int p = first_primary(c), r = created_replica_of(c, p), served_by = -1;
     char key[32];
@@ -428,8 +431,7 @@ Test(cluster_support, killed_primary_is_replaced_and_rejoins_as_replica)
     cr_assert_eq(served_by, r);
 }
 
-Test(cluster_support, paused_member_is_silent_until_resumed)
-{
+Test(cluster_support, paused_member_is_silent_until_resumed) {
     const int c = 1, m = created_replica_of(c, first_primary(c));
 
     cr_assert_eq(tc_member_pause(&CS, c, m), 0);
@@ -446,8 +448,7 @@ Test(cluster_support, paused_member_is_silent_until_resumed)
     cr_assert_null(tc_member_connect(&CS, 3, 0));
 }
 
-Test(cluster_support, heal_undoes_moves_failovers_and_kills)
-{
+Test(cluster_support, heal_undoes_moves_failovers_and_kills) {
     static int owner[TC_SLOTS], created[TC_SLOTS];
     const int c = 0;
     int p = first_primary(c), r = created_replica_of(c, p);

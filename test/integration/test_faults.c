@@ -12,7 +12,9 @@ enum { FREE = 0, FOREIGN, PAUSED, KILLED, NSTATES };
 static const char *state_name[] = {"free", "foreign", "paused", "killed"};
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(faults, .init = setup, .timeout = 300);
 
@@ -33,8 +35,7 @@ static void undo(int i, int s) {
 /* Describes a case for failure messages. */
 static const char *describe(const int *st, int n, char *buf, size_t len) {
     buf[0] = '\0';
-    for (int i = 0; i < n; i++)
-        snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "", state_name[st[i]]);
+    for (int i = 0; i < n; i++) snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", i ? "," : "", state_name[st[i]]);
     return buf;
 }
 
@@ -79,10 +80,10 @@ static void run_case(const int *st, int n, int case_no) {
     for (int i = 0; i < n; i++) { /* every vote that was counted matches the node's state */
         redlock_vote_t v = rep.nodes[i].vote;
         if (v == REDLOCK_VOTE_NONE) continue;
-        int ok = st[i] == FREE ? v == REDLOCK_VOTE_YES
-               : st[i] == FOREIGN ? v == REDLOCK_VOTE_NO
-               : st[i] == PAUSED ? v == REDLOCK_VOTE_TIMEOUT
-               : (v == REDLOCK_VOTE_ERROR || v == REDLOCK_VOTE_DOWN);
+        int ok = st[i] == FREE      ? v == REDLOCK_VOTE_YES
+                 : st[i] == FOREIGN ? v == REDLOCK_VOTE_NO
+                 : st[i] == PAUSED  ? v == REDLOCK_VOTE_TIMEOUT
+                                    : (v == REDLOCK_VOTE_ERROR || v == REDLOCK_VOTE_DOWN);
         cr_assert(ok, "[%s] node %d voted %s (%s)", what, i, redlock_vote_name(v), rep.nodes[i].detail);
     }
     if (rc == REDLOCK_OK) {
@@ -119,9 +120,13 @@ static void all_mixes(int n) {
     }
 }
 
-Test(faults, n1_every_state) { all_mixes(1); }
+Test(faults, n1_every_state) {
+    all_mixes(1);
+}
 
-Test(faults, n3_every_mix_of_states) { all_mixes(3); }
+Test(faults, n3_every_mix_of_states) {
+    all_mixes(3);
+}
 
 /* N = 5: every subset of nodes put in one fault state (3 x 32 cases). */
 Test(faults, n5_every_subset_of_each_fault) {

@@ -16,7 +16,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(fence, .init = setup, .timeout = 300);
 
@@ -124,7 +126,8 @@ Test(fence, holder_paused_past_its_ttl_is_refused_by_the_fenced_store) {
     char *v = tc_get(&C, 4, "fence:data");
     cr_assert(v && !strcmp(v, "written by B"), "store holds '%s'", v ? v : "(nil)");
     free(v);
-    cr_assert_eq(redlock_fenced_set(store, "fence:data", "B again", fb, NULL), REDLOCK_OK, "the same token may write again");
+    cr_assert_eq(redlock_fenced_set(store, "fence:data", "B again", fb, NULL), REDLOCK_OK,
+                 "the same token may write again");
     redlock_lock_free(la);
     cr_assert_eq(redlock_release(b, lb), REDLOCK_OK);
     redlock_free(a);

@@ -11,7 +11,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(lifetime, .init = setup, .timeout = 120);
 
@@ -141,7 +143,8 @@ Test(lifetime, extension_stops_after_the_cap_then_the_lock_is_lost) {
     cr_assert_eq(atomic_load(&log.reason), REDLOCK_ERR_EXPIRED);
     cr_assert_eq(redlock_lock_extensions(lk), 2);
     uint64_t ms = (atomic_load(&log.at_us) - t) / 1000;
-    cr_assert(ms > 400 + 300 && ms < 2500, "lost after %llu ms: two 200 ms-spaced extensions of 600 ms", (unsigned long long)ms);
+    cr_assert(ms > 400 + 300 && ms < 2500, "lost after %llu ms: two 200 ms-spaced extensions of 600 ms",
+              (unsigned long long)ms);
     rt_sleep_ms(50); /* the local deadline comes drift (8 ms) before the keys' own expiry */
     for (int i = 0; i < 5; i++) cr_assert_eq(tc_pttl(&C, i, "w:cap"), -2, "node %d still holds the key", i);
     redlock_lock_free(lk);
@@ -275,7 +278,9 @@ Test(lifetime, reentrancy_can_be_turned_off) {
 static const char *SET3[] = {"m:a", "m:b", "m:c"};
 
 /* Number of nodes on which key holds token. */
-static int holding(const char *key, const char *token) { return tc_count_value(&C, key, token); }
+static int holding(const char *key, const char *token) {
+    return tc_count_value(&C, key, token);
+}
 
 Test(lifetime, multi_resource_lock_takes_the_whole_set) {
     redlock_t *rl = rt_new(&C, 5, NULL);

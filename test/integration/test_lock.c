@@ -10,7 +10,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(lock, .init = setup, .timeout = 60);
 
@@ -318,8 +320,12 @@ Test(lock, timed_out_request_does_not_desynchronise_the_connection) {
 
 Test(lock, resource_names_are_binary_safe) {
     static const char *names[] = {
-        "with space", "quote'\"", "new\nline", "lua]]..redis.call('FLUSHALL')--",
-        "\xc3\xa9t\xc3\xa9 \xe2\x98\x83 \xff\xfe", "*3\r\n$3\r\nSET\r\n",
+        "with space",
+        "quote'\"",
+        "new\nline",
+        "lua]]..redis.call('FLUSHALL')--",
+        "\xc3\xa9t\xc3\xa9 \xe2\x98\x83 \xff\xfe",
+        "*3\r\n$3\r\nSET\r\n",
     };
     redlock_t *rl = rt_new(&C, 5, NULL);
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {

@@ -21,7 +21,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 /* Resumes every node (a failed assertion leaves none paused). */
 static void teardown(void) {

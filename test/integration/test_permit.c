@@ -13,7 +13,9 @@
 #include "waiting.h"
 
 static tc_cluster_t C;
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 TestSuite(permit, .init = setup, .timeout = 120);
 
 /* Nodes on which key holds value. */

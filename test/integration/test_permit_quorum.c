@@ -29,7 +29,9 @@
 #define NAIVE_KEY "pq:naive"
 
 static tc_cluster_t C;
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 /* Runs after a failed assertion too: no node stays paused. */
 static void resume_all(void) {
     for (int i = 0; i < C.n; i++) tc_node_resume(&C, i);
@@ -41,7 +43,7 @@ static const int AWAY[3][2] = {{3, 4}, {0, 1}, {2, 4}};
 
 /* One way of admitting holders 0..2 under the limit. */
 typedef struct scheme {
-    int (*admit)(int h);            /* 1 when holder h is granted */
+    int (*admit)(int h);             /* 1 when holder h is granted */
     void (*forget)(int node, int h); /* node never heard holder h */
 } scheme_t;
 
@@ -125,8 +127,8 @@ Test(permit_quorum, permits_refuse_the_third_holder_that_majorities_admit) {
     cr_assert(granted[0], "holder 1 ({D,E} paused): %s (%s)", redlock_strerror(RC[0]), REP[0].message);
     cr_assert(granted[1], "holder 2 ({A,B} paused): %s (%s)", redlock_strerror(RC[1]), REP[1].message);
     cr_assert_neq(REP[0].slot, REP[1].slot, "two holders on one slot");
-    cr_assert_not(granted[2], "holder 3 ({C,E} paused) was granted slot %d: %d holders under limit %d", REP[2].slot,
-                  n, LIMIT);
+    cr_assert_not(granted[2], "holder 3 ({C,E} paused) was granted slot %d: %d holders under limit %d", REP[2].slot, n,
+                  LIMIT);
     /* every node back: the fourth is refused until a holder releases */
     cr_assert_eq(admit_permit(3), 0, "holder 4 granted slot %d with two permits held", REP[3].slot);
     cr_assert_eq(RC[3], REDLOCK_ERR_TAKEN, "%s (%s)", redlock_strerror(RC[3]), REP[3].message);
@@ -143,16 +145,17 @@ Test(permit_quorum, permits_refuse_the_third_holder_that_majorities_admit) {
 
 /* One node's admission: drops expired holders, admits ARGV[1] for ARGV[3]
  * ms when fewer than ARGV[2] are left. */
-static const char NAIVE_ADMIT[] =
-    "local t = redis.call('TIME') "
-    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
-    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) "
-    "if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then "
-    "  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) return 1 end "
-    "return 0";
+static const char NAIVE_ADMIT[] = "local t = redis.call('TIME') "
+                                  "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+                                  "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) "
+                                  "if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then "
+                                  "  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) return 1 end "
+                                  "return 0";
 
 /* Holder h's name in the counters. */
-static void naive_name(int h, char *buf, size_t n) { snprintf(buf, n, "naive-holder-%d", h); }
+static void naive_name(int h, char *buf, size_t n) {
+    snprintf(buf, n, "naive-holder-%d", h);
+}
 
 /* Asks node i to admit holder h, waiting 150 ms for the answer. */
 static int naive_admit_on(int i, int h) {

@@ -11,7 +11,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(quarantine, .init = setup, .timeout = 120);
 

@@ -14,7 +14,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(replicas, .init = setup, .timeout = 120);
 
@@ -134,7 +136,8 @@ Test(replicas, acquire_and_extend_count_only_the_replicated_votes) {
         done = after[3] - before[3] >= 2 && after[4] - before[4] >= 2;
     }
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(after[i], before[i], "node %d, replicas=0 on its URI, was sent %ld WAITs", i, after[i] - before[i]);
+        cr_assert_eq(after[i], before[i], "node %d, replicas=0 on its URI, was sent %ld WAITs", i,
+                     after[i] - before[i]);
     for (int i = 3; i < 5; i++)
         cr_assert_geq(after[i] - before[i], 2, "node %d was sent %ld WAITs for an acquire and an extend", i,
                       after[i] - before[i]);

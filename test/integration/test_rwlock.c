@@ -14,7 +14,9 @@
 #include "rltest.h"
 
 static tc_cluster_t C;
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 TestSuite(rwlock, .init = setup, .timeout = 120);
 
 /* A handle whose callers may wait (retrying every 200 ms, woken by releases). */
@@ -139,7 +141,8 @@ Test(rwlock, a_waiting_writer_is_not_starved_by_new_readers) {
     waiter_start(&w, b, "rw:pref", 0);
     /* the writer's refused attempt left its mark on a quorum */
     int marked = 0;
-    for (int t = 0; t < 1000 && marked < 3; t++, rt_sleep_ms(10)) marked = tc_count_value(&C, "rw:pref:redlock:writer", NULL);
+    for (int t = 0; t < 1000 && marked < 3; t++, rt_sleep_ms(10))
+        marked = tc_count_value(&C, "rw:pref:redlock:writer", NULL);
     cr_assert_geq(marked, 3, "the waiting writer's mark is on %d nodes", marked);
     cr_assert_eq(atomic_load(&w.done), 0, "the writer returned while a reader holds: %s", redlock_strerror(w.rc));
     int rc = redlock_acquire_shared(a, "rw:pref", 20000, 0, &r2, &rep);
@@ -239,8 +242,8 @@ Test(rwlock, a_mutex_whose_key_became_readers_is_not_held) {
         cr_assert_eq(tc_redis_cmd(&C, i, "HSET rw:gone someone 99999999999999"), 0);
     }
     redlock_report_t rep;
-    cr_assert_eq(redlock_extend_ex(rl, w, 10000, &rep), REDLOCK_ERR_NOT_HELD, "%s: %s",
-                 redlock_strerror(rep.result), rep.message);
+    cr_assert_eq(redlock_extend_ex(rl, w, 10000, &rep), REDLOCK_ERR_NOT_HELD, "%s: %s", redlock_strerror(rep.result),
+                 rep.message);
     cr_assert_eq(redlock_release(rl, w), REDLOCK_ERR_NOT_HELD);
     for (int i = 0; i < C.n; i++) {
         cr_assert_eq(readers_on(i, "rw:gone"), 1, "node %d", i);

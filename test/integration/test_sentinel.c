@@ -29,7 +29,7 @@
 static struct {
     char dir[512], sh[512];
     char uri[GROUPS][512];
-    int port[GROUPS][2];  /* each group's members at creation: [0] master, [1] replica */
+    int port[GROUPS][2]; /* each group's members at creation: [0] master, [1] replica */
     int sentinel_port[8];
     int nsentinels;
 } S;
@@ -345,12 +345,12 @@ static redlock_t *patient_rl(void) {
 typedef struct par {
     redlock_t *rl;
     int t;
-    int from, to;       /* the acquires this run makes: [from, to) */
+    int from, to; /* the acquires this run makes: [from, to) */
     int64_t wait_ms;
     redlock_lock_t *lk[PAR_EACH];
     int rc[PAR_EACH];
     int yes[PAR_EACH][GROUPS];
-    char why[1280];     /* the first unexpected result's message and the groups' details */
+    char why[1280]; /* the first unexpected result's message and the groups' details */
 } par_t;
 
 static void *par_thread(void *arg) {
@@ -389,7 +389,7 @@ static void par_run(par_t *p, int from, int to, int64_t wait_ms) {
  * decides), every acquire is refused and group 2 never says yes. */
 Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_replica) {
     redlock_t *rl = patient_rl(); /* (slow under valgrind: the point is not speed) */
-    redlock_lock_t *warm = NULL; /* the groups' masters found and connected before the threads start */
+    redlock_lock_t *warm = NULL;  /* the groups' masters found and connected before the threads start */
     redlock_report_t wr;
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:par:warm", 30000, 10000, &warm, &wr), REDLOCK_OK, "%s", wr.message);
     cr_assert_eq(redlock_release(rl, warm), REDLOCK_OK);
@@ -425,7 +425,8 @@ Test(sentinel, concurrent_acquires_share_their_waits_and_each_yes_is_on_the_repl
             char res[48];
             snprintf(res, sizeof res, "sentinel:par:%d:%d", t, i);
             if (i >= PAR_LINKED) {
-                cr_assert_neq(p[t].rc[i], REDLOCK_OK, "%s granted with group 0 held and group 2 cut: %s", res, p[t].why);
+                cr_assert_neq(p[t].rc[i], REDLOCK_OK, "%s granted with group 0 held and group 2 cut: %s", res,
+                              p[t].why);
                 cr_assert(!p[t].yes[i][2], "%s: group 2 said yes while its replica was cut off", res);
                 continue;
             }
@@ -568,7 +569,7 @@ Test(sentinel, with_min_replicas_1_and_two_groups_replicas_paused_nothing_is_gra
 /* The promotion quarantine of these tests: long enough that a failed-over
  * group's old master rejoins as a replica well inside it. */
 #define PROMOTED_MS 30000
-#define RL_TEST_DETAIL (sizeof ((redlock_node_report_t *)0)->detail + 96)
+#define RL_TEST_DETAIL (sizeof((redlock_node_report_t *)0)->detail + 96)
 
 /* Group 0's votes, as a fresh handle with min_replicas and max_ttl_ms
  * PROMOTED_MS sees them, into v[0..calls): one acquire (wait 0) a call,
@@ -585,7 +586,8 @@ static void promoted_votes(uint32_t min_replicas, int calls, redlock_node_report
         redisReply *r = cmd(master_port(2), "SET %s another-client PX 60000", res);
         cr_assert(r && r->type == REDIS_REPLY_STATUS, "SET on group 2's master");
         freeReplyObject(r);
-        if (redlock_acquire_ex(rl, res, 10000, 0, &lk, &rep) == REDLOCK_OK) cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+        if (redlock_acquire_ex(rl, res, 10000, 0, &lk, &rep) == REDLOCK_OK)
+            cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
         v[k] = rep.nodes[0];
     }
     redlock_free(rl);
@@ -623,8 +625,8 @@ Test(sentinel, a_fresh_handle_gives_a_just_promoted_master_no_vote) {
     cr_assert(await_replicas(0, 1, 15000), "the old master did not rejoin as a replica");
     promoted_votes(1, 4, v);
     for (int k = 1; k < 4; k++)
-        cr_assert_eq(v[k].vote, REDLOCK_VOTE_YES, "group 0, its votes waiting for its replica, call %d: %s %s (%s)",
-                     k, redlock_vote_name(v[k].vote), redlock_strerror(v[k].err), v[k].detail);
+        cr_assert_eq(v[k].vote, REDLOCK_VOTE_YES, "group 0, its votes waiting for its replica, call %d: %s %s (%s)", k,
+                     redlock_vote_name(v[k].vote), redlock_strerror(v[k].err), v[k].detail);
     /* and the quarantine was still on meanwhile */
     promoted_votes(0, 4, v);
     cr_assert(all_quarantined(v, 4, why, sizeof why), "the quarantine ended before the check: %s", why);
@@ -668,7 +670,8 @@ Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
         char res[32];
         snprintf(res, sizeof res, "sentinel:again:%d", k);
         rc = redlock_acquire_ex(h[k], res, 10000, 10000, &lk, &rep);
-        cr_assert_eq(rc, REDLOCK_OK, "handle %d after the failovers: %s [%s | %s | %s]", k, rep.message, rep.nodes[0].detail, rep.nodes[1].detail, rep.nodes[2].detail);
+        cr_assert_eq(rc, REDLOCK_OK, "handle %d after the failovers: %s [%s | %s | %s]", k, rep.message,
+                     rep.nodes[0].detail, rep.nodes[1].detail, rep.nodes[2].detail);
         cr_assert_eq(redlock_release(h[k], lk), REDLOCK_OK);
     }
     redlock_free(a);

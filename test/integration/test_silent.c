@@ -11,7 +11,9 @@
 
 static tc_cluster_t C;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 /* Resumes every node (a failed assertion leaves none paused for the next test). */
 static void teardown(void) {
@@ -61,8 +63,8 @@ Test(silent, a_paused_node_is_skipped_after_its_first_timeout) {
     char detail[256] = "";
     uint64_t until = rt_now_us() + 5000000;
     while (!suspect && rt_now_us() < until) {
-        suspect = cycle(rl, "silent:res", 2, &err, detail, sizeof detail) == REDLOCK_VOTE_DOWN &&
-                  err == REDLOCK_ERR_SUSPECT;
+        suspect =
+            cycle(rl, "silent:res", 2, &err, detail, sizeof detail) == REDLOCK_VOTE_DOWN && err == REDLOCK_ERR_SUSPECT;
         rt_sleep_ms(5);
     }
     cr_assert(suspect, "the paused node never became suspect: last detail '%s'", detail);
@@ -94,8 +96,8 @@ Test(silent, a_resumed_node_rejoins_within_one_probe_interval) {
     int err;
     cr_assert_eq(tc_node_pause(&C, 3), 0);
     uint64_t until = rt_now_us() + 5000000;
-    while (rt_now_us() < until && !(cycle(rl, "silent:back", 3, &err, NULL, 0) == REDLOCK_VOTE_DOWN &&
-                                    err == REDLOCK_ERR_SUSPECT))
+    while (rt_now_us() < until &&
+           !(cycle(rl, "silent:back", 3, &err, NULL, 0) == REDLOCK_VOTE_DOWN && err == REDLOCK_ERR_SUSPECT))
         rt_sleep_ms(5);
     cr_assert_eq(err, REDLOCK_ERR_SUSPECT, "node 3 never became suspect");
     rt_sleep_ms(1000); /* long enough for the probe backoff to reach its cap (100 ms) */
@@ -171,8 +173,8 @@ Test(silent, a_split_vote_is_counted) {
     int err;
     cr_assert_eq(tc_node_pause(&C, 4), 0);
     uint64_t until = rt_now_us() + 5000000;
-    while (rt_now_us() < until && !(cycle(rl, "silent:split:warm", 4, &err, NULL, 0) == REDLOCK_VOTE_DOWN &&
-                                    err == REDLOCK_ERR_SUSPECT))
+    while (rt_now_us() < until &&
+           !(cycle(rl, "silent:split:warm", 4, &err, NULL, 0) == REDLOCK_VOTE_DOWN && err == REDLOCK_ERR_SUSPECT))
         rt_sleep_ms(5);
     cr_assert_eq(err, REDLOCK_ERR_SUSPECT, "node 4 never became suspect");
     for (int i = 0; i < 2; i++) cr_assert_eq(tc_set(&C, i, "silent:split", "another-client", 30000), 0);

@@ -144,8 +144,7 @@ Test(stats, counters_match_what_was_done) {
                   (unsigned long long)n->timeout);
         cr_assert_eq(n->timeout + n->suspect, i < 3 ? K : 0, "node %d: %llu timeouts, %llu suspect votes", i,
                      (unsigned long long)n->timeout, (unsigned long long)n->suspect);
-        cr_assert_eq(n->suspected, i < 3 ? 1 : 0, "node %d: suspected %llu times", i,
-                     (unsigned long long)n->suspected);
+        cr_assert_eq(n->suspected, i < 3 ? 1 : 0, "node %d: suspected %llu times", i, (unsigned long long)n->suspected);
         cr_assert(i < 3 ? n->probes >= 1 : n->probes == 0, "node %d: %llu probes", i, (unsigned long long)n->probes);
         cr_assert_eq(n->down + n->quarantined + n->error, 0, "node %d", i);
         if (i >= 3) cr_assert_eq(n->reconnects, 0, "node %d", i);
@@ -319,14 +318,21 @@ Test(stats, prometheus_text_parses_and_says_what_was_done) {
     cr_assert_eq(redlock_stats(g_rl, &S), REDLOCK_OK); /* nothing ran in between */
     parse_with_client(g_text);
 
-    static const char *const families[] = {
-        "family redlock_nodes gauge", "family redlock_acquires counter", "family redlock_extends counter",
-        "family redlock_releases counter", "family redlock_adopts counter", "family redlock_locks_lost counter",
-        "family redlock_waits counter", "family redlock_wakeups counter",
-        "family redlock_round_duration_seconds histogram", "family redlock_node_votes counter",
-        "family redlock_node_reconnects counter", "family redlock_node_rtt_seconds histogram",
-        "family redlock_split_votes counter", "family redlock_node_suspected counter",
-        "family redlock_node_probes counter"};
+    static const char *const families[] = {"family redlock_nodes gauge",
+                                           "family redlock_acquires counter",
+                                           "family redlock_extends counter",
+                                           "family redlock_releases counter",
+                                           "family redlock_adopts counter",
+                                           "family redlock_locks_lost counter",
+                                           "family redlock_waits counter",
+                                           "family redlock_wakeups counter",
+                                           "family redlock_round_duration_seconds histogram",
+                                           "family redlock_node_votes counter",
+                                           "family redlock_node_reconnects counter",
+                                           "family redlock_node_rtt_seconds histogram",
+                                           "family redlock_split_votes counter",
+                                           "family redlock_node_suspected counter",
+                                           "family redlock_node_probes counter"};
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         cr_assert(strstr(g_dump, families[i]), "missing '%s' in:\n%s", families[i], g_dump);
     expect_sample("redlock_nodes", "-", 5);

@@ -14,7 +14,9 @@
 static tc_cluster_t C;
 static redlock_t *RL;
 
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 
 TestSuite(threads, .init = setup, .timeout = 300);
 
@@ -23,8 +25,8 @@ static void describe_failure(char *buf, size_t n, int rc, const redlock_report_t
     const redlock_node_report_t *bad = NULL;
     for (size_t i = 0; i < rep->n_nodes && !bad; i++)
         if (rep->nodes[i].vote >= REDLOCK_VOTE_TIMEOUT) bad = &rep->nodes[i];
-    snprintf(buf, n, "%s; %zu yes %zu no %zu failed; first failure: %s %s (%.60s)", redlock_strerror(rc),
-             rep->yes, rep->no, rep->failed, bad ? bad->node : "-", bad ? redlock_vote_name(bad->vote) : "-",
+    snprintf(buf, n, "%s; %zu yes %zu no %zu failed; first failure: %s %s (%.60s)", redlock_strerror(rc), rep->yes,
+             rep->no, rep->failed, bad ? bad->node : "-", bad ? redlock_vote_name(bad->vote) : "-",
              bad ? bad->detail : "");
 }
 
@@ -85,9 +87,9 @@ Test(threads, distinct_resources_all_succeed) {
 }
 
 /* Shared state guarded only by the distributed lock. */
-static atomic_int inside;      /* holders currently in the critical section */
-static atomic_int overlaps;    /* times a holder found another inside */
-static long counter;           /* plain read-modify-write: races show as lost updates */
+static atomic_int inside;   /* holders currently in the critical section */
+static atomic_int overlaps; /* times a holder found another inside */
+static long counter;        /* plain read-modify-write: races show as lost updates */
 
 /* Shared resource: acquire with retries, then a read-sleep-write. */
 static void *shared_worker(void *arg) {

@@ -55,8 +55,8 @@ static void one_node(redlock_options_t *o, const char **uri, char *buf, const ch
 }
 
 /* Fills o for the single node URI (scheme and host given, port of name). */
-static void opts_for(redlock_options_t *o, const char **uri, char *buf, size_t n, const char *scheme,
-                     const char *host, const char *name) {
+static void opts_for(redlock_options_t *o, const char **uri, char *buf, size_t n, const char *scheme, const char *host,
+                     const char *name) {
     static char ca[600];
     snprintf(buf, n, "%s://%s:%d", scheme, host, port_of(name));
     snprintf(ca, sizeof ca, "%s/ca.crt", dir);
@@ -178,8 +178,8 @@ Test(tls, plain_text_and_tls_mismatches_fail_fast) {
     int rc = try_lock(&o, &rep, &ms);
     cr_assert_eq(rc, REDLOCK_ERR_NO_QUORUM);
     cr_assert_eq(rep.nodes[0].vote, REDLOCK_VOTE_TIMEOUT, "%s", rep.nodes[0].detail);
-    cr_assert(strstr(rep.nodes[0].detail, "TLS handshake timed out") && strstr(rep.nodes[0].detail, "plain-text"),
-              "%s", rep.nodes[0].detail);
+    cr_assert(strstr(rep.nodes[0].detail, "TLS handshake timed out") && strstr(rep.nodes[0].detail, "plain-text"), "%s",
+              rep.nodes[0].detail);
     cr_assert_lt(ms, 300 + 1000 + 700, "took %llu ms", (unsigned long long)ms);
 }
 

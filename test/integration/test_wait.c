@@ -19,7 +19,9 @@
 #include "waiting.h"
 
 static tc_cluster_t C;
-static void setup(void) { rt_setup(&C); }
+static void setup(void) {
+    rt_setup(&C);
+}
 TestSuite(wait, .init = setup, .timeout = 120);
 
 /* Sets key = value with a TTL on every node: a holder that never releases. */
@@ -49,7 +51,9 @@ static void next_message(redisContext *s, char *channel, size_t n) {
 }
 
 Test(wait, a_release_announces_itself_and_a_clean_up_does_not) {
-    static const char *const names[] = {"w:pub", "w:ü {x} *?[a] \\x\"q", "w:" "\x01\x7f\xfe"};
+    static const char *const names[] = {"w:pub", "w:ü {x} *?[a] \\x\"q",
+                                        "w:"
+                                        "\x01\x7f\xfe"};
     redlock_t *rl = rt_new(&C, 5, NULL);
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         redisContext *s = subscribe(names[k]);
@@ -198,7 +202,7 @@ typedef struct fifo {
     const char *resource;
     int id;
     atomic_int *next_rank;
-    int rank;          /* order of the grant, from 0 */
+    int rank; /* order of the grant, from 0 */
     int rc;
 } fifo_t;
 

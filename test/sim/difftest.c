@@ -95,8 +95,8 @@ static redisContext *srv_start(int port) {
     snprintf(log, sizeof log, "%s/redis.log", srv_dir);
     if ((srv_pid = fork()) == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "", "--appendonly",
-               "no", "--dir", srv_dir, "--logfile", log, "--daemonize", "no", (char *)NULL);
+        execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+               "--dir", srv_dir, "--logfile", log, "--daemonize", "no", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 500 && srv_pid > 0; i++) {
@@ -150,10 +150,8 @@ int dt_same(const redisReply *r, const redisReply *m, int tol) {
     if (r->type != m->type) return 0;
     long long a, b;
     switch (r->type) {
-    case REDIS_REPLY_INTEGER:
-        return tol ? near(r->integer, m->integer) : r->integer == m->integer;
-    case REDIS_REPLY_NIL:
-        return 1;
+    case REDIS_REPLY_INTEGER: return tol ? near(r->integer, m->integer) : r->integer == m->integer;
+    case REDIS_REPLY_NIL: return 1;
     case REDIS_REPLY_ERROR: {
         size_t ka = strcspn(r->str, " "), kb = strcspn(m->str, " ");
         return ka == kb && strncmp(r->str, m->str, ka) == 0;
@@ -198,8 +196,10 @@ void dt_show_pair(FILE *f, int argc, const char *const *argv, const size_t *lens
     fprintf(f, "\n    redis: ");
     dt_show(f, real);
     fprintf(f, "\n    model: ");
-    if (mod) dt_show(f, mod);
-    else fprintf(f, "(none)");
+    if (mod)
+        dt_show(f, mod);
+    else
+        fprintf(f, "(none)");
     fprintf(f, "\n");
 }
 
@@ -239,9 +239,12 @@ static int compare_next(diff_t *d, side_t *s, int argc, const char **argv, const
     if (mod && argc >= 1 && strcasecmp(argv[0], "INFO") == 0 && real->type == REDIS_REPLY_STRING &&
         mod->type == REDIS_REPLY_STRING)
         ok = strstr(real->str, "uptime_in_seconds:") && strstr(mod->str, "uptime_in_seconds:");
-    if (mod && argc == 1 && strcasecmp(argv[0], "TIME") == 0 && real->type == REDIS_REPLY_ARRAY && mod->type == real->type)
-        ok = real->elements == 2 && mod->elements == 2 && llabs(atoll(real->element[0]->str) - atoll(mod->element[0]->str)) <= 2;
-    if (mod && argc == 1 && strcasecmp(argv[0], "ROLE") == 0 && real->type == REDIS_REPLY_ARRAY && mod->type == real->type)
+    if (mod && argc == 1 && strcasecmp(argv[0], "TIME") == 0 && real->type == REDIS_REPLY_ARRAY &&
+        mod->type == real->type)
+        ok = real->elements == 2 && mod->elements == 2 &&
+             llabs(atoll(real->element[0]->str) - atoll(mod->element[0]->str)) <= 2;
+    if (mod && argc == 1 && strcasecmp(argv[0], "ROLE") == 0 && real->type == REDIS_REPLY_ARRAY &&
+        mod->type == real->type)
         ok = real->elements == 3 && mod->elements == 3 && dt_same(real->element[0], mod->element[0], 1) &&
              dt_same(real->element[2], mod->element[2], 1);
     if (!ok || verbose) {
@@ -295,14 +298,29 @@ static void on_push(void *arg, model_session_t *s, const char *bytes, size_t n) 
 
 /* ---------------------------------------------------- random commands */
 
-static const char *const KEYS[] = {"r0", "r1", "r0:permit:0", "r0:permit:1", "r0:permit:2", "r0:redlock:writer",
-                                   "r0:redlock:fence", "r1:redlock:fence", "h0", "d0", "d0:seen"};
+static const char *const KEYS[] = {"r0",
+                                   "r1",
+                                   "r0:permit:0",
+                                   "r0:permit:1",
+                                   "r0:permit:2",
+                                   "r0:redlock:writer",
+                                   "r0:redlock:fence",
+                                   "r1:redlock:fence",
+                                   "h0",
+                                   "d0",
+                                   "d0:seen"};
 static const char *const TOKENS[] = {"t1", "t2", "t3"};
 
-static const char *pick(diff_t *d, const char *const *set, size_t n) { return set[rng_below(&d->r, n)]; }
+static const char *pick(diff_t *d, const char *const *set, size_t n) {
+    return set[rng_below(&d->r, n)];
+}
 #define PICK(d, set) pick(d, set, sizeof set / sizeof set[0])
-static const char *key(diff_t *d) { return rng_chance(&d->r, .4) ? "r0" : PICK(d, KEYS); }
-static const char *tok(diff_t *d) { return PICK(d, TOKENS); }
+static const char *key(diff_t *d) {
+    return rng_chance(&d->r, .4) ? "r0" : PICK(d, KEYS);
+}
+static const char *tok(diff_t *d) {
+    return PICK(d, TOKENS);
+}
 
 /* A TTL in ms as text in buf: mostly long (never expires during a run),
  * sometimes 1-3 ms (then *shortp is set: pause before the next step). */
@@ -324,7 +342,9 @@ static int plain(diff_t *d) {
     case 0: cmd(d, &d->a, "SET", key(d), tok(d), "NX", "PX", ttl(d, t, &sh), NULL); break;
     case 1: cmd(d, &d->a, "SET", key(d), tok(d), "PX", ttl(d, t, &sh), NULL); break;
     case 2: cmd(d, &d->a, "SET", key(d), tok(d), rng_chance(&d->r, .5) ? "XX" : "GET", NULL); break;
-    case 3: cmd(d, &d->a, "SET", key(d), tok(d), "PX", PICK(d, ((const char *[]){"0", "-5", "abc", "1x"})), NULL); break;
+    case 3:
+        cmd(d, &d->a, "SET", key(d), tok(d), "PX", PICK(d, ((const char *[]){"0", "-5", "abc", "1x"})), NULL);
+        break;
     case 4: cmd(d, &d->a, "GET", key(d), NULL); break;
     case 5: cmd(d, &d->a, "DEL", key(d), key(d), NULL); break;
     case 6: cmd(d, &d->a, "EXISTS", key(d), key(d), NULL); break;
@@ -334,12 +354,15 @@ static int plain(diff_t *d) {
     case 10: cmd(d, &d->a, "MGET", key(d), key(d), key(d), NULL); break;
     case 11:
         snprintf(n, sizeof n, "%lld", (long long)rng_range(&d->r, -5, 1000000));
-        cmd(d, &d->a, "INCRBY", rng_chance(&d->r, .8) ? "r0:redlock:fence" : key(d), rng_chance(&d->r, .9) ? n : "x", NULL);
+        cmd(d, &d->a, "INCRBY", rng_chance(&d->r, .8) ? "r0:redlock:fence" : key(d), rng_chance(&d->r, .9) ? n : "x",
+            NULL);
         break;
     case 12: cmd(d, &d->a, "HSET", rng_chance(&d->r, .7) ? "h0" : key(d), tok(d), "1", NULL); break;
     case 13: cmd(d, &d->a, "HGET", rng_chance(&d->r, .7) ? "h0" : key(d), tok(d), NULL); break;
     case 14: cmd(d, &d->a, "HDEL", rng_chance(&d->r, .7) ? "h0" : key(d), tok(d), NULL); break;
-    case 15: cmd(d, &d->a, rng_chance(&d->r, .5) ? "HLEN" : "HGETALL", rng_chance(&d->r, .7) ? "h0" : key(d), NULL); break;
+    case 15:
+        cmd(d, &d->a, rng_chance(&d->r, .5) ? "HLEN" : "HGETALL", rng_chance(&d->r, .7) ? "h0" : key(d), NULL);
+        break;
     case 16: cmd(d, &d->a, "HEXISTS", "h0", tok(d), NULL); break;
     case 17: cmd(d, &d->a, PICK(d, ((const char *[]){"TIME", "PING", "ROLE"})), NULL); break;
     default:
@@ -487,8 +510,10 @@ static int transaction(diff_t *d) {
         cmd(d, &d->a, "INCRBY", "r0:redlock:fence", by, NULL);
     }
     if (rng_chance(&d->r, .1)) cmd(d, &d->a, "GET", NULL); /* wrong arity: aborts the transaction */
-    if (rng_chance(&d->r, .1)) cmd(d, &d->a, "DISCARD", NULL);
-    else exec_compare(d);
+    if (rng_chance(&d->r, .1))
+        cmd(d, &d->a, "DISCARD", NULL);
+    else
+        exec_compare(d);
     return sh;
 }
 
@@ -525,10 +550,14 @@ static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, u
     cmd(&d, &d.a, "SCRIPT", "FLUSH", NULL);
     while (d.steps < steps) {
         int k = (int)rng_below(&d.r, 20), sh;
-        if (k < 9) sh = plain(&d);
-        else if (k < 17) sh = script(&d);
-        else if (k < 19) sh = transaction(&d);
-        else sh = 0, pubsub(&d);
+        if (k < 9)
+            sh = plain(&d);
+        else if (k < 17)
+            sh = script(&d);
+        else if (k < 19)
+            sh = transaction(&d);
+        else
+            sh = 0, pubsub(&d);
         if (sh) usleep(8000); /* let the short TTL run out on both */
     }
     if (d.b_subscribed) cmd(&d, &d.b, "UNSUBSCRIBE", NULL);
@@ -577,11 +606,16 @@ static redisContext *start_server(int *port) {
 int main(int argc, char **argv) {
     uint64_t seeds = 4, first = 1, steps = 2500, expiry = 16;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) first = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--expiry") && i + 1 < argc) expiry = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+        if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            first = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+            steps = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--expiry") && i + 1 < argc)
+            expiry = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--verbose"))
+            verbose = 1;
         else {
             fprintf(stderr, "usage: %s [--seeds N] [--seed S] [--steps K] [--expiry T] [--verbose]\n", argv[0]);
             return 2;

@@ -15,17 +15,17 @@
 typedef struct side {
     redisContext *real;
     model_session_t *ms;
-    sbuf_t pushed;        /* what the model sent this session (replies and messages) */
+    sbuf_t pushed; /* what the model sent this session (replies and messages) */
 } side_t;
 
 /* A seed's run against one server and one model. */
 typedef struct diff {
     rng_t r;
     model_t *m;
-    side_t a, b;          /* a: commands; b: a subscriber */
+    side_t a, b; /* a: commands; b: a subscriber */
     int b_subscribed;
     uint64_t steps, mismatches;
-    char what[256];       /* the step's description, for messages */
+    char what[256]; /* the step's description, for messages */
 } diff_t;
 
 /* Whether a real reply and the model's match: exactly when tol is 0,

@@ -33,18 +33,19 @@
 
 enum { X_SET_NX, X_PEXPIRE, X_WAIT, X_EXTEND, X_MULTI, X_EXTEND_MULTI, X_PERMIT, X_SHARED, X_EXTEND_SHARED, X_KINDS };
 
-static const char *const xnames[X_KINDS] = {"SET NX PX",         "PEXPIRE",          "acquire_wait.lua",
-                                            "extend.lua",        "acquire_multi.lua", "extend_multi.lua",
-                                            "acquire_permit.lua", "acquire_shared.lua", "extend_shared.lua"};
+static const char *const xnames[X_KINDS] = {
+    "SET NX PX",         "PEXPIRE",          "acquire_wait.lua",   "extend.lua",
+    "acquire_multi.lua", "extend_multi.lua", "acquire_permit.lua", "acquire_shared.lua",
+    "extend_shared.lua"};
 
-#define X_TRIALS 36   /* trials a round (4 of each kind): their keys are probed in one pass */
-#define X_KEYS 2      /* keys a trial may give a TTL */
-#define X_MAX_CMDS 8  /* a timed step's commands */
+#define X_TRIALS 36  /* trials a round (4 of each kind): their keys are probed in one pass */
+#define X_KEYS 2     /* keys a trial may give a TTL */
+#define X_MAX_CMDS 8 /* a timed step's commands */
 
 /* A key that got a TTL, and what its probes saw. */
 typedef struct xkey {
     char name[32];
-    int64_t expire_ms;    /* its expiry instant, the same on both sides */
+    int64_t expire_ms; /* its expiry instant, the same on both sides */
     int at_edge, past_edge;
 } xkey_t;
 
@@ -124,8 +125,10 @@ static int timed(diff_t *d, xcmd_t *c, int n, redisReply **out, uint64_t *at_us)
         redisReply *m = tight || i == 0 ? on_model(d, &c[i], us0) : NULL;
         if (tight) expect_same(d, &c[i], r[i], m, us0);
         if (m) freeReplyObject(m);
-        if (tight && out) out[i] = r[i];
-        else freeReplyObject(r[i]);
+        if (tight && out)
+            out[i] = r[i];
+        else
+            freeReplyObject(r[i]);
     }
     d->steps += (uint64_t)n;
     return tight;
@@ -151,7 +154,8 @@ static void script(xcmd_t *c, const char *name, const char *nk, ...) {
     c->argv[c->argc++] = "EVAL";
     c->argv[c->argc++] = s->text;
     c->argv[c->argc++] = nk;
-    for (const char *a = va_arg(ap, const char *); a && c->argc < 12; a = va_arg(ap, const char *)) c->argv[c->argc++] = a;
+    for (const char *a = va_arg(ap, const char *); a && c->argc < 12; a = va_arg(ap, const char *))
+        c->argv[c->argc++] = a;
     va_end(ap);
     for (int i = 0; i < c->argc; i++) c->lens[i] = strlen(c->argv[i]);
 }
@@ -326,8 +330,9 @@ int dt_expiry_report(const dt_expiry_stats_t *s, uint64_t want) {
     }
     if (bad) fprintf(stderr, "difftest: a kind of expiry trial was compared fewer than 2 times\n");
     if (s->compared < want || s->both < want) {
-        fprintf(stderr, "difftest: the expiry check needs %llu trials compared and %llu keys seen at both edges; "
-                        "it got %llu and %llu before its bound\n",
+        fprintf(stderr,
+                "difftest: the expiry check needs %llu trials compared and %llu keys seen at both edges; "
+                "it got %llu and %llu before its bound\n",
                 (unsigned long long)want, (unsigned long long)want, (unsigned long long)s->compared,
                 (unsigned long long)s->both);
         bad = 1;

@@ -18,8 +18,8 @@
 
 #include "model.h"
 
-static lua_State *L;          /* shared by every model: one thread */
-static model_t *cur;          /* the model whose script runs */
+static lua_State *L; /* shared by every model: one thread */
+static model_t *cur; /* the model whose script runs */
 
 /* sha1 of the n bytes at p as 40 lowercase hex characters and a NUL. */
 static void sha1_hex(const char *p, size_t n, char out[41]) {
@@ -38,9 +38,7 @@ static long push_reply(const char *p, size_t n, int *err) {
     const char *eol = memchr(p, '\r', n);
     long long v = strtoll(p + 1, NULL, 10);
     switch (p[0]) {
-    case ':':
-        lua_pushnumber(L, (lua_Number)v);
-        break;
+    case ':': lua_pushnumber(L, (lua_Number)v); break;
     case '+':
     case '-':
         lua_newtable(L);
@@ -50,8 +48,10 @@ static long push_reply(const char *p, size_t n, int *err) {
         if (p[0] == '-' && err) *err = 1;
         break;
     case '$':
-        if (v < 0) lua_pushboolean(L, 0);
-        else lua_pushlstring(L, eol + 2, (size_t)v);
+        if (v < 0)
+            lua_pushboolean(L, 0);
+        else
+            lua_pushlstring(L, eol + 2, (size_t)v);
         break;
     case '*': {
         if (v < 0) {
@@ -68,8 +68,7 @@ static long push_reply(const char *p, size_t n, int *err) {
         }
         break;
     }
-    default:
-        lua_pushboolean(L, 0);
+    default: lua_pushboolean(L, 0);
     }
     return len;
 }
@@ -115,8 +114,12 @@ static int redis_call(lua_State *l, int raise) {
     return 1;
 }
 
-static int l_call(lua_State *l) { return redis_call(l, 1); }
-static int l_pcall(lua_State *l) { return redis_call(l, 0); }
+static int l_call(lua_State *l) {
+    return redis_call(l, 1);
+}
+static int l_pcall(lua_State *l) {
+    return redis_call(l, 0);
+}
 
 /* redis.error_reply(msg) / redis.status_reply(msg): {err=msg} / {ok=msg}. */
 static int l_reply(lua_State *l, const char *field) {
@@ -128,8 +131,12 @@ static int l_reply(lua_State *l, const char *field) {
     return 1;
 }
 
-static int l_error_reply(lua_State *l) { return l_reply(l, "err"); }
-static int l_status_reply(lua_State *l) { return l_reply(l, "ok"); }
+static int l_error_reply(lua_State *l) {
+    return l_reply(l, "err");
+}
+static int l_status_reply(lua_State *l) {
+    return l_reply(l, "ok");
+}
 
 /* redis.sha1hex(s). */
 static int l_sha1hex(lua_State *l) {
@@ -156,9 +163,12 @@ static void lua_setup(void) {
     lua_pushcfunction(L, luaopen_table), lua_call(L, 0, 0);
     lua_pushcfunction(L, luaopen_string), lua_call(L, 0, 0);
     lua_pushcfunction(L, luaopen_math), lua_call(L, 0, 0);
-    static const luaL_Reg fns[] = {{"call", l_call},           {"pcall", l_pcall},
-                                   {"error_reply", l_error_reply}, {"status_reply", l_status_reply},
-                                   {"sha1hex", l_sha1hex},     {"log", l_log},
+    static const luaL_Reg fns[] = {{"call", l_call},
+                                   {"pcall", l_pcall},
+                                   {"error_reply", l_error_reply},
+                                   {"status_reply", l_status_reply},
+                                   {"sha1hex", l_sha1hex},
+                                   {"log", l_log},
                                    {NULL, NULL}};
     lua_newtable(L);
     for (const luaL_Reg *f = fns; f->name; f++) {
@@ -245,8 +255,10 @@ static void to_resp(sbuf_t *o) {
         const char *s = lua_tolstring(L, -1, &n);
         resp_bulk(o, s, n);
     } else if (t == LUA_TBOOLEAN) {
-        if (lua_toboolean(L, -1)) resp_int(o, 1);
-        else resp_nil(o);
+        if (lua_toboolean(L, -1))
+            resp_int(o, 1);
+        else
+            resp_nil(o);
     } else if (t == LUA_TNUMBER) {
         resp_int(o, (long long)lua_tonumber(L, -1));
     } else if (t == LUA_TTABLE) {
@@ -312,17 +324,25 @@ void mlua_eval(model_t *m, const resp_cmd_t *c, int by_sha, sbuf_t *o) {
     if (nk < 0) return;
     char sha[41], err[512];
     if (by_sha) {
-        if (c->len[1] != 40 || !mlua_known(m, c->argv[1]))
-            { resp_error(o, "NOSCRIPT No matching script. Please use EVAL."); return; }
+        if (c->len[1] != 40 || !mlua_known(m, c->argv[1])) {
+            resp_error(o, "NOSCRIPT No matching script. Please use EVAL.");
+            return;
+        }
         for (int i = 0; i < 40; i++) sha[i] = (char)(c->argv[1][i] | 0x20);
         sha[40] = '\0';
         if (compiled(sha, NULL, 0, err, sizeof err) || lua_isnil(L, -1)) {
             lua_settop(L, 0);
-            { resp_error(o, "NOSCRIPT No matching script. Please use EVAL."); return; }
+            {
+                resp_error(o, "NOSCRIPT No matching script. Please use EVAL.");
+                return;
+            }
         }
     } else {
         sha1_hex(c->argv[1], c->len[1], sha);
-        if (compiled(sha, c->argv[1], c->len[1], err, sizeof err)) { resp_error(o, err); return; }
+        if (compiled(sha, c->argv[1], c->len[1], err, sizeof err)) {
+            resp_error(o, err);
+            return;
+        }
         remember(m, sha);
     }
     set_args("KEYS", c, 3, (int)nk);

@@ -12,14 +12,14 @@
 enum { MT_STRING = 1, MT_HASH };
 
 typedef struct mkey {
-    struct mkey *next;      /* its bucket's chain */
+    struct mkey *next; /* its bucket's chain */
     char *name;
     size_t nlen;
     int type;
-    sbuf_t str;             /* MT_STRING */
-    sbuf_t *f, *v;          /* MT_HASH: fields and values in insertion order */
+    sbuf_t str;    /* MT_STRING */
+    sbuf_t *f, *v; /* MT_HASH: fields and values in insertion order */
     size_t nf, capf;
-    int64_t expire_ms;      /* -1: none */
+    int64_t expire_ms; /* -1: none */
 } mkey_t;
 
 struct model_session {
@@ -29,15 +29,15 @@ struct model_session {
     int in_multi, dirty;
     resp_cmd_t **queued;
     size_t nq, capq;
-    sbuf_t *chans;          /* channels subscribed */
+    sbuf_t *chans; /* channels subscribed */
     size_t nch, capch;
 };
 
 struct model {
-    mkey_t **b;             /* buckets (a power of two) */
+    mkey_t **b; /* buckets (a power of two) */
     size_t nb, nkeys;
     uint64_t start_us;
-    uint64_t now_us;        /* of the command being run */
+    uint64_t now_us; /* of the command being run */
     int64_t now_ms;
     int in_script;
     model_session_t *sessions;
@@ -183,26 +183,43 @@ static void c_set(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o
     long long ttl = -1;
     for (int i = 3; i < c->argc; i++) {
         int more = i + 1 < c->argc;
-        if (is(c, i, "NX") && !xx) nx = 1;
-        else if (is(c, i, "XX") && !nx) xx = 1;
-        else if (is(c, i, "GET")) get = 1;
-        else if (is(c, i, "KEEPTTL") && ttl < 0) keepttl = 1;
+        if (is(c, i, "NX") && !xx)
+            nx = 1;
+        else if (is(c, i, "XX") && !nx)
+            xx = 1;
+        else if (is(c, i, "GET"))
+            get = 1;
+        else if (is(c, i, "KEEPTTL") && ttl < 0)
+            keepttl = 1;
         else if ((is(c, i, "PX") || is(c, i, "EX")) && more && ttl < 0 && !keepttl) {
             long long v;
-            if (parse_ll(c->argv[i + 1], c->len[i + 1], &v)) { resp_error(o, E_NOTINT); return; }
-            if (v <= 0 || (is(c, i, "EX") && v > INT64_MAX / 1000))
-                { resp_error(o, "ERR invalid expire time in 'set' command"); return; }
+            if (parse_ll(c->argv[i + 1], c->len[i + 1], &v)) {
+                resp_error(o, E_NOTINT);
+                return;
+            }
+            if (v <= 0 || (is(c, i, "EX") && v > INT64_MAX / 1000)) {
+                resp_error(o, "ERR invalid expire time in 'set' command");
+                return;
+            }
             ttl = is(c, i, "EX") ? v * 1000 : v;
             i++;
         } else {
-            { resp_error(o, E_SYNTAX); return; }
+            {
+                resp_error(o, E_SYNTAX);
+                return;
+            }
         }
     }
     mkey_t *k = key_find(m, c->argv[1], c->len[1]);
-    if (get && k && k->type != MT_STRING) { resp_error(o, E_WRONGTYPE); return; }
+    if (get && k && k->type != MT_STRING) {
+        resp_error(o, E_WRONGTYPE);
+        return;
+    }
     if (get) {
-        if (k) resp_bulk(o, sb_data(&k->str), sb_pending(&k->str));
-        else resp_nil(o);
+        if (k)
+            resp_bulk(o, sb_data(&k->str), sb_pending(&k->str));
+        else
+            resp_nil(o);
     }
     if ((nx && k) || (xx && !k)) {
         if (!get) resp_nil(o);
@@ -220,8 +237,14 @@ static void c_set(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o
 static void c_get(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
     mkey_t *k = key_find(m, c->argv[1], c->len[1]);
-    if (!k) { resp_nil(o); return; }
-    if (k->type != MT_STRING) { resp_error(o, E_WRONGTYPE); return; }
+    if (!k) {
+        resp_nil(o);
+        return;
+    }
+    if (k->type != MT_STRING) {
+        resp_error(o, E_WRONGTYPE);
+        return;
+    }
     resp_bulk(o, sb_data(&k->str), sb_pending(&k->str));
 }
 
@@ -231,8 +254,10 @@ static void c_mget(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
     resp_array(o, c->argc - 1);
     for (int i = 1; i < c->argc; i++) {
         mkey_t *k = key_find(m, c->argv[i], c->len[i]);
-        if (k && k->type == MT_STRING) resp_bulk(o, sb_data(&k->str), sb_pending(&k->str));
-        else resp_nil(o);
+        if (k && k->type == MT_STRING)
+            resp_bulk(o, sb_data(&k->str), sb_pending(&k->str));
+        else
+            resp_nil(o);
     }
 }
 
@@ -240,12 +265,23 @@ static void c_mget(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
 static void c_incrby(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
     long long by, v = 0;
-    if (parse_ll(c->argv[2], c->len[2], &by)) { resp_error(o, E_NOTINT); return; }
+    if (parse_ll(c->argv[2], c->len[2], &by)) {
+        resp_error(o, E_NOTINT);
+        return;
+    }
     mkey_t *k = key_find(m, c->argv[1], c->len[1]);
-    if (k && k->type != MT_STRING) { resp_error(o, E_WRONGTYPE); return; }
-    if (k && parse_ll(sb_data(&k->str), sb_pending(&k->str), &v)) { resp_error(o, E_NOTINT); return; }
-    if ((by < 0 && v < 0 && by < INT64_MIN - v) || (by > 0 && v > 0 && by > INT64_MAX - v))
-        { resp_error(o, "ERR increment or decrement would overflow"); return; }
+    if (k && k->type != MT_STRING) {
+        resp_error(o, E_WRONGTYPE);
+        return;
+    }
+    if (k && parse_ll(sb_data(&k->str), sb_pending(&k->str), &v)) {
+        resp_error(o, E_NOTINT);
+        return;
+    }
+    if ((by < 0 && v < 0 && by < INT64_MIN - v) || (by > 0 && v > 0 && by > INT64_MAX - v)) {
+        resp_error(o, "ERR increment or decrement would overflow");
+        return;
+    }
     v += by;
     if (!k) k = key_add(m, c->argv[1], c->len[1], MT_STRING);
     char buf[24];
@@ -277,27 +313,53 @@ static void c_exists(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t
 static void c_pexpire(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
     long long ms;
-    if (parse_ll(c->argv[2], c->len[2], &ms)) { resp_error(o, E_NOTINT); return; }
+    if (parse_ll(c->argv[2], c->len[2], &ms)) {
+        resp_error(o, E_NOTINT);
+        return;
+    }
     int nx = 0, xx = 0, gt = 0, lt = 0;
     for (int i = 3; i < c->argc; i++) {
-        if (is(c, i, "NX")) nx = 1;
-        else if (is(c, i, "XX")) xx = 1;
-        else if (is(c, i, "GT")) gt = 1;
-        else if (is(c, i, "LT")) lt = 1;
-        else { resp_error(o, "ERR Unsupported option "); return; }
+        if (is(c, i, "NX"))
+            nx = 1;
+        else if (is(c, i, "XX"))
+            xx = 1;
+        else if (is(c, i, "GT"))
+            gt = 1;
+        else if (is(c, i, "LT"))
+            lt = 1;
+        else {
+            resp_error(o, "ERR Unsupported option ");
+            return;
+        }
     }
-    if (nx && (xx || gt || lt))
-        { resp_error(o, "ERR NX and XX, GT or LT options at the same time are not compatible"); return; }
-    if (gt && lt) { resp_error(o, "ERR GT and LT options at the same time are not compatible"); return; }
-    if (ms > INT64_MAX - m->now_ms) { resp_error(o, "ERR invalid expire time in 'pexpire' command"); return; }
+    if (nx && (xx || gt || lt)) {
+        resp_error(o, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if (gt && lt) {
+        resp_error(o, "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    if (ms > INT64_MAX - m->now_ms) {
+        resp_error(o, "ERR invalid expire time in 'pexpire' command");
+        return;
+    }
     mkey_t *k = key_find(m, c->argv[1], c->len[1]);
-    if (!k) { resp_int(o, 0); return; }
+    if (!k) {
+        resp_int(o, 0);
+        return;
+    }
     int64_t when = m->now_ms + ms, cur = k->expire_ms;
-    if ((nx && cur >= 0) || (xx && cur < 0) || (gt && (cur < 0 || when <= cur)) || (lt && cur >= 0 && when >= cur))
-        { resp_int(o, 0); return; }
+    if ((nx && cur >= 0) || (xx && cur < 0) || (gt && (cur < 0 || when <= cur)) || (lt && cur >= 0 && when >= cur)) {
+        resp_int(o, 0);
+        return;
+    }
     if (when <= m->now_ms) {
         key_delete(m, c->argv[1], c->len[1]);
-        { resp_int(o, 1); return; }
+        {
+            resp_int(o, 1);
+            return;
+        }
     }
     k->expire_ms = when;
     resp_int(o, 1);
@@ -307,8 +369,14 @@ static void c_pexpire(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_
 static void c_pttl(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
     mkey_t *k = key_find(m, c->argv[1], c->len[1]);
-    if (!k) { resp_int(o, -2); return; }
-    if (k->expire_ms < 0) { resp_int(o, -1); return; }
+    if (!k) {
+        resp_int(o, -2);
+        return;
+    }
+    if (k->expire_ms < 0) {
+        resp_int(o, -1);
+        return;
+    }
     long long left = k->expire_ms - m->now_ms;
     resp_int(o, left < 0 ? 0 : left);
 }
@@ -354,7 +422,10 @@ static mkey_t *hash_arg(model_t *m, const resp_cmd_t *c, sbuf_t *o, int create, 
 /* HSET key f v [f v ...]: how many fields are new. */
 static void c_hset(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
-    if (c->argc % 2) { resp_error(o, "ERR wrong number of arguments for 'hset' command"); return; }
+    if (c->argc % 2) {
+        resp_error(o, "ERR wrong number of arguments for 'hset' command");
+        return;
+    }
     int bad;
     mkey_t *k = hash_arg(m, c, o, 1, &bad);
     if (bad) return;
@@ -387,7 +458,10 @@ static void c_hget(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
     mkey_t *k = hash_arg(m, c, o, 0, &bad);
     if (bad) return;
     long at = k ? hfind(k, c->argv[2], c->len[2]) : -1;
-    if (at < 0) { resp_nil(o); return; }
+    if (at < 0) {
+        resp_nil(o);
+        return;
+    }
     resp_bulk(o, sb_data(&k->v[at]), sb_pending(&k->v[at]));
 }
 
@@ -447,15 +521,20 @@ static void c_hgetall(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_
 /* PING [msg] (in a subscribed session: ["pong", msg]). */
 static void c_ping(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m;
-    if (c->argc > 2) { resp_error(o, "ERR wrong number of arguments for 'ping' command"); return; }
+    if (c->argc > 2) {
+        resp_error(o, "ERR wrong number of arguments for 'ping' command");
+        return;
+    }
     if (s && s->nch) {
         resp_array(o, 2);
         resp_str(o, "pong");
         resp_bulk(o, c->argc > 1 ? c->argv[1] : "", c->argc > 1 ? c->len[1] : 0);
         return;
     }
-    if (c->argc > 1) resp_bulk(o, c->argv[1], c->len[1]);
-    else resp_status(o, "PONG");
+    if (c->argc > 1)
+        resp_bulk(o, c->argv[1], c->len[1]);
+    else
+        resp_status(o, "PONG");
 }
 
 /* ECHO msg. */
@@ -481,8 +560,9 @@ static void c_info(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
     (void)s, (void)c;
     unsigned long long up = m->now_us / 1000000u - m->start_us / 1000000u;
     sbuf_t t = {0};
-    sb_printf(&t, "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nprocess_id:1\r\n"
-                  "tcp_port:6379\r\nuptime_in_seconds:%llu\r\nuptime_in_days:%llu\r\n",
+    sb_printf(&t,
+              "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nprocess_id:1\r\n"
+              "tcp_port:6379\r\nuptime_in_seconds:%llu\r\nuptime_in_days:%llu\r\n",
               up, up / 86400u);
     resp_bulk(o, sb_data(&t), sb_pending(&t));
     sb_free(&t);
@@ -492,9 +572,14 @@ static void c_info(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
 static void c_wait(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m, (void)s;
     long long a, b;
-    if (parse_ll(c->argv[1], c->len[1], &a) || parse_ll(c->argv[2], c->len[2], &b))
-        { resp_error(o, E_NOTINT); return; }
-    if (b < 0) { resp_error(o, "ERR timeout is negative"); return; }
+    if (parse_ll(c->argv[1], c->len[1], &a) || parse_ll(c->argv[2], c->len[2], &b)) {
+        resp_error(o, E_NOTINT);
+        return;
+    }
+    if (b < 0) {
+        resp_error(o, "ERR timeout is negative");
+        return;
+    }
     resp_int(o, 0);
 }
 
@@ -511,8 +596,14 @@ static void c_role(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
 static void c_select(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m, (void)s;
     long long db;
-    if (parse_ll(c->argv[1], c->len[1], &db)) { resp_error(o, E_NOTINT); return; }
-    if (db < 0 || db > 15) { resp_error(o, "ERR DB index is out of range"); return; }
+    if (parse_ll(c->argv[1], c->len[1], &db)) {
+        resp_error(o, E_NOTINT);
+        return;
+    }
+    if (db < 0 || db > 15) {
+        resp_error(o, "ERR DB index is out of range");
+        return;
+    }
     resp_status(o, "OK");
 }
 
@@ -526,7 +617,10 @@ static void c_auth(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *
 /* FLUSHALL [SYNC|ASYNC]. */
 static void c_flushall(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)s;
-    if (c->argc > 2 || (c->argc == 2 && !is(c, 1, "SYNC") && !is(c, 1, "ASYNC"))) { resp_error(o, E_SYNTAX); return; }
+    if (c->argc > 2 || (c->argc == 2 && !is(c, 1, "SYNC") && !is(c, 1, "ASYNC"))) {
+        resp_error(o, E_SYNTAX);
+        return;
+    }
     flush_keys(m);
     resp_status(o, "OK");
 }
@@ -555,8 +649,14 @@ static void c_script(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t
     (void)s;
     if (is(c, 1, "LOAD") && c->argc == 3) {
         char sha[41], err[256];
-        if (mlua_load(m, c->argv[2], c->len[2], sha, err, sizeof err)) { resp_error(o, err); return; }
-        { resp_bulk(o, sha, 40); return; }
+        if (mlua_load(m, c->argv[2], c->len[2], sha, err, sizeof err)) {
+            resp_error(o, err);
+            return;
+        }
+        {
+            resp_bulk(o, sha, 40);
+            return;
+        }
     }
     if (is(c, 1, "EXISTS") && c->argc >= 3) {
         resp_array(o, c->argc - 2);
@@ -565,7 +665,10 @@ static void c_script(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t
     }
     if (is(c, 1, "FLUSH") && (c->argc == 2 || (c->argc == 3 && (is(c, 2, "SYNC") || is(c, 2, "ASYNC"))))) {
         mlua_forget(m);
-        { resp_status(o, "OK"); return; }
+        {
+            resp_status(o, "OK");
+            return;
+        }
     }
     resp_error(o, "ERR unknown subcommand or wrong number of arguments for 'script' command");
 }
@@ -583,8 +686,10 @@ static long chan_find(const model_session_t *s, const char *ch, size_t n) {
 static void sub_reply(sbuf_t *o, const char *kind, const char *ch, size_t n, size_t count) {
     resp_array(o, 3);
     resp_str(o, kind);
-    if (ch) resp_bulk(o, ch, n);
-    else resp_nil(o);
+    if (ch)
+        resp_bulk(o, ch, n);
+    else
+        resp_nil(o);
     resp_int(o, (long long)count);
 }
 
@@ -670,25 +775,40 @@ static void c_exec(model_t *, model_session_t *, const resp_cmd_t *, sbuf_t *);
 static void c_discard(model_t *, model_session_t *, const resp_cmd_t *, sbuf_t *);
 
 static const mcmd_t cmds[] = {
-    {"get", 2, 0, c_get},           {"set", -3, 0, c_set},
-    {"del", -2, 0, c_del},          {"exists", -2, 0, c_exists},
-    {"pexpire", -3, 0, c_pexpire},  {"pttl", 2, 0, c_pttl},
+    {"get", 2, 0, c_get},
+    {"set", -3, 0, c_set},
+    {"del", -2, 0, c_del},
+    {"exists", -2, 0, c_exists},
+    {"pexpire", -3, 0, c_pexpire},
+    {"pttl", 2, 0, c_pttl},
     {"pexpiretime", 2, 0, c_pexpiretime},
-    {"type", 2, 0, c_type},         {"mget", -2, 0, c_mget},
-    {"incrby", 3, 0, c_incrby},     {"hset", -4, 0, c_hset},
-    {"hget", 3, 0, c_hget},         {"hdel", -3, 0, c_hdel},
-    {"hlen", 2, 0, c_hlen},         {"hgetall", 2, 0, c_hgetall},
-    {"hexists", 3, 0, c_hexists},   {"time", 1, 0, c_time},
-    {"ping", -1, F_SUBOK, c_ping},  {"echo", 2, 0, c_echo},
-    {"publish", 3, 0, c_publish},   {"info", -1, 0, c_info},
-    {"wait", 3, F_NOSCRIPT, c_wait}, {"role", 1, 0, c_role},
-    {"select", 2, F_NOSCRIPT, c_select}, {"auth", -2, F_NOSCRIPT, c_auth},
-    {"flushall", -1, 0, c_flushall}, {"dbsize", 1, 0, c_dbsize},
-    {"eval", -3, F_NOSCRIPT, c_eval}, {"evalsha", -3, F_NOSCRIPT, c_evalsha},
+    {"type", 2, 0, c_type},
+    {"mget", -2, 0, c_mget},
+    {"incrby", 3, 0, c_incrby},
+    {"hset", -4, 0, c_hset},
+    {"hget", 3, 0, c_hget},
+    {"hdel", -3, 0, c_hdel},
+    {"hlen", 2, 0, c_hlen},
+    {"hgetall", 2, 0, c_hgetall},
+    {"hexists", 3, 0, c_hexists},
+    {"time", 1, 0, c_time},
+    {"ping", -1, F_SUBOK, c_ping},
+    {"echo", 2, 0, c_echo},
+    {"publish", 3, 0, c_publish},
+    {"info", -1, 0, c_info},
+    {"wait", 3, F_NOSCRIPT, c_wait},
+    {"role", 1, 0, c_role},
+    {"select", 2, F_NOSCRIPT, c_select},
+    {"auth", -2, F_NOSCRIPT, c_auth},
+    {"flushall", -1, 0, c_flushall},
+    {"dbsize", 1, 0, c_dbsize},
+    {"eval", -3, F_NOSCRIPT, c_eval},
+    {"evalsha", -3, F_NOSCRIPT, c_evalsha},
     {"script", -2, F_NOSCRIPT, c_script},
     {"subscribe", -2, F_NOSCRIPT | F_SUBOK | F_NOMULTI, c_subscribe},
     {"unsubscribe", -1, F_NOSCRIPT | F_SUBOK | F_NOMULTI, c_unsubscribe},
-    {"multi", 1, F_NOSCRIPT | F_NOMULTI, c_multi}, {"exec", 1, F_NOSCRIPT | F_NOMULTI, c_exec},
+    {"multi", 1, F_NOSCRIPT | F_NOMULTI, c_multi},
+    {"exec", 1, F_NOSCRIPT | F_NOMULTI, c_exec},
     {"discard", 1, F_NOSCRIPT | F_NOMULTI, c_discard},
 };
 
@@ -720,7 +840,10 @@ static int check(const mcmd_t *t, const resp_cmd_t *c, sbuf_t *o) {
 
 static void c_multi(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m, (void)c;
-    if (s->in_multi) { resp_error(o, "ERR MULTI calls can not be nested"); return; }
+    if (s->in_multi) {
+        resp_error(o, "ERR MULTI calls can not be nested");
+        return;
+    }
     s->in_multi = 1;
     s->dirty = 0;
     resp_status(o, "OK");
@@ -736,7 +859,10 @@ static void multi_end(model_session_t *s) {
 /* DISCARD: ends the transaction unrun. */
 static void c_discard(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)m, (void)c;
-    if (!s->in_multi) { resp_error(o, "ERR DISCARD without MULTI"); return; }
+    if (!s->in_multi) {
+        resp_error(o, "ERR DISCARD without MULTI");
+        return;
+    }
     multi_end(s);
     resp_status(o, "OK");
 }
@@ -745,10 +871,16 @@ static void c_discard(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_
  * (EXECABORT when one was refused while queueing). */
 static void c_exec(model_t *m, model_session_t *s, const resp_cmd_t *c, sbuf_t *o) {
     (void)c;
-    if (!s->in_multi) { resp_error(o, "ERR EXEC without MULTI"); return; }
+    if (!s->in_multi) {
+        resp_error(o, "ERR EXEC without MULTI");
+        return;
+    }
     if (s->dirty) {
         multi_end(s);
-        { resp_error(o, "EXECABORT Transaction discarded because of previous errors."); return; }
+        {
+            resp_error(o, "EXECABORT Transaction discarded because of previous errors.");
+            return;
+        }
     }
     resp_array(o, (long long)s->nq);
     for (size_t i = 0; i < s->nq; i++) lookup(s->queued[i])->fn(m, s, s->queued[i], o);
@@ -786,7 +918,10 @@ void model_exec(model_t *m, model_session_t *s, const resp_cmd_t *c, uint64_t no
                  "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
                  "in this context",
                  t->name);
-        { resp_error(o, buf); return; }
+        {
+            resp_error(o, buf);
+            return;
+        }
     }
     t->fn(m, s, c, o);
 }
@@ -794,7 +929,10 @@ void model_exec(model_t *m, model_session_t *s, const resp_cmd_t *c, uint64_t no
 /* A command from a script: refused when scripts may not run it. */
 void model_script_call(model_t *m, const resp_cmd_t *c, sbuf_t *o) {
     const mcmd_t *t = lookup(c);
-    if (t && (t->flags & F_NOSCRIPT)) { resp_error(o, "ERR This Redis command is not allowed from script"); return; }
+    if (t && (t->flags & F_NOSCRIPT)) {
+        resp_error(o, "ERR This Redis command is not allowed from script");
+        return;
+    }
     if (check(t, c, o)) return;
     t->fn(m, NULL, c, o);
 }
@@ -867,8 +1005,10 @@ void model_session_free(model_session_t *s) {
     free(s->queued);
     while (s->nch) chan_drop(s, s->nch - 1);
     free(s->chans);
-    if (s->prev) s->prev->next = s->next;
-    else s->m->sessions = s->next;
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        s->m->sessions = s->next;
     if (s->next) s->next->prev = s->prev;
     free(s);
 }

@@ -4,12 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-void resp_status(sbuf_t *b, const char *s) { sb_printf(b, "+%s\r\n", s); }
-void resp_error(sbuf_t *b, const char *s) { sb_printf(b, "-%s\r\n", s); }
-void resp_int(sbuf_t *b, long long v) { sb_printf(b, ":%lld\r\n", v); }
-void resp_nil(sbuf_t *b) { sb_add(b, "$-1\r\n", 5); }
-void resp_array(sbuf_t *b, long long n) { sb_printf(b, "*%lld\r\n", n); }
-void resp_str(sbuf_t *b, const char *s) { resp_bulk(b, s, strlen(s)); }
+void resp_status(sbuf_t *b, const char *s) {
+    sb_printf(b, "+%s\r\n", s);
+}
+void resp_error(sbuf_t *b, const char *s) {
+    sb_printf(b, "-%s\r\n", s);
+}
+void resp_int(sbuf_t *b, long long v) {
+    sb_printf(b, ":%lld\r\n", v);
+}
+void resp_nil(sbuf_t *b) {
+    sb_add(b, "$-1\r\n", 5);
+}
+void resp_array(sbuf_t *b, long long n) {
+    sb_printf(b, "*%lld\r\n", n);
+}
+void resp_str(sbuf_t *b, const char *s) {
+    resp_bulk(b, s, strlen(s));
+}
 
 /* Appends the bulk string of the n bytes at s. */
 void resp_bulk(sbuf_t *b, const char *s, size_t n) {
@@ -90,7 +102,9 @@ long resp_reply_len(const char *p, size_t n) {
     long long v;
     long k;
     switch (p[0]) {
-    case '+': case '-': case ':': {
+    case '+':
+    case '-':
+    case ':': {
         const char *end = memchr(p, '\n', n);
         return end ? (long)(end - p) + 1 : 0;
     }
@@ -107,7 +121,6 @@ long resp_reply_len(const char *p, size_t n) {
             k += e;
         }
         return k;
-    default:
-        return -1;
+    default: return -1;
     }
 }

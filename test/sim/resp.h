@@ -7,13 +7,13 @@
 
 #include "sbuf.h"
 
-void resp_status(sbuf_t *b, const char *s);       /* +s */
-void resp_error(sbuf_t *b, const char *s);        /* -s */
-void resp_int(sbuf_t *b, long long v);            /* :v */
+void resp_status(sbuf_t *b, const char *s);         /* +s */
+void resp_error(sbuf_t *b, const char *s);          /* -s */
+void resp_int(sbuf_t *b, long long v);              /* :v */
 void resp_bulk(sbuf_t *b, const char *s, size_t n); /* $n s */
-void resp_str(sbuf_t *b, const char *s);          /* bulk of a C string */
-void resp_nil(sbuf_t *b);                         /* $-1 */
-void resp_array(sbuf_t *b, long long n);          /* *n (then n replies) */
+void resp_str(sbuf_t *b, const char *s);            /* bulk of a C string */
+void resp_nil(sbuf_t *b);                           /* $-1 */
+void resp_array(sbuf_t *b, long long n);            /* *n (then n replies) */
 
 /* One command: argc arguments, argv[i] of len[i] bytes (NUL-terminated
  * too), all in one allocation the caller frees with free(). */

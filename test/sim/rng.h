@@ -25,7 +25,9 @@ static inline void rng_seed(rng_t *r, uint64_t seed, uint64_t stream) {
     for (int i = 0; i < 4; i++) r->s[i] = rng_splitmix(&x);
 }
 
-static inline uint64_t rng_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rng_rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 
 /* The next 64 random bits. */
 static inline uint64_t rng_next(rng_t *r) {
@@ -41,7 +43,9 @@ static inline uint64_t rng_next(rng_t *r) {
 
 /* Uniform in [0, n) (n > 0; the modulo bias is negligible for the small
  * n the simulator uses). */
-static inline uint64_t rng_below(rng_t *r, uint64_t n) { return n ? rng_next(r) % n : 0; }
+static inline uint64_t rng_below(rng_t *r, uint64_t n) {
+    return n ? rng_next(r) % n : 0;
+}
 
 /* Uniform in [lo, hi]. */
 static inline int64_t rng_range(rng_t *r, int64_t lo, int64_t hi) {
@@ -49,12 +53,18 @@ static inline int64_t rng_range(rng_t *r, int64_t lo, int64_t hi) {
 }
 
 /* Uniform in [0, 1). */
-static inline double rng_unit(rng_t *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+static inline double rng_unit(rng_t *r) {
+    return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 /* 1 with probability p. */
-static inline int rng_chance(rng_t *r, double p) { return rng_unit(r) < p; }
+static inline int rng_chance(rng_t *r, double p) {
+    return rng_unit(r) < p;
+}
 
 /* Exponential with the given mean. */
-static inline double rng_exp(rng_t *r, double mean) { return -mean * log(1.0 - rng_unit(r)); }
+static inline double rng_exp(rng_t *r, double mean) {
+    return -mean * log(1.0 - rng_unit(r));
+}
 
 #endif

@@ -16,10 +16,16 @@ void sb_printf(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Drops n bytes from the front (they stay until the buffer empties or compacts). */
 void sb_consume(sbuf_t *b, size_t n);
 /* Empties b, keeping its memory. */
-static inline void sb_reset(sbuf_t *b) { b->len = b->off = 0; }
+static inline void sb_reset(sbuf_t *b) {
+    b->len = b->off = 0;
+}
 /* The unconsumed bytes and how many. */
-static inline const char *sb_data(const sbuf_t *b) { return b->p + b->off; }
-static inline size_t sb_pending(const sbuf_t *b) { return b->len - b->off; }
+static inline const char *sb_data(const sbuf_t *b) {
+    return b->p + b->off;
+}
+static inline size_t sb_pending(const sbuf_t *b) {
+    return b->len - b->off;
+}
 /* Frees b's memory (b is then empty). NULL-safe. */
 void sb_free(sbuf_t *b);
 

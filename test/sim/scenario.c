@@ -14,8 +14,8 @@
 #include "sim.h"
 #include "ttls.h"
 
-static const char *const names[SCN_COUNT] = {"safe", "restart-no-quarantine", "drift-beyond-bound",
-                                             "pause-without-fencing", "wan", "pause-with-fencing"};
+static const char *const names[SCN_COUNT] = {
+    "safe", "restart-no-quarantine", "drift-beyond-bound", "pause-without-fencing", "wan", "pause-with-fencing"};
 
 /* The scenario called name (SCN_*), or -1. */
 int scenario_by_name(const char *name) {

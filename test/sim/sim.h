@@ -27,9 +27,9 @@
 
 #define SIM_MAX_NODES 7
 #define SIM_MAX_CLIENTS 8
-#define SIM_MAX_ACTORS 4   /* per client */
+#define SIM_MAX_ACTORS 4 /* per client */
 #define SIM_MAX_RES 4
-#define SIM_FD_BASE 1000000 /* simulated sockets' fds: far above any real one */
+#define SIM_FD_BASE 1000000    /* simulated sockets' fds: far above any real one */
 #define SIM_MAX_EVENTS 2000000 /* a run with more is stopped as a runaway (a normal one has ~50000) */
 
 /* ------------------------------------------------------------- clocks */
@@ -49,35 +49,35 @@ void clock_set_rate(sclock_t *c, uint64_t now, double rate);
 /* -------------------------------------------------------------- faults */
 
 enum {
-    F_SPIKE = 1,     /* a node's latency rises for a while */
-    F_RESET,         /* one connection is reset (what a lost message becomes on TCP) */
-    F_PARTITION,     /* links between some clients and some nodes are cut */
-    F_NODE_PAUSE,    /* a node stops (SIGSTOP) */
-    F_CRASH,         /* a node crashes and restarts empty */
-    F_STEP,          /* a node's wall clock steps */
-    F_CLIENT_PAUSE,  /* a client process stops */
-    F_PUBSUB,        /* release announcements are lost for a while */
-    F_RATE,          /* a node's clock changes its rate */
+    F_SPIKE = 1,    /* a node's latency rises for a while */
+    F_RESET,        /* one connection is reset (what a lost message becomes on TCP) */
+    F_PARTITION,    /* links between some clients and some nodes are cut */
+    F_NODE_PAUSE,   /* a node stops (SIGSTOP) */
+    F_CRASH,        /* a node crashes and restarts empty */
+    F_STEP,         /* a node's wall clock steps */
+    F_CLIENT_PAUSE, /* a client process stops */
+    F_PUBSUB,       /* release announcements are lost for a while */
+    F_RATE,         /* a node's clock changes its rate */
     F_KINDS
 };
 
 /* ------------------------------------------------------------- events */
 
 enum {
-    E_SYN = 1,      /* a = conn: a connect reaches the node */
-    E_SYNACK,       /* a = conn: the connect completed (at the client) */
-    E_REFUSED,      /* a = conn: the node was down: refused (at the client) */
-    E_CMD,          /* a = conn, p = resp_cmd_t: a command reaches the node */
-    E_FIN,          /* a = conn: the client closed it (at the node) */
-    E_DATA,         /* a = conn, p/n = bytes: reply bytes reach the client */
-    E_RESET,        /* a = conn: the client learns the connection was reset */
-    E_TIMER,        /* a = client, g = timer generation */
-    E_ACTOR,        /* a = client, b = actor, g = actor generation: its next step */
-    E_STORE,        /* a = client, b = actor, p = store op: reaches the store */
-    E_STORE_REPLY,  /* a = client, b = actor, p = store op: back at the client */
-    E_FAULT,        /* a = fault kind, b = target, g = parameter: a fault starts */
-    E_HEAL,         /* a = fault kind, b = target: a fault ends */
-    E_STOP,         /* the workload stops */
+    E_SYN = 1,     /* a = conn: a connect reaches the node */
+    E_SYNACK,      /* a = conn: the connect completed (at the client) */
+    E_REFUSED,     /* a = conn: the node was down: refused (at the client) */
+    E_CMD,         /* a = conn, p = resp_cmd_t: a command reaches the node */
+    E_FIN,         /* a = conn: the client closed it (at the node) */
+    E_DATA,        /* a = conn, p/n = bytes: reply bytes reach the client */
+    E_RESET,       /* a = conn: the client learns the connection was reset */
+    E_TIMER,       /* a = client, g = timer generation */
+    E_ACTOR,       /* a = client, b = actor, g = actor generation: its next step */
+    E_STORE,       /* a = client, b = actor, p = store op: reaches the store */
+    E_STORE_REPLY, /* a = client, b = actor, p = store op: back at the client */
+    E_FAULT,       /* a = fault kind, b = target, g = parameter: a fault starts */
+    E_HEAL,        /* a = fault kind, b = target: a fault ends */
+    E_STOP,        /* the workload stops */
     E_KINDS
 };
 
@@ -86,7 +86,7 @@ typedef struct sev {
     int kind;
     int a, b;
     uint64_t g;
-    void *p;        /* owned by the event */
+    void *p; /* owned by the event */
     size_t n;
 } sev_t;
 
@@ -97,24 +97,24 @@ enum { SC_CONNECTING = 1, SC_OPEN, SC_REFUSED, SC_RESET };
 typedef struct sconn {
     int id, client, node;
     int state;
-    int closed;             /* the client closed its fd */
-    int broken;             /* reset or its node crashed: in-flight messages are lost */
-    uint32_t epoch;         /* the node incarnation it reached */
-    sbuf_t rx, tx;          /* arrived, not yet read / sent, not yet a whole command */
-    uint64_t c2n, n2c;      /* the last arrival scheduled each way (links are FIFO) */
-    model_session_t *sess;  /* its state at the node, once connected */
+    int closed;            /* the client closed its fd */
+    int broken;            /* reset or its node crashed: in-flight messages are lost */
+    uint32_t epoch;        /* the node incarnation it reached */
+    sbuf_t rx, tx;         /* arrived, not yet read / sent, not yet a whole command */
+    uint64_t c2n, n2c;     /* the last arrival scheduled each way (links are FIFO) */
+    model_session_t *sess; /* its state at the node, once connected */
 } sconn_t;
 
 typedef struct snode {
     model_t *m;
     int up;
-    uint32_t epoch;         /* bumped by each restart */
-    sclock_t clock;         /* its wall clock (µs since the epoch): TTLs and TIME */
-    double lat_us, jit_us;  /* one-way latency: base + exponential jitter of this mean */
-    uint64_t slow_until;    /* a latency spike: until then ... */
-    double slow_us;         /* ... this much more each way */
-    uint64_t paused_until;  /* SIGSTOP: commands wait until then */
-    double jumped_fwd_us;   /* forward steps so far (the safe scenario bounds them) */
+    uint32_t epoch;        /* bumped by each restart */
+    sclock_t clock;        /* its wall clock (µs since the epoch): TTLs and TIME */
+    double lat_us, jit_us; /* one-way latency: base + exponential jitter of this mean */
+    uint64_t slow_until;   /* a latency spike: until then ... */
+    double slow_us;        /* ... this much more each way */
+    uint64_t paused_until; /* SIGSTOP: commands wait until then */
+    double jumped_fwd_us;  /* forward steps so far (the safe scenario bounds them) */
 } snode_t;
 
 /* ------------------------------------------------------------- clients */
@@ -124,25 +124,25 @@ enum { AK_MUTEX = 1, AK_PERMIT, AK_READER, AK_WRITER };
 
 typedef struct sactor {
     int client, idx;
-    uint64_t gen;           /* bumps cancel its scheduled step */
-    int phase;              /* simclient.c's A_* */
-    int res, kind;          /* what it holds or asks for */
+    uint64_t gen;  /* bumps cancel its scheduled step */
+    int phase;     /* simclient.c's A_* */
+    int res, kind; /* what it holds or asks for */
     redlock_lock_t *lock;
     int win;                /* its window in the checker, -1 when none open */
     uint64_t deadline_seen; /* the lock's deadline (client clock) last seen */
     uint64_t read_version;  /* the protected store's version its read saw */
     int extends_left;
-    uint64_t hold_until;    /* real µs: its hold ends */
-    uint64_t call_at;       /* when its pending call started (client clock, µs) */
-    int waiting_cancel;     /* an unbounded wait it will cancel */
+    uint64_t hold_until; /* real µs: its hold ends */
+    uint64_t call_at;    /* when its pending call started (client clock, µs) */
+    int waiting_cancel;  /* an unbounded wait it will cancel */
 } sactor_t;
 
 typedef struct sclient {
     int id;
     redlock_async_t *a;
-    sclock_t clock;         /* its CLOCK_MONOTONIC */
+    sclock_t clock; /* its CLOCK_MONOTONIC */
     uint64_t paused_until;
-    int rd[64], wr[64];     /* fds watched for reading / writing */
+    int rd[64], wr[64]; /* fds watched for reading / writing */
     int nrd, nwr;
     uint64_t timer_gen;
     int timer_armed;
@@ -159,8 +159,8 @@ enum { SCN_SAFE = 0, SCN_RESTART, SCN_DRIFT, SCN_PAUSE, SCN_WAN, SCN_PAUSE_FENCE
 
 typedef struct sres {
     char name[16];
-    int kind;               /* RK_* */
-    unsigned limit;         /* RK_SEM */
+    int kind;       /* RK_* */
+    unsigned limit; /* RK_SEM */
 } sres_t;
 
 /* A run's configuration, drawn by its scenario from the seed. */
@@ -169,46 +169,49 @@ typedef struct scfg {
     int n_nodes, n_clients, n_actors;
     sres_t res[SIM_MAX_RES];
     int n_res;
-    uint32_t ttl_min, ttl_max;   /* ms */
-    double fencing_p;            /* a client has fencing */
-    uint32_t max_ttl_ms;         /* 0: no quarantine */
+    uint32_t ttl_min, ttl_max; /* ms */
+    double fencing_p;          /* a client has fencing */
+    uint32_t max_ttl_ms;       /* 0: no quarantine */
     int quarantine;
-    uint64_t run_us;             /* the workload's length */
-    double fault_every_us;       /* mean gap between faults (0: none) */
-    int pause_check_write;       /* pause-without-fencing: a pause between check and write */
+    uint64_t run_us;       /* the workload's length */
+    double fault_every_us; /* mean gap between faults (0: none) */
+    int pause_check_write; /* pause-without-fencing: a pause between check and write */
     double wan_rtt_ms[SIM_MAX_NODES];
-    int wan_op;                  /* wan: what is timed (WAN_*) */
-    double think_us;             /* an actor's mean pause between operations */
-    double long_hold_p;          /* a hold runs to 0.8-1.4 TTL (else 0.02-0.32) */
-    uint64_t hold_us;            /* every hold this long (wan), 0: drawn */
-    uint32_t margin_ms;          /* validity checked before the store write */
+    int wan_op;         /* wan: what is timed (WAN_*) */
+    double think_us;    /* an actor's mean pause between operations */
+    double long_hold_p; /* a hold runs to 0.8-1.4 TTL (else 0.02-0.32) */
+    uint64_t hold_us;   /* every hold this long (wan), 0: drawn */
+    uint32_t margin_ms; /* validity checked before the store write */
 } scfg_t;
 
 /* ---------------------------------------------------------- the run */
 
 typedef struct sstore {
-    uint64_t version, seen;      /* writes applied; the highest fence seen */
+    uint64_t version, seen; /* writes applied; the highest fence seen */
 } sstore_t;
 
 /* A protected store operation (an E_STORE's payload, and its reply's). */
 typedef struct sop {
     int res, write, fenced;
     uint64_t fence, read_version;
-    uint64_t version;       /* reply: the store's version (read) */
-    int applied;            /* reply: the write went in */
+    uint64_t version; /* reply: the store's version (read) */
+    int applied;      /* reply: the write went in */
 } sop_t;
 
 typedef struct swin {
     int res, kind, client, actor;
-    uint64_t start, end;         /* real µs */
+    uint64_t start, end; /* real µs */
     uint64_t fence;
-    int slot;                    /* a permit's slot, else -1 (fencing tokens rise per key) */
+    int slot; /* a permit's slot, else -1 (fencing tokens rise per key) */
     long lock_id;
 } swin_t;
 
 /* What a run exercised (the summary's coverage line). */
 enum {
-    COV_MUTEX, COV_PERMIT, COV_READER, COV_WRITER, /* locks granted, by kind */
+    COV_MUTEX,
+    COV_PERMIT,
+    COV_READER,
+    COV_WRITER,      /* locks granted, by kind */
     COV_FENCED,      /* granted with a fencing token */
     COV_REFUSED,     /* acquires that failed (taken, no quorum, expired...) */
     COV_WAITS,       /* acquires that waited on a release channel (library stats) */
@@ -262,17 +265,17 @@ typedef struct sim {
     swin_t *wins;
     size_t nwins, capwins;
     long next_lock_id;
-    sclient_t *cur;              /* the client whose code runs (its clock is rl_clock's) */
-    int stopping;                /* the workload is over: callbacks only count */
+    sclient_t *cur; /* the client whose code runs (its clock is rl_clock's) */
+    int stopping;   /* the workload is over: callbacks only count */
     /* results */
     uint64_t ops, faults, violations;
     uint64_t lost_updates;
-    uint64_t vkind[V_KINDS];     /* violations by kind */
-    uint64_t fkind[F_KINDS];     /* faults injected by kind */
+    uint64_t vkind[V_KINDS]; /* violations by kind */
+    uint64_t fkind[F_KINDS]; /* faults injected by kind */
     uint64_t cov[COV_N];
     char first_violation[256];
-    uint64_t hash;               /* of the run's trace */
-    int trace;                   /* print every trace record */
+    uint64_t hash; /* of the run's trace */
+    int trace;     /* print every trace record */
     strec_t ring[SIM_TRACE_RING];
     size_t nring;
     /* wan: acquire latencies (µs, client clock) */
@@ -286,7 +289,7 @@ extern sim_t *S; /* the run being simulated */
 typedef struct totals {
     uint64_t runs, ops, faults, violations, violating_runs, lost_updates;
     uint64_t vkind[V_KINDS], fkind[F_KINDS], cov[COV_N];
-    long long first_seed;        /* the first seed with a violation, or -1 */
+    long long first_seed; /* the first seed with a violation, or -1 */
     uint64_t hash;
     double *lat;
     size_t nlat;
@@ -298,44 +301,44 @@ enum {
     T_EXTENDED,           /* x = rc */
     T_RELEASED,           /* x = rc */
     T_ABANDONED,
-    T_STORE_WRITE,        /* x = 1 applied, 0 refused as stale; y = lost updates */
-    T_VIOLATION,          /* a = resource, x, y = what (see simcheck.c) */
-    T_FAULTED,            /* a = fault kind, b = target, x, y = parameters */
-    T_LOST,               /* a lock's auto-extension gave up: a = client, b = actor, x = reason */
+    T_STORE_WRITE, /* x = 1 applied, 0 refused as stale; y = lost updates */
+    T_VIOLATION,   /* a = resource, x, y = what (see simcheck.c) */
+    T_FAULTED,     /* a = fault kind, b = target, x, y = parameters */
+    T_LOST,        /* a lock's auto-extension gave up: a = client, b = actor, x = reason */
     T_KINDS
 };
 
 /* simcore.c: events, the run loop, the trace. */
 void sim_push(int kind, uint64_t at, int a, int b, uint64_t g, void *p, size_t n);
-void sim_loop(uint64_t until);           /* processes events up to until (real µs) */
-void sim_drop_events(void);              /* frees what is left */
+void sim_loop(uint64_t until); /* processes events up to until (real µs) */
+void sim_drop_events(void);    /* frees what is left */
 void trace_rec(int kind, int a, int b, long long x, long long y);
 void trace_print(FILE *f, const strec_t *r);
-void trace_tail(FILE *f);                /* the last records of the run */
-const char *fault_name(int kind);        /* F_*'s name */
+void trace_tail(FILE *f);         /* the last records of the run */
+const char *fault_name(int kind); /* F_*'s name */
 
 /* simnet.c: links, nodes, the simulated sockets. */
 void net_init(void);
 void net_free(void);
-void net_event(sev_t *e);               /* may take e->p (then sets it NULL) */
-int net_socket(void);                    /* the --wrap functions' (simwrap.c) */
+void net_event(sev_t *e); /* may take e->p (then sets it NULL) */
+int net_socket(void);     /* the --wrap functions' (simwrap.c) */
 int net_connect(int fd, int node);
 long net_send(int fd, const char *p, size_t n);
 long net_recv(int fd, char *p, size_t n);
 void net_close(int fd);
-uint64_t net_one_way(int node);          /* a one-way latency draw, µs */
-sconn_t *net_conn(int fd);               /* NULL for a fd that is not simulated */
+uint64_t net_one_way(int node); /* a one-way latency draw, µs */
+sconn_t *net_conn(int fd);      /* NULL for a fd that is not simulated */
 int net_readable(const sconn_t *c);
 int net_writable(const sconn_t *c);
-void net_reset(sconn_t *c);              /* a connection reset (both ends) */
+void net_reset(sconn_t *c); /* a connection reset (both ends) */
 void net_crash(int node);
 void net_restart(int node);
-int net_open_conns(int *ids, int max);   /* established, unbroken connections' ids */
-double node_now_us(int node);            /* the node's clock now */
+int net_open_conns(int *ids, int max); /* established, unbroken connections' ids */
+double node_now_us(int node);          /* the node's clock now */
 
 /* simclient.c: the clients, their handles and actors. */
 void clients_init(void);
-void clients_stop(void);                 /* the workload ends: release what is held */
+void clients_stop(void); /* the workload ends: release what is held */
 void clients_free(void);
 void client_event(sev_t *e);
 void client_pump(sclient_t *c);          /* lets c's handle act on what is ready */
@@ -347,8 +350,8 @@ uint64_t client_now(const sclient_t *c); /* its clock, µs */
  * lock gives its fencing token and permit slot. Returns the window. */
 int check_open(int res, int kind, int client, int actor, uint64_t deadline_real, const redlock_lock_t *lock, int prev);
 void check_extend(int win, uint64_t deadline_real); /* a new deadline (not earlier) */
-void check_close(int win, uint64_t at);  /* released or lost at `at` (its deadline still bounds it) */
-void check_windows(void);                /* at the end of the run */
+void check_close(int win, uint64_t at);             /* released or lost at `at` (its deadline still bounds it) */
+void check_windows(void);                           /* at the end of the run */
 void store_event(sev_t *e);
 /* Counts a violation of kind (V_*) on resource res (-1: none), traces it
  * with x and y, and keeps the words of the run's first. */
@@ -358,11 +361,11 @@ void violation(int kind, int res, long long x, long long y, const char *fmt, ...
 void faults_init(void);
 void fault_event(sev_t *e);
 void fault_pause_client(int c, uint64_t us); /* also the workload's, in pause-without-fencing */
-void fault_count(int kind);              /* a fault of kind F_* was injected */
+void fault_count(int kind);                  /* a fault of kind F_* was injected */
 
 /* simverdict.c: what the seeds must show (--expect, --floors). */
-const char *violation_name(int kind);    /* V_*'s name */
-int expect_by_name(const char *name);    /* a V_* but V_RUNAWAY, V_KINDS for none, or -1 */
+const char *violation_name(int kind); /* V_*'s name */
+int expect_by_name(const char *name); /* a V_* but V_RUNAWAY, V_KINDS for none, or -1 */
 const char *expect_name(int expect);
 void verdict_coverage(FILE *out, const totals_t *t);
 int verdict_floors(const totals_t *t, int scn, int verbose); /* floors missed (said on stderr) */
@@ -371,10 +374,10 @@ int verdict_expect(const totals_t *t, int scn, int expect);  /* 0 met, 1 not (sa
 void verdict_json(FILE *out, const totals_t *t, int scn, int expect);
 
 /* scenario.c */
-int scenario_by_name(const char *name);  /* SCN_*, or -1 */
+int scenario_by_name(const char *name); /* SCN_*, or -1 */
 const char *scenario_name(int scn);
-int scenario_expect(int scn);            /* the violation it exists to show (V_*), V_KINDS: none */
+int scenario_expect(int scn); /* the violation it exists to show (V_*), V_KINDS: none */
 void scenario_config(int scn, rng_t *r, scfg_t *cfg);
-void scenario_setup(rng_t *r);           /* the run's nodes' and clients' clocks and latencies */
+void scenario_setup(rng_t *r); /* the run's nodes' and clients' clocks and latencies */
 
 #endif

@@ -52,7 +52,14 @@ int check_open(int res, int kind, int client, int actor, uint64_t deadline_real,
     }
     swin_t *w = &S->wins[S->nwins];
     uint64_t fence = redlock_lock_fence(lock);
-    *w = (swin_t){res, kind, client, actor, S->now, deadline_real, fence, redlock_lock_slot(lock),
+    *w = (swin_t){res,
+                  kind,
+                  client,
+                  actor,
+                  S->now,
+                  deadline_real,
+                  fence,
+                  redlock_lock_slot(lock),
                   prev >= 0 ? S->wins[prev].lock_id : S->next_lock_id++};
     if (fence && prev < 0) {
         uint64_t m = max_fence(res, w->slot, w->lock_id);
@@ -108,8 +115,8 @@ static void check_res(int res, swin_t **w, size_t n) {
                           (double)(w[j]->end - w[i]->start) / 1000.0);
         }
         if (w[i]->kind == AK_PERMIT && permits > r->limit)
-            violation(V_TWO_HOLDERS, res, (long long)w[i]->start, permits, "%s: %u permit holders at %.3f ms, limit %u", r->name,
-                      permits, (double)w[i]->start / 1000.0, r->limit);
+            violation(V_TWO_HOLDERS, res, (long long)w[i]->start, permits, "%s: %u permit holders at %.3f ms, limit %u",
+                      r->name, permits, (double)w[i]->start / 1000.0, r->limit);
     }
 }
 

@@ -48,10 +48,22 @@ static void set_del(int *set, int *n, int fd) {
         }
 }
 
-static void h_add_read(void *d, int fd) { sclient_t *c = d; set_add(c->rd, &c->nrd, fd); }
-static void h_del_read(void *d, int fd) { sclient_t *c = d; set_del(c->rd, &c->nrd, fd); }
-static void h_add_write(void *d, int fd) { sclient_t *c = d; set_add(c->wr, &c->nwr, fd); }
-static void h_del_write(void *d, int fd) { sclient_t *c = d; set_del(c->wr, &c->nwr, fd); }
+static void h_add_read(void *d, int fd) {
+    sclient_t *c = d;
+    set_add(c->rd, &c->nrd, fd);
+}
+static void h_del_read(void *d, int fd) {
+    sclient_t *c = d;
+    set_del(c->rd, &c->nrd, fd);
+}
+static void h_add_write(void *d, int fd) {
+    sclient_t *c = d;
+    set_add(c->wr, &c->nwr, fd);
+}
+static void h_del_write(void *d, int fd) {
+    sclient_t *c = d;
+    set_del(c->wr, &c->nwr, fd);
+}
 
 /* The handle wants its timer in ms on its own clock. */
 static void h_set_timer(void *d, uint64_t ms) {
@@ -94,8 +106,10 @@ void client_pump(sclient_t *c) {
             if (k && net_readable(k)) fd = c->rd[i];
         }
         if (fd < 0) break;
-        if (wr) redlock_async_handle_write(c->a, fd);
-        else redlock_async_handle_read(c->a, fd);
+        if (wr)
+            redlock_async_handle_write(c->a, fd);
+        else
+            redlock_async_handle_read(c->a, fd);
     }
     observe(c);
     S->cur = outer;
@@ -138,8 +152,10 @@ static void observe(sclient_t *c) {
         if (d == t->deadline_seen) continue;
         uint64_t old = real_of(c, t->deadline_seen);
         t->deadline_seen = d;
-        if (old <= S->now) t->win = check_open(t->res, t->kind, c->id, t->idx, real_of(c, d), t->lock, t->win);
-        else check_extend(t->win, real_of(c, d));
+        if (old <= S->now)
+            t->win = check_open(t->res, t->kind, c->id, t->idx, real_of(c, d), t->lock, t->win);
+        else
+            check_extend(t->win, real_of(c, d));
     }
 }
 
@@ -168,9 +184,9 @@ static void let_go(sactor_t *t) {
         S->cov[COV_ABANDONED]++;
         redlock_lock_free(t->lock);
         {
-        idle(t);
-        return;
-    }
+            idle(t);
+            return;
+        }
     }
     if (t->win >= 0) check_close(t->win, S->now);
     t->win = -1;
@@ -203,7 +219,8 @@ static void hold(sactor_t *t, uint64_t us) {
 static uint64_t hold_us(sactor_t *t) {
     if (S->cfg.hold_us) return S->cfg.hold_us;
     double ttl_us = (double)t->lock->ttl_ms * 1000.0;
-    double f = rng_chance(&S->r_work, S->cfg.long_hold_p) ? 0.8 + rng_unit(&S->r_work) * 0.6 : 0.02 + rng_unit(&S->r_work) * 0.3;
+    double f = rng_chance(&S->r_work, S->cfg.long_hold_p) ? 0.8 + rng_unit(&S->r_work) * 0.6
+                                                          : 0.02 + rng_unit(&S->r_work) * 0.3;
     if (t->lock->autoext || t->lock->watched) f *= 3;
     return (uint64_t)(ttl_us * f);
 }
@@ -232,10 +249,14 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
         idle(t);
         return;
     }
-    S->cov[t->kind == AK_PERMIT ? COV_PERMIT : t->kind == AK_READER ? COV_READER : t->kind == AK_WRITER ? COV_WRITER : COV_MUTEX]++;
+    S->cov[t->kind == AK_PERMIT   ? COV_PERMIT
+           : t->kind == AK_READER ? COV_READER
+           : t->kind == AK_WRITER ? COV_WRITER
+                                  : COV_MUTEX]++;
     if (redlock_lock_fence(lock)) S->cov[COV_FENCED]++;
     if (S->cfg.scenario == SCN_WAN) {
-        if (S->nlat == S->caplat && !(S->lat = realloc(S->lat, (S->caplat = S->caplat ? 2 * S->caplat : 256) * sizeof *S->lat)))
+        if (S->nlat == S->caplat &&
+            !(S->lat = realloc(S->lat, (S->caplat = S->caplat ? 2 * S->caplat : 256) * sizeof *S->lat)))
             abort();
         S->lat[S->nlat++] = (double)(client_now(c) - t->call_at);
     }
@@ -283,20 +304,29 @@ static void start_op(sactor_t *t) {
     uint32_t ttl = (uint32_t)rng_range(&S->r_work, g->ttl_min, g->ttl_max);
     int64_t wait = 0;
     double w = rng_unit(&S->r_work);
-    if (g->scenario == SCN_WAN) wait = g->wan_op == WAN_WAIT ? 1000 : 0;
-    else if (w < 0.5) wait = rng_range(&S->r_work, ttl / 2, 3 * (int64_t)ttl);
-    else if (w < 0.65) wait = -1;
+    if (g->scenario == SCN_WAN)
+        wait = g->wan_op == WAN_WAIT ? 1000 : 0;
+    else if (w < 0.5)
+        wait = rng_range(&S->r_work, ttl / 2, 3 * (int64_t)ttl);
+    else if (w < 0.65)
+        wait = -1;
     t->waiting_cancel = wait < 0 && rng_chance(&S->r_work, 0.5);
-    t->kind = r->kind == RK_SEM ? AK_PERMIT : r->kind == RK_MUTEX ? AK_MUTEX
-              : g->scenario == SCN_WAN || rng_chance(&S->r_work, 0.6) ? AK_READER : AK_WRITER;
+    t->kind = r->kind == RK_SEM                                       ? AK_PERMIT
+              : r->kind == RK_MUTEX                                   ? AK_MUTEX
+              : g->scenario == SCN_WAN || rng_chance(&S->r_work, 0.6) ? AK_READER
+                                                                      : AK_WRITER;
     t->phase = A_ACQUIRING;
     t->call_at = client_now(c);
     int rc;
-    if (t->kind == AK_PERMIT) rc = redlock_async_acquire_permit(c->a, r->name, r->limit, ttl, wait, on_acquired, t);
-    else if (t->kind == AK_READER) rc = redlock_async_acquire_shared(c->a, r->name, ttl, wait, on_acquired, t);
-    else rc = redlock_async_acquire(c->a, r->name, ttl, wait, on_acquired, t);
+    if (t->kind == AK_PERMIT)
+        rc = redlock_async_acquire_permit(c->a, r->name, r->limit, ttl, wait, on_acquired, t);
+    else if (t->kind == AK_READER)
+        rc = redlock_async_acquire_shared(c->a, r->name, ttl, wait, on_acquired, t);
+    else
+        rc = redlock_async_acquire(c->a, r->name, ttl, wait, on_acquired, t);
     if (rc != REDLOCK_OK) {
-        fprintf(stderr, "redlock-sim: seed %llu: acquire refused: %s\n", (unsigned long long)S->seed, redlock_strerror(rc));
+        fprintf(stderr, "redlock-sim: seed %llu: acquire refused: %s\n", (unsigned long long)S->seed,
+                redlock_strerror(rc));
         abort();
     }
     if (t->waiting_cancel) step_at(t, S->now + (uint64_t)rng_range(&S->r_work, 1000, 3000 * (int64_t)ttl / 2));
@@ -315,9 +345,9 @@ static void write_phase(sactor_t *t) {
         fault_pause_client(c->id, ttl_us + (uint64_t)rng_range(&S->r_work, 0, 2 * (int64_t)ttl_us));
         t->phase = A_UNCHECKED;
         {
-        step_at(t, S->now);
-        return;
-    } /* runs when the pause ends: writes without looking again */
+            step_at(t, S->now);
+            return;
+        } /* runs when the pause ends: writes without looking again */
     }
     store_op(t, 1);
 }
@@ -326,8 +356,7 @@ static void write_phase(sactor_t *t) {
 static void actor_step(sactor_t *t) {
     sclient_t *c = &S->clients[t->client];
     switch (t->phase) {
-    case A_IDLE:
-        {
+    case A_IDLE: {
         start_op(t);
         return;
     }
@@ -341,15 +370,14 @@ static void actor_step(sactor_t *t) {
             if (redlock_async_extend(c->a, t->lock, t->lock->ttl_ms, on_extended, t) == REDLOCK_OK) return;
         }
         if (S->cfg.res[t->res].kind == RK_MUTEX && S->cfg.scenario != SCN_WAN) {
-        write_phase(t);
-        return;
-    }
+            write_phase(t);
+            return;
+        }
         {
-        let_go(t);
-        return;
-    }
-    case A_UNCHECKED:
-        {
+            let_go(t);
+            return;
+        }
+    case A_UNCHECKED: {
         store_op(t, 1);
         return;
     }
@@ -361,9 +389,9 @@ static void store_reply(sactor_t *t, const sop_t *op) {
     if (op->write) {
         trace_rec(T_STORE_WRITE, t->client, t->idx, op->applied, (long long)S->lost_updates);
         {
-        let_go(t);
-        return;
-    }
+            let_go(t);
+            return;
+        }
     }
     t->read_version = op->version;
     hold(t, hold_us(t));
@@ -387,9 +415,12 @@ void client_event(sev_t *e) {
     } else {
         sactor_t *t = &c->actors[e->b];
         if (e->g == t->gen && !(S->stopping && e->kind == E_ACTOR)) {
-            if (e->kind == E_ACTOR) actor_step(t);
-            else if (t->lock) store_reply(t, e->p);
-            else idle(t);
+            if (e->kind == E_ACTOR)
+                actor_step(t);
+            else if (t->lock)
+                store_reply(t, e->p);
+            else
+                idle(t);
         }
     }
     client_pump(c);
@@ -422,7 +453,8 @@ void clients_init(void) {
     for (int i = 0; i < S->cfg.n_clients; i++) {
         sclient_t *c = &S->clients[i];
         c->id = i;
-        c->fencing = rng_chance(&S->r_cfg, S->cfg.fencing_p) || (S->cfg.scenario == SCN_WAN && S->cfg.wan_op == WAN_FENCED);
+        c->fencing =
+            rng_chance(&S->r_cfg, S->cfg.fencing_p) || (S->cfg.scenario == SCN_WAN && S->cfg.wan_op == WAN_FENCED);
         redlock_options_t o;
         options(c, &o, uris);
         sclient_t *outer = enter(c);
@@ -431,7 +463,8 @@ void clients_init(void) {
             fprintf(stderr, "redlock-sim: handle refused: %s\n", err);
             abort();
         }
-        redlock_async_hooks_t h = {c, h_add_read, h_del_read, h_add_write, h_del_write, h_set_timer, h_clear_timer, NULL};
+        redlock_async_hooks_t h = {c,           h_add_read,  h_del_read,    h_add_write,
+                                   h_del_write, h_set_timer, h_clear_timer, NULL};
         redlock_async_set_hooks(c->a, &h);
         S->cur = outer;
         c->n_actors = S->cfg.n_actors;

@@ -90,21 +90,20 @@ static void drop(sev_t *e) {
 /* Hands e to the module it is for. */
 static void dispatch(sev_t *e) {
     switch (e->kind) {
-    case E_SYN: case E_SYNACK: case E_REFUSED: case E_CMD: case E_FIN: case E_DATA: case E_RESET:
-        net_event(e);
-        break;
-    case E_TIMER: case E_ACTOR: case E_STORE_REPLY:
-        client_event(e);
-        break;
-    case E_STORE:
-        store_event(e);
-        break;
-    case E_FAULT: case E_HEAL:
-        fault_event(e);
-        break;
-    case E_STOP:
-        clients_stop();
-        break;
+    case E_SYN:
+    case E_SYNACK:
+    case E_REFUSED:
+    case E_CMD:
+    case E_FIN:
+    case E_DATA:
+    case E_RESET: net_event(e); break;
+    case E_TIMER:
+    case E_ACTOR:
+    case E_STORE_REPLY: client_event(e); break;
+    case E_STORE: store_event(e); break;
+    case E_FAULT:
+    case E_HEAL: fault_event(e); break;
+    case E_STOP: clients_stop(); break;
     }
 }
 
@@ -157,9 +156,16 @@ void trace_rec(int kind, int a, int b, long long x, long long y) {
     if (S->trace) trace_print(stdout, &r);
 }
 
-static const char *const fault_names[] = {"", "latency spike", "connection reset", "partition", "node pause",
-                                          "crash and empty restart", "node clock step", "client pause",
-                                          "pub/sub loss", "node clock rate"};
+static const char *const fault_names[] = {"",
+                                          "latency spike",
+                                          "connection reset",
+                                          "partition",
+                                          "node pause",
+                                          "crash and empty restart",
+                                          "node clock step",
+                                          "client pause",
+                                          "pub/sub loss",
+                                          "node clock rate"};
 
 /* Fault kind k's name. */
 const char *fault_name(int k) {
@@ -193,9 +199,7 @@ void trace_print(FILE *f, const strec_t *r) {
         fprintf(f, "client %d actor %d: store write %s (lost updates so far %lld)\n", r->a, r->b,
                 r->x ? "applied" : "refused as stale", r->y);
         break;
-    case T_FAULTED:
-        fprintf(f, "fault: %s on %d (%lld, %lld)\n", fault_name(r->a), r->b, r->x, r->y);
-        break;
+    case T_FAULTED: fprintf(f, "fault: %s on %d (%lld, %lld)\n", fault_name(r->a), r->b, r->x, r->y); break;
     case T_VIOLATION:
         fprintf(f, "VIOLATION (%s) on resource %d (%lld, %lld)\n", violation_name(r->b), r->a, r->x, r->y);
         break;

@@ -15,7 +15,9 @@ static uint64_t dur_ms(int lo, int hi) {
     return (uint64_t)rng_range(&S->r_fault, lo, hi) * 1000u;
 }
 
-static int any_node(void) { return (int)rng_below(&S->r_fault, (uint64_t)S->cfg.n_nodes); }
+static int any_node(void) {
+    return (int)rng_below(&S->r_fault, (uint64_t)S->cfg.n_nodes);
+}
 
 /* Counts a fault of kind (F_*) that was injected. */
 void fault_count(int kind) {

@@ -146,10 +146,11 @@ static int parse_rtts(const char *s, double *rtts) {
 
 /* Says why the command line is wrong and how it goes; returns 2. */
 static int usage(const char *why) {
-    fprintf(stderr, "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
-                    "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
-                    "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
-                    "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n",
+    fprintf(stderr,
+            "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
+            "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
+            "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
+            "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n",
             why);
     return 2;
 }
@@ -157,9 +158,9 @@ static int usage(const char *why) {
 /* The command line's choices. */
 typedef struct args {
     int scn, json, first, floors;
-    int expect;          /* V_* (not V_RUNAWAY), V_KINDS: none; -1 until parsed */
+    int expect; /* V_* (not V_RUNAWAY), V_KINDS: none; -1 until parsed */
     uint64_t seeds, seed;
-    double max_ratio;    /* wan: fail when acquire p50 exceeds this many quorum round trips (0: no check) */
+    double max_ratio; /* wan: fail when acquire p50 exceeds this many quorum round trips (0: no check) */
     opts_t o;
 } args_t;
 
@@ -178,15 +179,23 @@ static int parse(int argc, char **argv, args_t *a) {
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
-        if (!strcmp(k, "--json")) a->json = 1;
-        else if (!strcmp(k, "--trace")) a->o.trace = 1;
-        else if (!strcmp(k, "--first")) a->first = 1;
-        else if (!strcmp(k, "--verbose")) a->o.verbose = 1;
-        else if (!strcmp(k, "--quiet")) a->o.quiet = 1;
-        else if (!strcmp(k, "--floors")) a->floors = 1;
-        else if (!v) return usage("missing value (or unknown option)");
+        if (!strcmp(k, "--json"))
+            a->json = 1;
+        else if (!strcmp(k, "--trace"))
+            a->o.trace = 1;
+        else if (!strcmp(k, "--first"))
+            a->first = 1;
+        else if (!strcmp(k, "--verbose"))
+            a->o.verbose = 1;
+        else if (!strcmp(k, "--quiet"))
+            a->o.quiet = 1;
+        else if (!strcmp(k, "--floors"))
+            a->floors = 1;
+        else if (!v)
+            return usage("missing value (or unknown option)");
         else if (!strcmp(k, "--scenario") && ++i) {
-            if ((a->scn = scenario_by_name(v)) < 0) return fprintf(stderr, "redlock-sim: unknown scenario '%s'\n", v), usage("bad --scenario");
+            if ((a->scn = scenario_by_name(v)) < 0)
+                return fprintf(stderr, "redlock-sim: unknown scenario '%s'\n", v), usage("bad --scenario");
         } else if (!strcmp(k, "--seeds") && ++i) {
             if (number(v, 1, 1e9, &x)) return usage("--seeds takes a number from 1 to 1000000000");
             a->seeds = (uint64_t)x;
@@ -198,7 +207,8 @@ static int parse(int argc, char **argv, args_t *a) {
                 return fprintf(stderr, "redlock-sim: unknown --expect '%s'\n", v),
                        usage("--expect takes none, two-holders, lost-update or token-order (never runaway)");
         } else if (!strcmp(k, "--rtts") && ++i) {
-            if ((a->o.nrtt = parse_rtts(v, a->o.rtts)) < 0) return usage("--rtts takes up to 7 round trips in ms, e.g. 0.2,1,2,5,10");
+            if ((a->o.nrtt = parse_rtts(v, a->o.rtts)) < 0)
+                return usage("--rtts takes up to 7 round trips in ms, e.g. 0.2,1,2,5,10");
         } else if (!strcmp(k, "--wan-op") && ++i) {
             static const char *const ops[WAN_OPS] = {"mutex", "fenced", "wait", "permit", "reader"};
             for (a->o.wan_op = 0; a->o.wan_op < WAN_OPS && strcmp(ops[a->o.wan_op], v); a->o.wan_op++) {
@@ -222,9 +232,10 @@ static int parse(int argc, char **argv, args_t *a) {
 static int report(const args_t *a, totals_t *t, double secs) {
     printf("%s: %llu runs, %llu ops (%.1f a run), %llu faults (%.1f a run), %llu violations in %llu runs, "
            "%llu lost updates, %llu stale writes and %llu stale reads refused, %.1f s\n",
-           scenario_name(a->scn), (unsigned long long)t->runs, (unsigned long long)t->ops, (double)t->ops / (double)t->runs,
-           (unsigned long long)t->faults, (double)t->faults / (double)t->runs, (unsigned long long)t->violations,
-           (unsigned long long)t->violating_runs, (unsigned long long)t->lost_updates, (unsigned long long)t->cov[COV_STALE_WRITES],
+           scenario_name(a->scn), (unsigned long long)t->runs, (unsigned long long)t->ops,
+           (double)t->ops / (double)t->runs, (unsigned long long)t->faults, (double)t->faults / (double)t->runs,
+           (unsigned long long)t->violations, (unsigned long long)t->violating_runs,
+           (unsigned long long)t->lost_updates, (unsigned long long)t->cov[COV_STALE_WRITES],
            (unsigned long long)t->cov[COV_STALE_READS], secs);
     verdict_coverage(stdout, t);
     double p50 = 0, p99 = 0, q = 0, sorted[SIM_MAX_NODES];
@@ -246,11 +257,14 @@ static int report(const args_t *a, totals_t *t, double secs) {
                "\"first_violation_seed\":",
                scenario_name(a->scn), (unsigned long long)t->runs, (unsigned long long)t->ops,
                (unsigned long long)t->faults, (unsigned long long)t->violations);
-        if (t->first_seed >= 0) printf("%lld", t->first_seed);
-        else printf("null");
+        if (t->first_seed >= 0)
+            printf("%lld", t->first_seed);
+        else
+            printf("null");
         printf(",\"trace_hash\":\"%016llx\",\"seconds\":%.3f", (unsigned long long)t->hash, secs);
         verdict_json(stdout, t, a->scn, a->expect);
-        if (a->scn == SCN_WAN) printf(",\"acquire_p50_ms\":%.4f,\"acquire_p99_ms\":%.4f,\"quorum_rtt_ms\":%.4f", p50, p99, q);
+        if (a->scn == SCN_WAN)
+            printf(",\"acquire_p50_ms\":%.4f,\"acquire_p99_ms\":%.4f,\"quorum_rtt_ms\":%.4f", p50, p99, q);
         printf("}\n");
     }
     if (a->max_ratio > 0 && a->scn == SCN_WAN && (!t->nlat || p50 > a->max_ratio * q)) {

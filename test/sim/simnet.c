@@ -216,10 +216,14 @@ static void at_client(sev_t *e, sconn_t *c) {
         defer(e, u, &c->n2c);
         return;
     }
-    if (e->kind == E_SYNACK) c->state = SC_OPEN;
-    else if (e->kind == E_REFUSED) c->state = SC_REFUSED;
-    else if (e->kind == E_RESET) c->state = SC_RESET, sb_reset(&c->rx);
-    else sb_add(&c->rx, e->p, e->n);
+    if (e->kind == E_SYNACK)
+        c->state = SC_OPEN;
+    else if (e->kind == E_REFUSED)
+        c->state = SC_REFUSED;
+    else if (e->kind == E_RESET)
+        c->state = SC_RESET, sb_reset(&c->rx);
+    else
+        sb_add(&c->rx, e->p, e->n);
     client_pump(&S->clients[c->client]);
 }
 

@@ -21,10 +21,25 @@ static const char *const vnames[V_KINDS] = {"two-holders", "lost-update", "token
 /* The figures a floor can name: the coverage counters, then these. */
 enum { FIG_GRANTS = COV_N, FIG_FAULTS, FIG_FAULT /* + F_* */, FIG_N = FIG_FAULT + F_KINDS };
 
-static const char *const cov_names[COV_N] = {
-    "mutexes", "permits", "readers", "writers", "fenced", "refused", "waits", "wake-ups", "cancels",
-    "auto-extended", "extensions", "lost", "abandoned", "quarantined votes", "silent nodes", "reconnects",
-    "store writes", "stale writes refused", "stale reads refused"};
+static const char *const cov_names[COV_N] = {"mutexes",
+                                             "permits",
+                                             "readers",
+                                             "writers",
+                                             "fenced",
+                                             "refused",
+                                             "waits",
+                                             "wake-ups",
+                                             "cancels",
+                                             "auto-extended",
+                                             "extensions",
+                                             "lost",
+                                             "abandoned",
+                                             "quarantined votes",
+                                             "silent nodes",
+                                             "reconnects",
+                                             "store writes",
+                                             "stale writes refused",
+                                             "stale reads refused"};
 
 /* A floor: scenario scn's figure fig must average at least per_run a run. */
 typedef struct sfloor {
@@ -99,7 +114,10 @@ static uint64_t figure(const totals_t *t, int fig) {
 
 /* Figure fig's name. */
 static const char *figure_name(int fig) {
-    return fig < COV_N ? cov_names[fig] : fig == FIG_GRANTS ? "grants" : fig == FIG_FAULTS ? "faults" : fault_name(fig - FIG_FAULT);
+    return fig < COV_N         ? cov_names[fig]
+           : fig == FIG_GRANTS ? "grants"
+           : fig == FIG_FAULTS ? "faults"
+                               : fault_name(fig - FIG_FAULT);
 }
 
 /* The total floor f asks of t's runs. */
@@ -155,9 +173,12 @@ static void by_kind(FILE *out, const totals_t *t) {
 /* Whether t meets expectation expect: 0, or 1 after saying why on stderr. */
 int verdict_expect(const totals_t *t, int scn, int expect) {
     const char *why = NULL;
-    if (t->vkind[V_RUNAWAY]) why = "a run spun past the event limit (runaway), which no scenario expects";
-    else if (expect == V_KINDS && t->violations) why = "violations, where none may be";
-    else if (expect < V_KINDS && !t->vkind[expect]) why = "no violation of the expected kind";
+    if (t->vkind[V_RUNAWAY])
+        why = "a run spun past the event limit (runaway), which no scenario expects";
+    else if (expect == V_KINDS && t->violations)
+        why = "violations, where none may be";
+    else if (expect < V_KINDS && !t->vkind[expect])
+        why = "no violation of the expected kind";
     if (!why) return 0;
     fprintf(stderr, "redlock-sim: %s: %s (expected %s; found ", scenario_name(scn), why, expect_name(expect));
     by_kind(stderr, t);

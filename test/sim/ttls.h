@@ -3,10 +3,10 @@
 #ifndef SIM_TTLS_H
 #define SIM_TTLS_H
 
-#define SIM_TTL_SAFE_MIN 150  /* safe */
+#define SIM_TTL_SAFE_MIN 150 /* safe */
 #define SIM_TTL_SAFE_MAX 500
 #define SIM_TTL_BREAK_MIN 200 /* the breaking scenarios and pause-with-fencing */
 #define SIM_TTL_BREAK_MAX 500
-#define SIM_TTL_WAN 1000      /* wan */
+#define SIM_TTL_WAN 1000 /* wan */
 
 #endif

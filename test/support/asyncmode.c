@@ -22,8 +22,8 @@ typedef struct ta_job {
     redlock_t *rl;
     redlock_async_t *a;
     const char *resource;
-    unsigned limit;    /* a permit's acquire: its limit; 0 a mutex */
-    int shared;        /* a reader's acquire */
+    unsigned limit; /* a permit's acquire: its limit; 0 a mutex */
+    int shared;     /* a reader's acquire */
     uint32_t ttl_ms;
     int64_t wait_ms;
     redlock_lock_t *lock;
@@ -33,8 +33,8 @@ typedef struct ta_job {
     void *lost_arg;
     redlock_stats_t *stats;
     int rc;
-    int called;        /* the call returned (rc) */
-    int done;          /* the callback ran (or the call failed) */
+    int called; /* the call returned (rc) */
+    int done;   /* the callback ran (or the call failed) */
     struct ta_job *next;
 } ta_job_t;
 
@@ -220,8 +220,13 @@ int ta_acquire_ex(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t 
 int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint32_t ttl_ms, int64_t wait_ms,
                       redlock_lock_t **out, redlock_report_t *rep) {
     if (!rl || !out || !limit) return redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep);
-    ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .limit = limit, .ttl_ms = ttl_ms,
-                  .wait_ms = wait_ms, .rep = rep};
+    ta_job_t j = {.fn = do_acquire,
+                  .rl = rl,
+                  .resource = resource,
+                  .limit = limit,
+                  .ttl_ms = ttl_ms,
+                  .wait_ms = wait_ms,
+                  .rep = rep};
     int rc = run_acquire(&j, out);
     return rc == TA_REFUSED ? redlock_acquire_permit(rl, resource, limit, ttl_ms, wait_ms, out, rep) : rc;
 }
@@ -229,8 +234,13 @@ int ta_acquire_permit(redlock_t *rl, const char *resource, unsigned limit, uint3
 int ta_acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, int64_t wait_ms, redlock_lock_t **out,
                       redlock_report_t *rep) {
     if (!rl || !out) return redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, out, rep);
-    ta_job_t j = {.fn = do_acquire, .rl = rl, .resource = resource, .shared = 1, .ttl_ms = ttl_ms,
-                  .wait_ms = wait_ms, .rep = rep};
+    ta_job_t j = {.fn = do_acquire,
+                  .rl = rl,
+                  .resource = resource,
+                  .shared = 1,
+                  .ttl_ms = ttl_ms,
+                  .wait_ms = wait_ms,
+                  .rep = rep};
     int rc = run_acquire(&j, out);
     return rc == TA_REFUSED ? redlock_acquire_shared(rl, resource, ttl_ms, wait_ms, out, rep) : rc;
 }

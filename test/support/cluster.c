@@ -25,39 +25,32 @@
 
 /* Returns the cluster.sh path: $REDLOCK_CLUSTER_SH or the built-in one.
  * The string is static or from the environment; nobody frees it. */
-static const char *tc_script(void)
-{
+static const char *tc_script(void) {
     const char *env = getenv("REDLOCK_CLUSTER_SH");
     return (env != NULL && env[0] != '\0') ? env : REDLOCK_CLUSTER_SH;
 }
 
 /* Returns 1 if i names a node of c, else 0. */
-static int tc_valid(const tc_cluster_t *c, int i)
-{
+static int tc_valid(const tc_cluster_t *c, int i) {
     return c != NULL && i >= 0 && i < c->n;
 }
 
 /* Parses one "redis+cluster://HOST:PORT[?seed=...]" line into slot c->n
  * (port: the first seed's). Returns 0 or -1. */
-static int tc_parse_cluster_uri(tc_cluster_t *c, const char *line)
-{
+static int tc_parse_cluster_uri(tc_cluster_t *c, const char *line) {
     const char *host = line + 16, *end, *p, *colon = NULL;
     long port = 0;
 
     end = host + strcspn(host, "?");
     for (p = host; p < end; p++) {
-        if (*p == ':')
-            colon = p;
+        if (*p == ':') colon = p;
     }
-    if (colon == NULL || colon == host || end - colon < 2 || end - colon > 6)
-        return -1;
+    if (colon == NULL || colon == host || end - colon < 2 || end - colon > 6) return -1;
     for (p = colon + 1; p < end; p++) {
-        if (*p < '0' || *p > '9')
-            return -1;
+        if (*p < '0' || *p > '9') return -1;
         port = port * 10 + (*p - '0');
     }
-    if (port <= 0 || port > 65535 || strlen(line) >= sizeof c->uri[0])
-        return -1;
+    if (port <= 0 || port > 65535 || strlen(line) >= sizeof c->uri[0]) return -1;
     strcpy(c->uri[c->n], line);
     c->port[c->n] = (int)port;
     c->n++;
@@ -66,22 +59,17 @@ static int tc_parse_cluster_uri(tc_cluster_t *c, const char *line)
 
 /* Parses one "redis://HOST:PORT" (or redis+cluster://) line into slot c->n.
  * Returns 0 or -1. */
-static int tc_parse_uri(tc_cluster_t *c, const char *line)
-{
+static int tc_parse_uri(tc_cluster_t *c, const char *line) {
     const char *colon = strrchr(line, ':');
     char *end = NULL;
     long port;
 
-    if (strncmp(line, "redis+cluster://", 16) == 0)
-        return tc_parse_cluster_uri(c, line);
-    if (strncmp(line, "redis://", 8) != 0 || colon == NULL || colon < line + 8)
-        return -1;
+    if (strncmp(line, "redis+cluster://", 16) == 0) return tc_parse_cluster_uri(c, line);
+    if (strncmp(line, "redis://", 8) != 0 || colon == NULL || colon < line + 8) return -1;
     errno = 0;
     port = strtol(colon + 1, &end, 10);
-    if (errno != 0 || *end != '\0' || port <= 0 || port > 65535)
-        return -1;
-    if (strlen(line) >= sizeof c->uri[0])
-        return -1;
+    if (errno != 0 || *end != '\0' || port <= 0 || port > 65535) return -1;
+    if (strlen(line) >= sizeof c->uri[0]) return -1;
     strcpy(c->uri[c->n], line);
     c->port[c->n] = (int)port;
     c->n++;
@@ -89,14 +77,12 @@ static int tc_parse_uri(tc_cluster_t *c, const char *line)
 }
 
 /* Reads the opened nodes file f into c. Returns 0, or -1 with a message. */
-static int tc_read_nodes(tc_cluster_t *c, FILE *f, const char *path)
-{
+static int tc_read_nodes(tc_cluster_t *c, FILE *f, const char *path) {
     char line[256];
 
     while (fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '\0')
-            continue;
+        if (line[0] == '\0') continue;
         if (c->n >= TC_MAX_NODES) {
             fprintf(stderr, "tc_cluster_load: %s: more than %d nodes\n", path, TC_MAX_NODES);
             return -1;
@@ -115,8 +101,7 @@ static int tc_read_nodes(tc_cluster_t *c, FILE *f, const char *path)
 
 /* Fills *c from $REDLOCK_CLUSTER_DIR/nodes. Returns 0 or -1 (message on
  * stderr). Nothing to free. */
-int tc_cluster_load(tc_cluster_t *c)
-{
+int tc_cluster_load(tc_cluster_t *c) {
     const char *dir = getenv("REDLOCK_CLUSTER_DIR");
     char path[600];
     FILE *f;
@@ -146,25 +131,21 @@ int tc_cluster_load(tc_cluster_t *c)
 
 /* In the forked child: closes inherited descriptors above stderr (up to
  * maxfd) and execs bash on argv. Never returns. */
-static void tc_exec_child(char *const argv[], long maxfd)
-{
+static void tc_exec_child(char *const argv[], long maxfd) {
     long fd;
 
-    for (fd = 3; fd < maxfd; fd++)
-        close((int)fd);
+    for (fd = 3; fd < maxfd; fd++) close((int)fd);
     execv("/bin/bash", argv);
     _exit(127);
 }
 
 /* Waits for pid. Returns its exit status, or -1 if it died from a signal or
  * could not be waited for. */
-static int tc_wait(pid_t pid)
-{
+static int tc_wait(pid_t pid) {
     int status;
 
     while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return -1;
+        if (errno != EINTR) return -1;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -173,19 +154,16 @@ static int tc_wait(pid_t pid)
  * TC_RUN_ARGS) and waits for it. Returns its exit status or -1. The strings
  * are borrowed; nothing to free. */
 #define TC_RUN_ARGS 8
-static int tc_run(const char *dir, const char *const *args)
-{
+static int tc_run(const char *dir, const char *const *args) {
     char *argv[TC_RUN_ARGS + 6];
     int argc = 0, k;
     long maxfd = sysconf(_SC_OPEN_MAX);
     pid_t pid;
 
-    if (maxfd < 0 || maxfd > TC_CLOSE_FDS_MAX)
-        maxfd = TC_CLOSE_FDS_MAX;
+    if (maxfd < 0 || maxfd > TC_CLOSE_FDS_MAX) maxfd = TC_CLOSE_FDS_MAX;
     argv[argc++] = (char *)"bash";
     argv[argc++] = (char *)tc_script();
-    for (k = 0; args[k] != NULL && k < TC_RUN_ARGS; k++)
-        argv[argc++] = (char *)args[k];
+    for (k = 0; args[k] != NULL && k < TC_RUN_ARGS; k++) argv[argc++] = (char *)args[k];
     argv[argc++] = (char *)"-d";
     argv[argc++] = (char *)dir;
     argv[argc] = NULL;
@@ -195,15 +173,13 @@ static int tc_run(const char *dir, const char *const *args)
         fprintf(stderr, "tc_node_run: fork: %s\n", strerror(errno));
         return -1;
     }
-    if (pid == 0)
-        tc_exec_child(argv, maxfd);
+    if (pid == 0) tc_exec_child(argv, maxfd);
     return tc_wait(pid);
 }
 
 /* Runs `bash cluster.sh VERB [I] [EXTRA] -d DIR`. Returns its exit status
  * or -1. The argument strings are borrowed; nothing to free. */
-int tc_node_run(const tc_cluster_t *c, const char *verb, int i, const char *extra)
-{
+int tc_node_run(const tc_cluster_t *c, const char *verb, int i, const char *extra) {
     char idx[16];
     const char *args[4];
     int n = 0;
@@ -213,47 +189,40 @@ int tc_node_run(const tc_cluster_t *c, const char *verb, int i, const char *extr
         snprintf(idx, sizeof idx, "%d", i);
         args[n++] = idx;
     }
-    if (extra != NULL && extra[0] != '\0')
-        args[n++] = extra;
+    if (extra != NULL && extra[0] != '\0') args[n++] = extra;
     args[n] = NULL;
     return tc_run(c->dir, args);
 }
 
 /* Returns cluster.sh pause's exit status (0 ok). */
-int tc_node_pause(const tc_cluster_t *c, int i)
-{
+int tc_node_pause(const tc_cluster_t *c, int i) {
     return tc_node_run(c, "pause", i, NULL);
 }
 
 /* Returns cluster.sh resume's exit status (0 ok, non-zero if down). */
-int tc_node_resume(const tc_cluster_t *c, int i)
-{
+int tc_node_resume(const tc_cluster_t *c, int i) {
     return tc_node_run(c, "resume", i, NULL);
 }
 
 /* Returns cluster.sh kill's exit status (0 ok). */
-int tc_node_kill(const tc_cluster_t *c, int i)
-{
+int tc_node_kill(const tc_cluster_t *c, int i) {
     return tc_node_run(c, "kill", i, NULL);
 }
 
 /* Returns cluster.sh restart's exit status (0 ok); flush adds --flush. */
-int tc_node_restart(const tc_cluster_t *c, int i, int flush)
-{
+int tc_node_restart(const tc_cluster_t *c, int i, int flush) {
     return tc_node_run(c, "restart", i, flush ? "--flush" : NULL);
 }
 
 /* Brings node i back and empties it; a node that cannot FLUSHALL (down,
  * busy in DEBUG SLEEP or a script) is restarted without its data. Returns
  * nothing; failures go to stderr. */
-static void tc_heal_node(const tc_cluster_t *c, int i)
-{
+static void tc_heal_node(const tc_cluster_t *c, int i) {
     if (tc_node_resume(c, i) != 0 && tc_node_restart(c, i, 1) != 0) {
         fprintf(stderr, "tc_cluster_heal: node %d: restart failed\n", i);
         return;
     }
-    if (tc_redis_cmd(c, i, "FLUSHALL") == 0)
-        return;
+    if (tc_redis_cmd(c, i, "FLUSHALL") == 0) return;
     if (tc_node_restart(c, i, 1) != 0 || tc_redis_cmd(c, i, "FLUSHALL") != 0)
         fprintf(stderr, "tc_cluster_heal: node %d: cannot be emptied\n", i);
 }
@@ -263,28 +232,24 @@ static void tc_heal_clusters_dir(const char *dir);
 
 /* Heals every node (see tc_heal_node); a directory of Redis Clusters with
  * tc_clusters_heal. Returns nothing. */
-void tc_cluster_heal(const tc_cluster_t *c)
-{
+void tc_cluster_heal(const tc_cluster_t *c) {
     int i;
 
     if (tc_has_members(c->dir)) {
         tc_heal_clusters_dir(c->dir);
         return;
     }
-    for (i = 0; i < c->n; i++)
-        tc_heal_node(c, i);
+    for (i = 0; i < c->n; i++) tc_heal_node(c, i);
 }
 
 /* Returns a context connected to 127.0.0.1:port with 1 s timeouts, or
  * NULL. The caller frees it with redisFree(). */
-static redisContext *tc_connect_port(int port)
-{
-    struct timeval tv = { 1, 0 };
+static redisContext *tc_connect_port(int port) {
+    struct timeval tv = {1, 0};
     redisContext *ctx;
 
     ctx = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (ctx == NULL)
-        return NULL;
+    if (ctx == NULL) return NULL;
     if (ctx->err != 0 || redisSetTimeout(ctx, tv) != REDIS_OK) {
         redisFree(ctx);
         return NULL;
@@ -294,30 +259,25 @@ static redisContext *tc_connect_port(int port)
 
 /* Returns a connected context with 1 s timeouts, or NULL. The caller frees
  * it with redisFree(). */
-redisContext *tc_connect(const tc_cluster_t *c, int i)
-{
-    if (!tc_valid(c, i))
-        return NULL;
+redisContext *tc_connect(const tc_cluster_t *c, int i) {
+    if (!tc_valid(c, i)) return NULL;
     return tc_connect_port(c->port[i]);
 }
 
 /* Runs one command on node i over a fresh connection. Returns the reply
  * (caller frees it with freeReplyObject()), or NULL if unreachable. */
-static redisReply *tc_vcommand(const tc_cluster_t *c, int i, const char *fmt, va_list ap)
-{
+static redisReply *tc_vcommand(const tc_cluster_t *c, int i, const char *fmt, va_list ap) {
     redisContext *ctx = tc_connect(c, i);
     redisReply *reply;
 
-    if (ctx == NULL)
-        return NULL;
+    if (ctx == NULL) return NULL;
     reply = redisvCommand(ctx, fmt, ap);
     redisFree(ctx);
     return reply;
 }
 
 /* Variadic front end of tc_vcommand; same ownership (freeReplyObject). */
-static redisReply *tc_command(const tc_cluster_t *c, int i, const char *fmt, ...)
-{
+static redisReply *tc_command(const tc_cluster_t *c, int i, const char *fmt, ...) {
     va_list ap;
     redisReply *reply;
 
@@ -329,8 +289,7 @@ static redisReply *tc_command(const tc_cluster_t *c, int i, const char *fmt, ...
 
 /* Returns a malloc'd copy of key's value on node i (caller free()s), or
  * NULL if absent, not a string or unreachable. */
-char *tc_get(const tc_cluster_t *c, int i, const char *key)
-{
+char *tc_get(const tc_cluster_t *c, int i, const char *key) {
     redisReply *r = tc_command(c, i, "GET %s", key);
     char *val = NULL;
 
@@ -341,14 +300,12 @@ char *tc_get(const tc_cluster_t *c, int i, const char *key)
             val[r->len] = '\0';
         }
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return val;
 }
 
 /* Returns 0 if SET key val [PX px] answered OK on node i, else -1. */
-int tc_set(const tc_cluster_t *c, int i, const char *key, const char *val, long long px)
-{
+int tc_set(const tc_cluster_t *c, int i, const char *key, const char *val, long long px) {
     redisReply *r;
     int rc;
 
@@ -357,46 +314,37 @@ int tc_set(const tc_cluster_t *c, int i, const char *key, const char *val, long 
     else
         r = tc_command(c, i, "SET %s %s", key, val);
     rc = (r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) ? 0 : -1;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return rc;
 }
 
 /* Returns PTTL key on node i (ms, -1 or -2), or -3 if unreachable/error. */
-long long tc_pttl(const tc_cluster_t *c, int i, const char *key)
-{
+long long tc_pttl(const tc_cluster_t *c, int i, const char *key) {
     redisReply *r = tc_command(c, i, "PTTL %s", key);
     long long ms = -3;
 
-    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
-        ms = r->integer;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER) ms = r->integer;
+    if (r != NULL) freeReplyObject(r);
     return ms;
 }
 
 /* Returns the number of keys DEL removed on node i, or -1. */
-int tc_del(const tc_cluster_t *c, int i, const char *key)
-{
+int tc_del(const tc_cluster_t *c, int i, const char *key) {
     redisReply *r = tc_command(c, i, "DEL %s", key);
     int n = -1;
 
-    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
-        n = (int)r->integer;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER) n = (int)r->integer;
+    if (r != NULL) freeReplyObject(r);
     return n;
 }
 
 /* Returns how many reachable nodes hold key == val. */
-int tc_count_value(const tc_cluster_t *c, const char *key, const char *val)
-{
+int tc_count_value(const tc_cluster_t *c, const char *key, const char *val) {
     int i, count = 0;
 
     for (i = 0; i < c->n; i++) {
         char *got = tc_get(c, i, key);
-        if (got != NULL && (val == NULL || strcmp(got, val) == 0))
-            count++;
+        if (got != NULL && (val == NULL || strcmp(got, val) == 0)) count++;
         free(got);
     }
     return count;
@@ -404,9 +352,8 @@ int tc_count_value(const tc_cluster_t *c, const char *key, const char *val)
 
 /* Polls tc_count_value every 10 ms, up to 100 times, until it is want;
  * returns the last count. */
-int tc_await_count(const tc_cluster_t *c, const char *key, const char *val, int want)
-{
-    struct timespec ten_ms = { 0, 10000000L };
+int tc_await_count(const tc_cluster_t *c, const char *key, const char *val, int want) {
+    struct timespec ten_ms = {0, 10000000L};
     int tries, n = tc_count_value(c, key, val);
 
     for (tries = 0; n != want && tries < 100; tries++) {
@@ -417,8 +364,7 @@ int tc_await_count(const tc_cluster_t *c, const char *key, const char *val, int 
 }
 
 /* Returns 0 if node i ran the command without an error reply, else -1. */
-int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...)
-{
+int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...) {
     va_list ap;
     redisReply *r;
     int rc;
@@ -427,8 +373,7 @@ int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...)
     r = tc_vcommand(c, i, fmt, ap);
     va_end(ap);
     rc = (r != NULL && r->type != REDIS_REPLY_ERROR) ? 0 : -1;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return rc;
 }
 
@@ -440,8 +385,7 @@ int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...)
 #define TC_MIGRATE_BATCH 100
 
 /* Returns 1 if dir has a members file (a directory of Redis Clusters). */
-static int tc_has_members(const char *dir)
-{
+static int tc_has_members(const char *dir) {
     char path[600];
 
     snprintf(path, sizeof path, "%s/members", dir);
@@ -449,34 +393,28 @@ static int tc_has_members(const char *dir)
 }
 
 /* Returns 1 if (c, m) names a member of cs, else 0. */
-static int tc_member_valid(const tc_clusters_t *cs, int c, int m)
-{
+static int tc_member_valid(const tc_clusters_t *cs, int c, int m) {
     return cs != NULL && c >= 0 && c < cs->base.n && m >= 0 && m < cs->c[c].n;
 }
 
 /* Returns the member of cluster c listening on port, or -1. */
-static int tc_member_by_port(const tc_clusters_t *cs, int c, int port)
-{
+static int tc_member_by_port(const tc_clusters_t *cs, int c, int port) {
     int m;
 
     for (m = 0; m < cs->c[c].n; m++) {
-        if (cs->c[c].m[m].port == port)
-            return m;
+        if (cs->c[c].m[m].port == port) return m;
     }
     return -1;
 }
 
 /* Parses one members line "C M PORT ROLE PRIMARY" into cs. Returns 0 or -1. */
-static int tc_parse_member(tc_clusters_t *cs, const char *line)
-{
+static int tc_parse_member(tc_clusters_t *cs, const char *line) {
     char role[16], of[16], *end = NULL;
     int c, m, port;
     tc_member_t *mb;
 
-    if (sscanf(line, "%d %d %d %15s %15s", &c, &m, &port, role, of) != 5)
-        return -1;
-    if (c < 0 || c >= cs->base.n || m != cs->c[c].n || m >= TC_MAX_MEMBERS || port <= 0 || port > 65535)
-        return -1;
+    if (sscanf(line, "%d %d %d %15s %15s", &c, &m, &port, role, of) != 5) return -1;
+    if (c < 0 || c >= cs->base.n || m != cs->c[c].n || m >= TC_MAX_MEMBERS || port <= 0 || port > 65535) return -1;
     mb = &cs->c[c].m[m];
     mb->port = port;
     mb->primary = -1;
@@ -486,8 +424,7 @@ static int tc_parse_member(tc_clusters_t *cs, const char *line)
     } else if (strcmp(role, "replica") == 0) {
         errno = 0;
         mb->created_of = (int)strtol(of, &end, 10);
-        if (errno != 0 || *end != '\0' || end == of || mb->created_of < 0)
-            return -1;
+        if (errno != 0 || *end != '\0' || end == of || mb->created_of < 0) return -1;
     } else {
         return -1;
     }
@@ -497,8 +434,7 @@ static int tc_parse_member(tc_clusters_t *cs, const char *line)
 
 /* Reads dir/members into cs (whose base is loaded). Returns 0, or -1 with a
  * message on stderr. */
-static int tc_read_members(tc_clusters_t *cs, const char *dir)
-{
+static int tc_read_members(tc_clusters_t *cs, const char *dir) {
     char path[600], line[256];
     FILE *f;
     int c, m, rc = 0;
@@ -506,8 +442,8 @@ static int tc_read_members(tc_clusters_t *cs, const char *dir)
     snprintf(path, sizeof path, "%s/members", dir);
     f = fopen(path, "r");
     if (f == NULL) {
-        fprintf(stderr, "tc_clusters_load: cannot open %s: %s (not started with --cluster-shards?)\n",
-                path, strerror(errno));
+        fprintf(stderr, "tc_clusters_load: cannot open %s: %s (not started with --cluster-shards?)\n", path,
+                strerror(errno));
         return -1;
     }
     while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
@@ -535,8 +471,7 @@ static int tc_read_members(tc_clusters_t *cs, const char *dir)
 
 /* Loads the directory dir (nodes, members) into cs and refreshes it.
  * Returns 0 or -1 (message on stderr). */
-static int tc_clusters_load_dir(tc_clusters_t *cs, const char *dir)
-{
+static int tc_clusters_load_dir(tc_clusters_t *cs, const char *dir) {
     char path[600];
     FILE *f;
     int rc;
@@ -555,15 +490,13 @@ static int tc_clusters_load_dir(tc_clusters_t *cs, const char *dir)
     }
     rc = tc_read_nodes(&cs->base, f, path);
     fclose(f);
-    if (rc != 0 || tc_read_members(cs, dir) != 0)
-        return -1;
+    if (rc != 0 || tc_read_members(cs, dir) != 0) return -1;
     tc_clusters_refresh(cs, -1);
     return 0;
 }
 
 /* Fills *cs from $REDLOCK_CLUSTER_DIR. Returns 0 or -1 (message on stderr). */
-int tc_clusters_load(tc_clusters_t *cs)
-{
+int tc_clusters_load(tc_clusters_t *cs) {
     const char *dir = getenv("REDLOCK_CLUSTER_DIR");
 
     if (dir == NULL || dir[0] == '\0') {
@@ -577,68 +510,57 @@ int tc_clusters_load(tc_clusters_t *cs)
 
 /* Asks member mb its id and role over one connection. Returns 0, or -1 if
  * it does not answer (role -1, id kept). */
-static int tc_refresh_member(tc_member_t *mb)
-{
+static int tc_refresh_member(tc_member_t *mb) {
     redisContext *ctx = tc_connect_port(mb->port);
     redisReply *r;
 
     mb->primary = -1;
-    if (ctx == NULL)
-        return -1;
+    if (ctx == NULL) return -1;
     r = redisCommand(ctx, "CLUSTER MYID");
     if (r != NULL && r->type == REDIS_REPLY_STRING && r->len < sizeof mb->id) {
         memcpy(mb->id, r->str, r->len);
         mb->id[r->len] = '\0';
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     r = redisCommand(ctx, "ROLE");
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING) {
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING) {
         if (strcmp(r->element[0]->str, "master") == 0)
             mb->primary = 1;
         else if (strcmp(r->element[0]->str, "slave") == 0)
             mb->primary = 0;
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     redisFree(ctx);
     return mb->primary < 0 ? -1 : 0;
 }
 
 /* Refreshes the ids and roles of cluster c's members (c < 0: all).
  * Returns how many did not answer. */
-int tc_clusters_refresh(tc_clusters_t *cs, int c)
-{
+int tc_clusters_refresh(tc_clusters_t *cs, int c) {
     int first = c < 0 ? 0 : c, last = c < 0 ? cs->base.n - 1 : c, m, missing = 0;
 
-    if (c >= cs->base.n)
-        return 0;
+    if (c >= cs->base.n) return 0;
     for (c = first; c <= last; c++) {
-        for (m = 0; m < cs->c[c].n; m++)
-            missing += tc_refresh_member(&cs->c[c].m[m]) != 0;
+        for (m = 0; m < cs->c[c].n; m++) missing += tc_refresh_member(&cs->c[c].m[m]) != 0;
     }
     return missing;
 }
 
 /* Returns the CRC16/XMODEM of buf (bitwise; speed is no concern here). */
-unsigned tc_crc16(const char *buf, size_t len)
-{
+unsigned tc_crc16(const char *buf, size_t len) {
     unsigned crc = 0;
     size_t i;
     int bit;
 
     for (i = 0; i < len; i++) {
         crc ^= (unsigned)(unsigned char)buf[i] << 8;
-        for (bit = 0; bit < 8; bit++)
-            crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
+        for (bit = 0; bit < 8; bit++) crc = (crc & 0x8000u) ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
     }
     return crc;
 }
 
 /* Returns key's slot, hash tags honoured (see cluster.h). */
-int tc_key_slot(const char *key, size_t len)
-{
+int tc_key_slot(const char *key, size_t len) {
     size_t open, close;
 
     for (open = 0; open < len && key[open] != '{'; open++)
@@ -646,42 +568,35 @@ int tc_key_slot(const char *key, size_t len)
     if (open < len) {
         for (close = open + 1; close < len && key[close] != '}'; close++)
             ;
-        if (close < len && close > open + 1)
-            return (int)(tc_crc16(key + open + 1, close - open - 1) & (TC_SLOTS - 1));
+        if (close < len && close > open + 1) return (int)(tc_crc16(key + open + 1, close - open - 1) & (TC_SLOTS - 1));
     }
     return (int)(tc_crc16(key, len) & (TC_SLOTS - 1));
 }
 
 /* Returns the slot of a NUL-terminated key. */
-int tc_slot(const char *key)
-{
+int tc_slot(const char *key) {
     return tc_key_slot(key, strlen(key));
 }
 
 /* Returns a connected context for member m of cluster c, or NULL. */
-redisContext *tc_member_connect(const tc_clusters_t *cs, int c, int m)
-{
-    if (!tc_member_valid(cs, c, m))
-        return NULL;
+redisContext *tc_member_connect(const tc_clusters_t *cs, int c, int m) {
+    if (!tc_member_valid(cs, c, m)) return NULL;
     return tc_connect_port(cs->c[c].m[m].port);
 }
 
 /* va_list form of tc_member_command; same ownership. */
-static redisReply *tc_member_vcommand(const tc_clusters_t *cs, int c, int m, const char *fmt, va_list ap)
-{
+static redisReply *tc_member_vcommand(const tc_clusters_t *cs, int c, int m, const char *fmt, va_list ap) {
     redisContext *ctx = tc_member_connect(cs, c, m);
     redisReply *r;
 
-    if (ctx == NULL)
-        return NULL;
+    if (ctx == NULL) return NULL;
     r = redisvCommand(ctx, fmt, ap);
     redisFree(ctx);
     return r;
 }
 
 /* Returns member m's reply to the command (caller frees), or NULL. */
-redisReply *tc_member_command(const tc_clusters_t *cs, int c, int m, const char *fmt, ...)
-{
+redisReply *tc_member_command(const tc_clusters_t *cs, int c, int m, const char *fmt, ...) {
     va_list ap;
     redisReply *r;
 
@@ -693,8 +608,7 @@ redisReply *tc_member_command(const tc_clusters_t *cs, int c, int m, const char 
 
 /* Runs a command on member m expecting no error reply. Returns 0, or -1
  * after printing the error (or the unreachability) on stderr with what. */
-static int tc_member_ok(const tc_clusters_t *cs, int c, int m, const char *what, const char *fmt, ...)
-{
+static int tc_member_ok(const tc_clusters_t *cs, int c, int m, const char *what, const char *fmt, ...) {
     va_list ap;
     redisReply *r;
     int rc = 0;
@@ -706,30 +620,25 @@ static int tc_member_ok(const tc_clusters_t *cs, int c, int m, const char *what,
         fprintf(stderr, "%s: member %d.%d: %s\n", what, c, m, r != NULL ? r->str : "unreachable");
         rc = -1;
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return rc;
 }
 
 /* Returns 1 if member m answers ROLE as a primary, 0 as a replica, -1 if
  * it does not answer. */
-static int tc_member_is_primary(const tc_clusters_t *cs, int c, int m)
-{
+static int tc_member_is_primary(const tc_clusters_t *cs, int c, int m) {
     redisReply *r = tc_member_command(cs, c, m, "ROLE");
     int primary = -1;
 
-    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-        r->element[0]->type == REDIS_REPLY_STRING)
+    if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING)
         primary = strcmp(r->element[0]->str, "master") == 0 ? 1 : 0;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return primary;
 }
 
 /* Reads a CLUSTER SLOTS reply into owner[] (see tc_rc_slot_map). Returns
  * the number of slots served. */
-static int tc_read_slots(const tc_clusters_t *cs, int c, const redisReply *r, int owner[TC_SLOTS])
-{
+static int tc_read_slots(const tc_clusters_t *cs, int c, const redisReply *r, int owner[TC_SLOTS]) {
     size_t k;
     long long s;
     int served = 0;
@@ -744,8 +653,7 @@ static int tc_read_slots(const tc_clusters_t *cs, int c, const redisReply *r, in
             continue;
         m = tc_member_by_port(cs, c, (int)e->element[2]->element[1]->integer);
         for (s = e->element[0]->integer; s <= e->element[1]->integer && s < TC_SLOTS; s++) {
-            if (s < 0)
-                continue;
+            if (s < 0) continue;
             owner[s] = m;
             served++;
         }
@@ -755,56 +663,44 @@ static int tc_read_slots(const tc_clusters_t *cs, int c, const redisReply *r, in
 
 /* Fills owner[] from member from's CLUSTER SLOTS (from < 0: the first that
  * answers). Returns the slots served, or -1. */
-int tc_rc_slot_map(const tc_clusters_t *cs, int c, int from, int owner[TC_SLOTS])
-{
+int tc_rc_slot_map(const tc_clusters_t *cs, int c, int from, int owner[TC_SLOTS]) {
     int s, m, last;
 
-    for (s = 0; s < TC_SLOTS; s++)
-        owner[s] = -1;
-    if (cs == NULL || c < 0 || c >= cs->base.n || from >= cs->c[c].n)
-        return -1;
+    for (s = 0; s < TC_SLOTS; s++) owner[s] = -1;
+    if (cs == NULL || c < 0 || c >= cs->base.n || from >= cs->c[c].n) return -1;
     m = from < 0 ? 0 : from;
     last = from < 0 ? cs->c[c].n - 1 : from;
     for (; m <= last; m++) {
         redisReply *r = tc_member_command(cs, c, m, "CLUSTER SLOTS");
         int served = -1;
 
-        if (r != NULL && r->type == REDIS_REPLY_ARRAY)
-            served = tc_read_slots(cs, c, r, owner);
-        if (r != NULL)
-            freeReplyObject(r);
-        if (served >= 0)
-            return served;
+        if (r != NULL && r->type == REDIS_REPLY_ARRAY) served = tc_read_slots(cs, c, r, owner);
+        if (r != NULL) freeReplyObject(r);
+        if (served >= 0) return served;
     }
     return -1;
 }
 
 /* Returns the member serving slot in cluster c now, or -1. */
-int tc_rc_slot_owner(const tc_clusters_t *cs, int c, int slot)
-{
+int tc_rc_slot_owner(const tc_clusters_t *cs, int c, int slot) {
     int *owner, m = -1;
 
-    if (slot < 0 || slot >= TC_SLOTS)
-        return -1;
+    if (slot < 0 || slot >= TC_SLOTS) return -1;
     owner = malloc(sizeof *owner * TC_SLOTS);
-    if (owner == NULL)
-        return -1;
-    if (tc_rc_slot_map(cs, c, -1, owner) >= 0)
-        m = owner[slot];
+    if (owner == NULL) return -1;
+    if (tc_rc_slot_map(cs, c, -1, owner) >= 0) m = owner[slot];
     free(owner);
     return m;
 }
 
 /* Returns 1 for MOVED, 2 for ASK (setting *slot and *port), else 0. */
-int tc_reply_redirect(const redisReply *r, int *slot, int *port)
-{
+int tc_reply_redirect(const redisReply *r, int *slot, int *port) {
     const char *p, *colon;
     char *end = NULL;
     long v;
     int kind;
 
-    if (r == NULL || r->type != REDIS_REPLY_ERROR || r->str == NULL)
-        return 0;
+    if (r == NULL || r->type != REDIS_REPLY_ERROR || r->str == NULL) return 0;
     if (strncmp(r->str, "MOVED ", 6) == 0) {
         kind = 1;
         p = r->str + 6;
@@ -816,50 +712,39 @@ int tc_reply_redirect(const redisReply *r, int *slot, int *port)
     }
     errno = 0;
     v = strtol(p, &end, 10);
-    if (errno != 0 || end == p || *end != ' ' || v < 0 || v >= TC_SLOTS)
-        return 0;
-    if (slot != NULL)
-        *slot = (int)v;
+    if (errno != 0 || end == p || *end != ' ' || v < 0 || v >= TC_SLOTS) return 0;
+    if (slot != NULL) *slot = (int)v;
     colon = strrchr(end, ':');
-    if (colon == NULL)
-        return 0;
+    if (colon == NULL) return 0;
     v = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || v <= 0 || v > 65535)
-        return 0;
-    if (port != NULL)
-        *port = (int)v;
+    if (end == colon + 1 || v <= 0 || v > 65535) return 0;
+    if (port != NULL) *port = (int)v;
     return kind;
 }
 
 /* Sends the formatted command cmd (len bytes) to 127.0.0.1:port, preceded
  * by ASKING when asking. Returns the command's reply (caller frees), or
  * NULL if unreachable. */
-static redisReply *tc_send_formatted(int port, const char *cmd, size_t len, int asking)
-{
+static redisReply *tc_send_formatted(int port, const char *cmd, size_t len, int asking) {
     redisContext *ctx = tc_connect_port(port);
     void *reply = NULL;
     int ok;
 
-    if (ctx == NULL)
-        return NULL;
+    if (ctx == NULL) return NULL;
     ok = !asking || redisAppendCommand(ctx, "ASKING") == REDIS_OK;
     ok = ok && redisAppendFormattedCommand(ctx, cmd, len) == REDIS_OK;
     if (ok && asking) {
         ok = redisGetReply(ctx, &reply) == REDIS_OK;
-        if (reply != NULL)
-            freeReplyObject(reply);
+        if (reply != NULL) freeReplyObject(reply);
         reply = NULL;
     }
-    if (ok && redisGetReply(ctx, &reply) != REDIS_OK)
-        reply = NULL;
+    if (ok && redisGetReply(ctx, &reply) != REDIS_OK) reply = NULL;
     redisFree(ctx);
     return reply;
 }
 
 /* Routes the formatted command cmd about key (see tc_rc_command). */
-static redisReply *tc_route(const tc_clusters_t *cs, int c, const char *key, int *member, const char *cmd,
-                            size_t len)
-{
+static redisReply *tc_route(const tc_clusters_t *cs, int c, const char *key, int *member, const char *cmd, size_t len) {
     redisReply *r = NULL;
     int target = tc_rc_slot_owner(cs, c, tc_slot(key)), asking = 0, hop, port = 0, kind;
 
@@ -867,8 +752,7 @@ static redisReply *tc_route(const tc_clusters_t *cs, int c, const char *key, int
         r = tc_send_formatted(cs->c[c].m[target].port, cmd, len, asking);
         kind = tc_reply_redirect(r, NULL, &port);
         if (kind == 0) {
-            if (r != NULL && member != NULL)
-                *member = target;
+            if (r != NULL && member != NULL) *member = target;
             return r;
         }
         freeReplyObject(r);
@@ -880,30 +764,25 @@ static redisReply *tc_route(const tc_clusters_t *cs, int c, const char *key, int
 }
 
 /* Returns the routed reply to the command about key (caller frees), or NULL. */
-redisReply *tc_rc_command(const tc_clusters_t *cs, int c, const char *key, int *member, const char *fmt, ...)
-{
+redisReply *tc_rc_command(const tc_clusters_t *cs, int c, const char *key, int *member, const char *fmt, ...) {
     va_list ap;
     char *cmd = NULL;
     int len;
     redisReply *r;
 
-    if (member != NULL)
-        *member = -1;
-    if (cs == NULL || c < 0 || c >= cs->base.n)
-        return NULL;
+    if (member != NULL) *member = -1;
+    if (cs == NULL || c < 0 || c >= cs->base.n) return NULL;
     va_start(ap, fmt);
     len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
-    if (len < 0)
-        return NULL;
+    if (len < 0) return NULL;
     r = tc_route(cs, c, key, member, cmd, (size_t)len);
     redisFreeCommand(cmd);
     return r;
 }
 
 /* Returns a malloc'd copy of key's value on cluster c, or NULL. */
-char *tc_rc_get(const tc_clusters_t *cs, int c, const char *key)
-{
+char *tc_rc_get(const tc_clusters_t *cs, int c, const char *key) {
     redisReply *r = tc_rc_command(cs, c, key, NULL, "GET %s", key);
     char *val = NULL;
 
@@ -914,14 +793,12 @@ char *tc_rc_get(const tc_clusters_t *cs, int c, const char *key)
             val[r->len] = '\0';
         }
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return val;
 }
 
 /* Returns 0 if SET key val [PX px] answered OK on cluster c, else -1. */
-int tc_rc_set(const tc_clusters_t *cs, int c, const char *key, const char *val, long long px)
-{
+int tc_rc_set(const tc_clusters_t *cs, int c, const char *key, const char *val, long long px) {
     redisReply *r;
     int rc;
 
@@ -930,46 +807,37 @@ int tc_rc_set(const tc_clusters_t *cs, int c, const char *key, const char *val, 
     else
         r = tc_rc_command(cs, c, key, NULL, "SET %s %s", key, val);
     rc = (r != NULL && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) ? 0 : -1;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return rc;
 }
 
 /* Returns PTTL key on cluster c (ms, -1 or -2), or -3. */
-long long tc_rc_pttl(const tc_clusters_t *cs, int c, const char *key)
-{
+long long tc_rc_pttl(const tc_clusters_t *cs, int c, const char *key) {
     redisReply *r = tc_rc_command(cs, c, key, NULL, "PTTL %s", key);
     long long ms = -3;
 
-    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
-        ms = r->integer;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER) ms = r->integer;
+    if (r != NULL) freeReplyObject(r);
     return ms;
 }
 
 /* Returns the number of keys DEL removed on cluster c, or -1. */
-int tc_rc_del(const tc_clusters_t *cs, int c, const char *key)
-{
+int tc_rc_del(const tc_clusters_t *cs, int c, const char *key) {
     redisReply *r = tc_rc_command(cs, c, key, NULL, "DEL %s", key);
     int n = -1;
 
-    if (r != NULL && r->type == REDIS_REPLY_INTEGER)
-        n = (int)r->integer;
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER) n = (int)r->integer;
+    if (r != NULL) freeReplyObject(r);
     return n;
 }
 
 /* Returns how many clusters hold key == val. */
-int tc_rc_count_value(const tc_clusters_t *cs, const char *key, const char *val)
-{
+int tc_rc_count_value(const tc_clusters_t *cs, const char *key, const char *val) {
     int c, count = 0;
 
     for (c = 0; c < cs->base.n; c++) {
         char *got = tc_rc_get(cs, c, key);
-        if (got != NULL && (val == NULL || strcmp(got, val) == 0))
-            count++;
+        if (got != NULL && (val == NULL || strcmp(got, val) == 0)) count++;
         free(got);
     }
     return count;
@@ -977,57 +845,48 @@ int tc_rc_count_value(const tc_clusters_t *cs, const char *key, const char *val)
 
 /* Runs `cluster.sh VERB C.M [EXTRA1 [EXTRA2]] -d DIR`. Returns its exit
  * status, or -1 (also for a member out of range). */
-static int tc_member_run(const tc_clusters_t *cs, const char *verb, int c, int m, const char *x1, const char *x2)
-{
+static int tc_member_run(const tc_clusters_t *cs, const char *verb, int c, int m, const char *x1, const char *x2) {
     char addr[32];
-    const char *args[5] = { verb, addr, x1, x2, NULL };
+    const char *args[5] = {verb, addr, x1, x2, NULL};
 
-    if (!tc_member_valid(cs, c, m))
-        return -1;
+    if (!tc_member_valid(cs, c, m)) return -1;
     snprintf(addr, sizeof addr, "%d.%d", c, m);
     return tc_run(cs->base.dir, args);
 }
 
 /* Returns cluster.sh pause C.M's exit status (0 ok). */
-int tc_member_pause(const tc_clusters_t *cs, int c, int m)
-{
+int tc_member_pause(const tc_clusters_t *cs, int c, int m) {
     return tc_member_run(cs, "pause", c, m, NULL, NULL);
 }
 
 /* Returns cluster.sh resume C.M's exit status (0 ok, non-zero if down). */
-int tc_member_resume(const tc_clusters_t *cs, int c, int m)
-{
+int tc_member_resume(const tc_clusters_t *cs, int c, int m) {
     return tc_member_run(cs, "resume", c, m, NULL, NULL);
 }
 
 /* Returns cluster.sh kill C.M's exit status (0 ok). */
-int tc_member_kill(const tc_clusters_t *cs, int c, int m)
-{
+int tc_member_kill(const tc_clusters_t *cs, int c, int m) {
     return tc_member_run(cs, "kill", c, m, NULL, NULL);
 }
 
 /* Returns cluster.sh restart C.M [--flush]'s exit status (0 ok). */
-int tc_member_restart(const tc_clusters_t *cs, int c, int m, int flush)
-{
+int tc_member_restart(const tc_clusters_t *cs, int c, int m, int flush) {
     return tc_member_run(cs, "restart", c, m, flush ? "--flush" : NULL, NULL);
 }
 
 /* Returns cluster.sh failover C.M --mode MODE's exit status (0 ok); then
  * refreshes cluster c. */
-int tc_member_failover(tc_clusters_t *cs, int c, int m, const char *mode)
-{
+int tc_member_failover(tc_clusters_t *cs, int c, int m, const char *mode) {
     int rc = tc_member_run(cs, "failover", c, m, "--mode", mode != NULL ? mode : "takeover");
 
-    if (tc_member_valid(cs, c, m))
-        tc_clusters_refresh(cs, c);
+    if (tc_member_valid(cs, c, m)) tc_clusters_refresh(cs, c);
     return rc;
 }
 
 /* Returns cluster.sh settle [C]'s exit status (0 ok). */
-int tc_clusters_settle(const tc_clusters_t *cs, int c)
-{
+int tc_clusters_settle(const tc_clusters_t *cs, int c) {
     char idx[16];
-    const char *args[3] = { "settle", NULL, NULL };
+    const char *args[3] = {"settle", NULL, NULL};
 
     if (c >= 0) {
         snprintf(idx, sizeof idx, "%d", c);
@@ -1038,13 +897,11 @@ int tc_clusters_settle(const tc_clusters_t *cs, int c)
 
 /* Makes sure every member of cluster c has a known id (refreshing if one
  * has none). Returns 0, or -1 if an id is still unknown. */
-static int tc_need_ids(tc_clusters_t *cs, int c)
-{
+static int tc_need_ids(tc_clusters_t *cs, int c) {
     int m, refreshed = 0;
 
     for (m = 0; m < cs->c[c].n; m++) {
-        if (cs->c[c].m[m].id[0] != '\0')
-            continue;
+        if (cs->c[c].m[m].id[0] != '\0') continue;
         if (!refreshed) {
             tc_clusters_refresh(cs, c);
             refreshed = 1;
@@ -1058,16 +915,14 @@ static int tc_need_ids(tc_clusters_t *cs, int c)
 }
 
 /* Begins moving slot to member `to`. Returns the owner, or -1. */
-int tc_rc_slot_begin_move(tc_clusters_t *cs, int c, int slot, int to)
-{
+int tc_rc_slot_begin_move(tc_clusters_t *cs, int c, int slot, int to) {
     int from;
 
-    if (!tc_member_valid(cs, c, to) || slot < 0 || slot >= TC_SLOTS || tc_need_ids(cs, c) != 0)
-        return -1;
+    if (!tc_member_valid(cs, c, to) || slot < 0 || slot >= TC_SLOTS || tc_need_ids(cs, c) != 0) return -1;
     from = tc_rc_slot_owner(cs, c, slot);
     if (from < 0 || from == to || tc_member_is_primary(cs, c, to) != 1) {
-        fprintf(stderr, "tc_rc_slot_begin_move: slot %d of cluster %d: owner %d, target %d is %s\n", slot, c,
-                from, to, from == to ? "the owner" : "no primary (or no owner)");
+        fprintf(stderr, "tc_rc_slot_begin_move: slot %d of cluster %d: owner %d, target %d is %s\n", slot, c, from, to,
+                from == to ? "the owner" : "no primary (or no owner)");
         return -1;
     }
     if (tc_member_ok(cs, c, to, "tc_rc_slot_begin_move", "CLUSTER SETSLOT %d IMPORTING %s", slot,
@@ -1080,8 +935,7 @@ int tc_rc_slot_begin_move(tc_clusters_t *cs, int c, int slot, int to)
 
 /* Sends one MIGRATE of the keys in r (a GETKEYSINSLOT reply) from member
  * from to member to. Returns 0 or -1. */
-static int tc_migrate_batch(const tc_clusters_t *cs, int c, int from, int to, const redisReply *keys)
-{
+static int tc_migrate_batch(const tc_clusters_t *cs, int c, int from, int to, const redisReply *keys) {
     size_t n = keys->elements, k, argc = 7 + n; /* MIGRATE HOST PORT "" 0 TIMEOUT KEYS k... */
     const char **argv = malloc(sizeof *argv * argc);
     size_t *argvlen = malloc(sizeof *argvlen * argc);
@@ -1098,8 +952,7 @@ static int tc_migrate_batch(const tc_clusters_t *cs, int c, int from, int to, co
         argv[3] = "";
         argv[4] = "0";
         argv[5] = "5000";
-        for (k = 0; k < 6; k++)
-            argvlen[k] = strlen(argv[k]);
+        for (k = 0; k < 6; k++) argvlen[k] = strlen(argv[k]);
         argv[6] = "KEYS";
         argvlen[6] = 4;
         for (k = 0; k < n; k++) {
@@ -1108,58 +961,47 @@ static int tc_migrate_batch(const tc_clusters_t *cs, int c, int from, int to, co
         }
         ctx = tc_member_connect(cs, c, from);
     }
-    if (ctx != NULL)
-        r = redisCommandArgv(ctx, (int)argc, argv, argvlen);
+    if (ctx != NULL) r = redisCommandArgv(ctx, (int)argc, argv, argvlen);
     if (r != NULL && r->type == REDIS_REPLY_STATUS)
         rc = 0;
     else
         fprintf(stderr, "tc_rc_slot_move_keys: MIGRATE from %d.%d to %d.%d: %s\n", c, from, c, to,
                 r != NULL && r->str != NULL ? r->str : "no answer");
-    if (r != NULL)
-        freeReplyObject(r);
-    if (ctx != NULL)
-        redisFree(ctx);
+    if (r != NULL) freeReplyObject(r);
+    if (ctx != NULL) redisFree(ctx);
     free(argv);
     free(argvlen);
     return rc;
 }
 
 /* Moves up to max keys of slot (max <= 0: all). Returns the count or -1. */
-int tc_rc_slot_move_keys(const tc_clusters_t *cs, int c, int slot, int from, int to, int max)
-{
+int tc_rc_slot_move_keys(const tc_clusters_t *cs, int c, int slot, int from, int to, int max) {
     int moved = 0;
 
-    if (!tc_member_valid(cs, c, from) || !tc_member_valid(cs, c, to) || slot < 0 || slot >= TC_SLOTS)
-        return -1;
+    if (!tc_member_valid(cs, c, from) || !tc_member_valid(cs, c, to) || slot < 0 || slot >= TC_SLOTS) return -1;
     for (;;) {
         int want = TC_MIGRATE_BATCH, got, rc;
         redisReply *keys;
 
-        if (max > 0 && max - moved < want)
-            want = max - moved;
-        if (want <= 0)
-            break;
+        if (max > 0 && max - moved < want) want = max - moved;
+        if (want <= 0) break;
         keys = tc_member_command(cs, c, from, "CLUSTER GETKEYSINSLOT %d %d", slot, want);
         if (keys == NULL || keys->type != REDIS_REPLY_ARRAY) {
-            if (keys != NULL)
-                freeReplyObject(keys);
+            if (keys != NULL) freeReplyObject(keys);
             return -1;
         }
         got = (int)keys->elements;
         rc = got > 0 ? tc_migrate_batch(cs, c, from, to, keys) : 0;
         freeReplyObject(keys);
-        if (rc != 0)
-            return -1;
-        if (got == 0)
-            break;
+        if (rc != 0) return -1;
+        if (got == 0) break;
         moved += got;
     }
     return moved;
 }
 
 /* Ends moving slot from `from` to `to`. Returns 0 or -1. */
-int tc_rc_slot_end_move(tc_clusters_t *cs, int c, int slot, int from, int to)
-{
+int tc_rc_slot_end_move(tc_clusters_t *cs, int c, int slot, int from, int to) {
     const char *id;
     int m, rc = 0;
 
@@ -1177,26 +1019,21 @@ int tc_rc_slot_end_move(tc_clusters_t *cs, int c, int slot, int from, int to)
 }
 
 /* Returns 1 if member m answers PING, else 0 (1 s when it is paused). */
-static int tc_member_pings(const tc_clusters_t *cs, int c, int m)
-{
+static int tc_member_pings(const tc_clusters_t *cs, int c, int m) {
     redisReply *r = tc_member_command(cs, c, m, "PING");
     int up = r != NULL && r->type == REDIS_REPLY_STATUS;
 
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return up;
 }
 
 /* Heal step: brings member m back if it does not answer (resumed, else
  * restarted without data); *changed is set when it did not. Returns 0 or
  * -1. */
-static int tc_heal_member(tc_clusters_t *cs, int c, int m, int *changed)
-{
-    if (tc_member_pings(cs, c, m))
-        return 0;
+static int tc_heal_member(tc_clusters_t *cs, int c, int m, int *changed) {
+    if (tc_member_pings(cs, c, m)) return 0;
     *changed = 1;
-    if (tc_member_resume(cs, c, m) == 0 && tc_member_pings(cs, c, m))
-        return 0;
+    if (tc_member_resume(cs, c, m) == 0 && tc_member_pings(cs, c, m)) return 0;
     if (tc_member_restart(cs, c, m, 1) != 0) {
         fprintf(stderr, "tc_clusters_heal: member %d.%d: restart failed\n", c, m);
         return -1;
@@ -1206,15 +1043,13 @@ static int tc_heal_member(tc_clusters_t *cs, int c, int m, int *changed)
 
 /* Heal step: ends the slot moves member m (a primary) has open, as its own
  * line of CLUSTER NODES shows them ("[S->-id]", "[S-<-id]"). Returns 0 or -1. */
-static int tc_heal_open_moves(tc_clusters_t *cs, int c, int m)
-{
+static int tc_heal_open_moves(tc_clusters_t *cs, int c, int m) {
     redisReply *r = tc_member_command(cs, c, m, "CLUSTER NODES");
     const char *line, *p;
     int rc = 0;
 
     if (r == NULL || r->type != REDIS_REPLY_STRING) {
-        if (r != NULL)
-            freeReplyObject(r);
+        if (r != NULL) freeReplyObject(r);
         return -1;
     }
     line = strstr(r->str, "myself");
@@ -1230,36 +1065,29 @@ static int tc_heal_open_moves(tc_clusters_t *cs, int c, int m)
 
 /* Heal step: waits (WAIT, up to 2 s) until the replicas member m (a
  * primary) had at creation acknowledged its writes. Returns 0 or -1. */
-static int tc_wait_replicas(const tc_clusters_t *cs, int c, int m)
-{
+static int tc_wait_replicas(const tc_clusters_t *cs, int c, int m) {
     redisReply *r;
     int k, want = 0, rc = 0;
 
-    for (k = 0; k < cs->c[c].n; k++)
-        want += cs->c[c].m[k].created_of == m;
-    if (want == 0)
-        return 0;
+    for (k = 0; k < cs->c[c].n; k++) want += cs->c[c].m[k].created_of == m;
+    if (want == 0) return 0;
     r = tc_member_command(cs, c, m, "WAIT %d 2000", want);
     if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < want) {
-        fprintf(stderr, "tc_clusters_heal: member %d.%d: %d replica(s) did not acknowledge the flush\n", c, m,
-                want);
+        fprintf(stderr, "tc_clusters_heal: member %d.%d: %d replica(s) did not acknowledge the flush\n", c, m, want);
         rc = -1;
     }
-    if (r != NULL)
-        freeReplyObject(r);
+    if (r != NULL) freeReplyObject(r);
     return rc;
 }
 
 /* Heal step: reads dir/slots (the slot map at creation) for cluster c into
  * owner[]. Returns 0 or -1. */
-static int tc_read_created_slots(const tc_clusters_t *cs, int c, int owner[TC_SLOTS])
-{
+static int tc_read_created_slots(const tc_clusters_t *cs, int c, int owner[TC_SLOTS]) {
     char path[600], line[128];
     FILE *f;
     int cl, start, end, m, s;
 
-    for (s = 0; s < TC_SLOTS; s++)
-        owner[s] = -1;
+    for (s = 0; s < TC_SLOTS; s++) owner[s] = -1;
     snprintf(path, sizeof path, "%s/slots", cs->base.dir);
     f = fopen(path, "r");
     if (f == NULL) {
@@ -1267,11 +1095,9 @@ static int tc_read_created_slots(const tc_clusters_t *cs, int c, int owner[TC_SL
         return -1;
     }
     while (fgets(line, sizeof line, f) != NULL) {
-        if (sscanf(line, "%d %d %d %d", &cl, &start, &end, &m) != 4 || cl != c)
-            continue;
+        if (sscanf(line, "%d %d %d %d", &cl, &start, &end, &m) != 4 || cl != c) continue;
         for (s = start; s <= end && s < TC_SLOTS; s++) {
-            if (s >= 0 && m >= 0 && m < cs->c[c].n)
-                owner[s] = m;
+            if (s >= 0 && m >= 0 && m < cs->c[c].n) owner[s] = m;
         }
     }
     fclose(f);
@@ -1280,23 +1106,19 @@ static int tc_read_created_slots(const tc_clusters_t *cs, int c, int owner[TC_SL
 
 /* Heal step: gives every slot of cluster c back to its owner at creation;
  * *changed is set if one was not. Returns 0 or -1. */
-static int tc_heal_slots(tc_clusters_t *cs, int c, int *changed)
-{
+static int tc_heal_slots(tc_clusters_t *cs, int c, int *changed) {
     int *want = malloc(sizeof *want * TC_SLOTS), *now = malloc(sizeof *now * TC_SLOTS);
     int s, from, rc = 0;
 
-    if (want == NULL || now == NULL || tc_read_created_slots(cs, c, want) != 0 ||
-        tc_rc_slot_map(cs, c, -1, now) < 0) {
+    if (want == NULL || now == NULL || tc_read_created_slots(cs, c, want) != 0 || tc_rc_slot_map(cs, c, -1, now) < 0) {
         rc = -1;
     } else {
         for (s = 0; s < TC_SLOTS; s++) {
-            if (want[s] < 0 || now[s] == want[s])
-                continue;
+            if (want[s] < 0 || now[s] == want[s]) continue;
             *changed = 1;
             from = tc_rc_slot_begin_move(cs, c, s, want[s]);
             if (from < 0 || tc_rc_slot_end_move(cs, c, s, from, want[s]) != 0) {
-                fprintf(stderr, "tc_clusters_heal: slot %d of cluster %d not given back to member %d\n", s, c,
-                        want[s]);
+                fprintf(stderr, "tc_clusters_heal: slot %d of cluster %d not given back to member %d\n", s, c, want[s]);
                 rc = -1;
             }
         }
@@ -1307,13 +1129,11 @@ static int tc_heal_slots(tc_clusters_t *cs, int c, int *changed)
 }
 
 /* Restores every cluster as created, empty. Returns 0 or -1. */
-int tc_clusters_heal(tc_clusters_t *cs)
-{
+int tc_clusters_heal(tc_clusters_t *cs) {
     int c, m, rc = 0, changed = 0;
 
     for (c = 0; c < cs->base.n; c++) {
-        for (m = 0; m < cs->c[c].n; m++)
-            rc |= tc_heal_member(cs, c, m, &changed);
+        for (m = 0; m < cs->c[c].n; m++) rc |= tc_heal_member(cs, c, m, &changed);
     }
     if (tc_clusters_settle(cs, -1) != 0) {
         fprintf(stderr, "tc_clusters_heal: the clusters did not settle\n");
@@ -1322,8 +1142,7 @@ int tc_clusters_heal(tc_clusters_t *cs)
     tc_clusters_refresh(cs, -1);
     for (c = 0; c < cs->base.n; c++) {
         for (m = 0; m < cs->c[c].n; m++) {
-            if (!cs->c[c].m[m].created_primary || cs->c[c].m[m].primary != 0)
-                continue;
+            if (!cs->c[c].m[m].created_primary || cs->c[c].m[m].primary != 0) continue;
             changed = 1;
             if (tc_member_failover(cs, c, m, "coordinated") != 0 && tc_member_failover(cs, c, m, NULL) != 0) {
                 fprintf(stderr, "tc_clusters_heal: member %d.%d could not be made primary again\n", c, m);
@@ -1334,8 +1153,7 @@ int tc_clusters_heal(tc_clusters_t *cs)
     tc_clusters_refresh(cs, -1);
     for (c = 0; c < cs->base.n; c++) {
         for (m = 0; m < cs->c[c].n; m++) {
-            if (cs->c[c].m[m].primary != 1)
-                continue;
+            if (cs->c[c].m[m].primary != 1) continue;
             rc |= tc_member_ok(cs, c, m, "tc_clusters_heal", "FLUSHALL");
             rc |= tc_wait_replicas(cs, c, m);
             rc |= tc_heal_open_moves(cs, c, m);
@@ -1351,8 +1169,7 @@ int tc_clusters_heal(tc_clusters_t *cs)
 }
 
 /* tc_cluster_heal of a directory of Redis Clusters. Returns nothing. */
-static void tc_heal_clusters_dir(const char *dir)
-{
+static void tc_heal_clusters_dir(const char *dir) {
     tc_clusters_t *cs = malloc(sizeof *cs);
 
     if (cs == NULL || tc_clusters_load_dir(cs, dir) != 0 || tc_clusters_heal(cs) != 0)

@@ -25,10 +25,10 @@
 #define TC_MAX_NODES 16
 
 typedef struct tc_cluster {
-    char dir[512];                   /* cluster directory (absolute or as given) */
-    int n;                           /* number of nodes (or of Redis Clusters) */
-    char uri[TC_MAX_NODES][256];     /* redis://127.0.0.1:PORT or redis+cluster://... */
-    int port[TC_MAX_NODES];          /* TCP port on 127.0.0.1 (a cluster's first seed) */
+    char dir[512];               /* cluster directory (absolute or as given) */
+    int n;                       /* number of nodes (or of Redis Clusters) */
+    char uri[TC_MAX_NODES][256]; /* redis://127.0.0.1:PORT or redis+cluster://... */
+    int port[TC_MAX_NODES];      /* TCP port on 127.0.0.1 (a cluster's first seed) */
 } tc_cluster_t;
 
 /* Fills *c from $REDLOCK_CLUSTER_DIR/nodes (redis:// or redis+cluster://
@@ -101,25 +101,25 @@ int tc_redis_cmd(const tc_cluster_t *c, int i, const char *fmt, ...);
  * that care ask the cluster; tc_clusters_refresh() updates the cached ones.
  * Connections are short-lived with 1 s timeouts, as above.
  */
-#define TC_MAX_MEMBERS 32   /* members per Redis Cluster */
+#define TC_MAX_MEMBERS 32 /* members per Redis Cluster */
 #define TC_SLOTS 16384
 
 typedef struct tc_member {
-    int port;             /* client port on 127.0.0.1 */
-    int created_primary;  /* 1 if a primary at creation, 0 if a replica */
-    int created_of;       /* at creation, the member a replica replicated; -1 */
-    int primary;          /* at the last refresh: 1 primary, 0 replica, -1 no answer */
-    char id[41];          /* cluster node id ("" until a refresh reached it) */
+    int port;            /* client port on 127.0.0.1 */
+    int created_primary; /* 1 if a primary at creation, 0 if a replica */
+    int created_of;      /* at creation, the member a replica replicated; -1 */
+    int primary;         /* at the last refresh: 1 primary, 0 replica, -1 no answer */
+    char id[41];         /* cluster node id ("" until a refresh reached it) */
 } tc_member_t;
 
 typedef struct tc_rcluster {
-    int n;                           /* members */
+    int n; /* members */
     tc_member_t m[TC_MAX_MEMBERS];
 } tc_rcluster_t;
 
 typedef struct tc_clusters {
-    tc_cluster_t base;               /* dir; n = number of Redis Clusters; uri[] */
-    tc_rcluster_t c[TC_MAX_NODES];   /* the members of each cluster */
+    tc_cluster_t base;             /* dir; n = number of Redis Clusters; uri[] */
+    tc_rcluster_t c[TC_MAX_NODES]; /* the members of each cluster */
 } tc_clusters_t;
 
 /* Fills *cs from $REDLOCK_CLUSTER_DIR (nodes and members) and refreshes
@@ -173,8 +173,7 @@ int tc_reply_redirect(const redisReply *r, int *slot, int *port);
  * NULL) is set to the member whose reply is returned, -1 if none. Returns
  * that reply (caller frees it with freeReplyObject()), or NULL if no
  * member could be reached or the redirections did not end. */
-redisReply *tc_rc_command(const tc_clusters_t *cs, int c, const char *key, int *member,
-                          const char *fmt, ...);
+redisReply *tc_rc_command(const tc_clusters_t *cs, int c, const char *key, int *member, const char *fmt, ...);
 
 /* GET key on cluster c (routed). A malloc'd copy of the value (caller
  * free()s), or NULL if absent, not a string or unreachable. */

@@ -18,16 +18,16 @@
 static tc_cluster_t C;
 static int passed, failed;
 
-#define CHECK(cond, ...)                                                                                   \
-    do {                                                                                                   \
-        if (cond) {                                                                                        \
-            passed++;                                                                                      \
-        } else {                                                                                           \
-            failed++;                                                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            printf(__VA_ARGS__);                                                                           \
-            printf("\n");                                                                                  \
-        }                                                                                                  \
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (cond) {                                     \
+            passed++;                                   \
+        } else {                                        \
+            failed++;                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                        \
+            printf("\n");                               \
+        }                                               \
     } while (0)
 
 /* Options over the cluster's nodes with generous timeouts for slow builds,

@@ -224,11 +224,17 @@ tp_proxy_t *tp_start(int upstream_port) {
     return p;
 }
 
-int tp_port(const tp_proxy_t *p) { return p->port; }
+int tp_port(const tp_proxy_t *p) {
+    return p->port;
+}
 
-void tp_set_offset_ms(tp_proxy_t *p, int64_t ms) { atomic_store(&p->offset_us, (long long)ms * 1000LL); }
+void tp_set_offset_ms(tp_proxy_t *p, int64_t ms) {
+    atomic_store(&p->offset_us, (long long)ms * 1000LL);
+}
 
-long tp_time_count(tp_proxy_t *p) { return atomic_load(&p->times); }
+long tp_time_count(tp_proxy_t *p) {
+    return atomic_load(&p->times);
+}
 
 void tp_stop(tp_proxy_t *p) {
     if (!p) return;

@@ -59,9 +59,9 @@ Test(clockjump, parse_time_reply_fields) {
     cr_assert_eq(us, 1795374448264419LL);
     cr_assert_eq(rl_clock_parse_time("0", "0", &us), 0);
     cr_assert_eq(us, 0);
-    const char *bad[][2] = {{"", "1"},     {"-1", "1"},   {"12x", "1"}, {"1", "1000000"},
-                            {"1", "-5"},   {NULL, "1"},   {"1", NULL},  {"99999999999999999999", "0"},
-                            {" 1", "1"},   {"1", "1 "}};
+    const char *bad[][2] = {{"", "1"},   {"-1", "1"}, {"12x", "1"}, {"1", "1000000"},
+                            {"1", "-5"}, {NULL, "1"}, {"1", NULL},  {"99999999999999999999", "0"},
+                            {" 1", "1"}, {"1", "1 "}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(rl_clock_parse_time(bad[i][0], bad[i][1], &us), -1, "accepted '%s' '%s'",
                      bad[i][0] ? bad[i][0] : "(null)", bad[i][1] ? bad[i][1] : "(null)");

@@ -48,8 +48,8 @@ Test(error, codes_are_negative_distinct_and_appended_in_order) {
 
 Test(error, design_codes_exist) {
     /* The names the design (section 3) promises. */
-    static const char *const required[] = {"INVALID",     "CONFIG",  "NOMEM", "TAKEN", "NO_QUORUM",
-                                           "EXPIRED",     "NOT_HELD", "AUTH",  "IO"};
+    static const char *const required[] = {"INVALID", "CONFIG",   "NOMEM", "TAKEN", "NO_QUORUM",
+                                           "EXPIRED", "NOT_HELD", "AUTH",  "IO"};
     for (size_t r = 0; r < sizeof required / sizeof required[0]; r++) {
         int found = 0;
         for (size_t i = 0; i < N_ERRS; i++) found |= strcmp(errs[i].name, required[r]) == 0;

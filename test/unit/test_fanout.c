@@ -340,7 +340,8 @@ static void exhaustive(int stop) {
                 cr_assert(r->yes == m.yes && r->no == m.no && r->failed == m.failed && r->pending == m.pending &&
                               r->auth_failed == m.auth,
                           "n %zu votes %s: counts %zu/%zu/%zu/%zu auth %zu, want %zu/%zu/%zu/%zu auth %zu", n, s,
-                          r->yes, r->no, r->failed, r->pending, r->auth_failed, m.yes, m.no, m.failed, m.pending, m.auth);
+                          r->yes, r->no, r->failed, r->pending, r->auth_failed, m.yes, m.no, m.failed, m.pending,
+                          m.auth);
                 if (ret) {
                     r->done = 1; /* what the engine's finish_round does */
                     no_at_decision = r->no;
@@ -449,8 +450,8 @@ Test(round, second_vote_for_a_node_is_ignored) {
     RL_ROUND(r);
     rl_round_init(r, 5, RL_STOP_MAJORITY, rep);
     cr_assert_eq(rl_round_vote(r, 1, REDLOCK_VOTE_YES, REDLOCK_OK, 42, "first"), 0);
-    static const redlock_vote_t again[] = {REDLOCK_VOTE_YES, REDLOCK_VOTE_NO, REDLOCK_VOTE_TIMEOUT,
-                                           REDLOCK_VOTE_DOWN, REDLOCK_VOTE_ERROR};
+    static const redlock_vote_t again[] = {REDLOCK_VOTE_YES, REDLOCK_VOTE_NO, REDLOCK_VOTE_TIMEOUT, REDLOCK_VOTE_DOWN,
+                                           REDLOCK_VOTE_ERROR};
     for (size_t j = 0; j < sizeof again / sizeof again[0]; j++) {
         cr_assert_eq(rl_round_vote(r, 1, again[j], REDLOCK_ERR_AUTH, 99, "second"), 0);
         cr_assert(r->yes == 1 && r->no == 0 && r->failed == 0 && r->auth_failed == 0 && r->pending == 4,
@@ -579,7 +580,8 @@ Test(classify, set_ok_is_yes_nil_is_no) {
 }
 
 Test(classify, set_auth_errors) {
-    static char *texts[] = {"NOAUTH Authentication required.", "WRONGPASS invalid username-password pair or user is disabled.",
+    static char *texts[] = {"NOAUTH Authentication required.",
+                            "WRONGPASS invalid username-password pair or user is disabled.",
                             "NOPERM this user has no permissions to run the 'set' command"};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         redisReply e = error_reply(texts[i]);
@@ -590,8 +592,7 @@ Test(classify, set_auth_errors) {
 Test(classify, set_server_errors) {
     static char *texts[] = {"OOM command not allowed when used memory > 'maxmemory'.",
                             "READONLY You can't write against a read only replica.",
-                            "LOADING Redis is loading the dataset in memory",
-                            "ERR unknown command 'SET'",
+                            "LOADING Redis is loading the dataset in memory", "ERR unknown command 'SET'",
                             "MISCONF Redis is configured to save RDB snapshots"};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         redisReply e = error_reply(texts[i]);
@@ -890,8 +891,10 @@ Test(classify, fence_write_back_errors_name_what_failed) {
     redisReply wrongtype = error_reply("WRONGTYPE Operation against a key holding the wrong kind of value");
     redisReply rep, *el[2];
     exec_of(&rep, el, &ours, &overflow);
-    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "INCRBY of the fencing counter: ERR increment or decrement "
-                 "would overflow", 0, "overflow (no ACL hint)");
+    expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER,
+                 "INCRBY of the fencing counter: ERR increment or decrement "
+                 "would overflow",
+                 0, "overflow (no ACL hint)");
     exec_of(&rep, el, &wrongtype, &count);
     expect_error(judge_ours, &rep, REDLOCK_ERR_SERVER, "GET of the lock: WRONGTYPE", 1, "GET WRONGTYPE");
     exec_of(&rep, el, &ours, &wrongtype);

@@ -96,7 +96,10 @@ Test(map, grows_under_load_and_shrinks_back) {
 }
 
 /* rl_map_each: marks an item seen and removes the even ones. */
-typedef struct { rl_map_t *m; int calls; } walk_t;
+typedef struct {
+    rl_map_t *m;
+    int calls;
+} walk_t;
 static void visit(rl_map_node_t *x, void *arg) {
     walk_t *w = arg;
     item_t *it = RL_MAP_ENTRY(x, item_t, node);

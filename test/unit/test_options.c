@@ -124,8 +124,7 @@ static redlock_lock_t *forge_lock(redlock_t *owner, const char *resource, int64_
     for (int i = 0; i < REDLOCK_TOKEN_LEN; i++) token[i] = "0123456789abcdef"[i % 16];
     token[REDLOCK_TOKEN_LEN] = '\0';
     uint64_t now = rl_clock_monotonic_us();
-    uint64_t deadline =
-        validity_ms >= 0 ? now + (uint64_t)validity_ms * 1000u : now - (uint64_t)(-validity_ms) * 1000u;
+    uint64_t deadline = validity_ms >= 0 ? now + (uint64_t)validity_ms * 1000u : now - (uint64_t)(-validity_ms) * 1000u;
     redlock_lock_t *lk = rl_lock_new(owner, &keys, token, 10000, now, deadline);
     cr_assert_not_null(lk);
     return lk;
@@ -261,8 +260,7 @@ Test(options, duplicate_nodes) {
         {{"redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:1"}, 3, "'redis://127.0.0.1:1'"},
         {{"redis://127.0.0.1:1", "redis://127.0.0.1:1/3"}, 2, "'redis://127.0.0.1:1/3'"},
         {{"redis://127.0.0.1:1/2", "redis://127.0.0.1:2", "redis://127.0.0.1:1/3"}, 3, "'redis://127.0.0.1:1/3'"},
-        {{"unix:///tmp/rl-dup.sock", "redis://127.0.0.1:2", "unix:///tmp/rl-dup.sock"}, 3,
-         "'unix:///tmp/rl-dup.sock'"},
+        {{"unix:///tmp/rl-dup.sock", "redis://127.0.0.1:2", "unix:///tmp/rl-dup.sock"}, 3, "'unix:///tmp/rl-dup.sock'"},
         {{"unix:///tmp/rl-dup.sock", "unix:///tmp/rl-dup.sock?db=2"}, 2, "'unix:///tmp/rl-dup.sock?db=2'"},
         {{"redis://LocalHost:7000", "redis://localhost:7000"}, 2, "'redis://localhost:7000'"},
         {{"redis://u1@127.0.0.1:5", "redis://u2@127.0.0.1:5"}, 2, "'redis://u2@127.0.0.1:5'"},
@@ -352,11 +350,11 @@ Test(options, duplicate_message_never_shows_password) {
 
 /* ---- redlock_new: numeric options --------------------------------------- */
 
-#define BAD_OPTION(name, assign, ...)                                                                              \
-    Test(options, name) {                                                                                          \
-        redlock_options_t o = opts3();                                                                             \
-        assign;                                                                                                    \
-        expect_new_fail(&o, REDLOCK_ERR_CONFIG, #name, (const char *[]){__VA_ARGS__, NULL});                       \
+#define BAD_OPTION(name, assign, ...)                                                        \
+    Test(options, name) {                                                                    \
+        redlock_options_t o = opts3();                                                       \
+        assign;                                                                              \
+        expect_new_fail(&o, REDLOCK_ERR_CONFIG, #name, (const char *[]){__VA_ARGS__, NULL}); \
     }
 
 BAD_OPTION(connect_timeout_zero, o.connect_timeout_ms = 0, "connect_timeout_ms=0")
@@ -383,11 +381,11 @@ BAD_OPTION(log_level_negative, o.log_level = -1, "log_level=-1")
 
 Test(options, boundary_values_are_accepted) {
     redlock_options_t o;
-#define ACCEPT(assign)                                                                                             \
-    do {                                                                                                           \
-        o = opts3();                                                                                               \
-        assign;                                                                                                    \
-        expect_new_ok(&o, #assign);                                                                                \
+#define ACCEPT(assign)              \
+    do {                            \
+        o = opts3();                \
+        assign;                     \
+        expect_new_ok(&o, #assign); \
     } while (0)
     ACCEPT(o.connect_timeout_ms = 1);
     ACCEPT(o.connect_timeout_ms = 60000);
@@ -690,8 +688,10 @@ Test(request, extend_bad_ttl_keeps_the_lock) {
         cr_assert_not_null(strstr(rep.message, cases[i].names), "message '%s'", rep.message);
         assert_no_node_asked(&rep, 3, cases[i].names);
         int64_t now_valid = redlock_lock_validity_ms(lk);
-        cr_assert(now_valid <= before && now_valid > before - 2000, "%s: a refused extend moved the deadline (%lld ms "
-                  "valid, was %lld)", cases[i].names, (long long)now_valid, (long long)before);
+        cr_assert(now_valid <= before && now_valid > before - 2000,
+                  "%s: a refused extend moved the deadline (%lld ms "
+                  "valid, was %lld)",
+                  cases[i].names, (long long)now_valid, (long long)before);
         cr_assert_eq(redlock_extend(rl, lk, cases[i].ttl_ms), REDLOCK_ERR_INVALID);
     }
     redlock_lock_free(lk);

@@ -12,8 +12,7 @@ Test(quorum, small_clusters) {
 }
 
 Test(quorum, is_n_over_2_plus_1_up_to_max_nodes) {
-    for (size_t n = 1; n <= REDLOCK_MAX_NODES; n++)
-        cr_assert_eq(redlock_quorum(n), n / 2 + 1, "n = %zu", n);
+    for (size_t n = 1; n <= REDLOCK_MAX_NODES; n++) cr_assert_eq(redlock_quorum(n), n / 2 + 1, "n = %zu", n);
 }
 
 Test(quorum, any_two_quorums_intersect) {

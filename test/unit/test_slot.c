@@ -18,10 +18,22 @@ typedef struct {
 } slot_case_t;
 
 static const slot_case_t slots[] = {
-    {"foo", 12182}, {"bar", 5061}, {"123456789", 12739}, {"{user1000}.following", 3443},
-    {"{user1000}.followers", 3443}, {"foo{}{bar}", 8363}, {"foo{{bar}}zap", 4015}, {"foo{bar}{zap}", 5061},
-    {"{}", 15257}, {"{", 4092}, {"}", 12090}, {"a{b", 13340}, {"{res}", 3139}, {"{res}:permit:3", 3139},
-    {"x", 16287}, {"redlock:released:{orders}", 105},
+    {"foo", 12182},
+    {"bar", 5061},
+    {"123456789", 12739},
+    {"{user1000}.following", 3443},
+    {"{user1000}.followers", 3443},
+    {"foo{}{bar}", 8363},
+    {"foo{{bar}}zap", 4015},
+    {"foo{bar}{zap}", 5061},
+    {"{}", 15257},
+    {"{", 4092},
+    {"}", 12090},
+    {"a{b", 13340},
+    {"{res}", 3139},
+    {"{res}:permit:3", 3139},
+    {"x", 16287},
+    {"redlock:released:{orders}", 105},
 };
 
 Test(slot, matches_cluster_keyslot) {
@@ -64,8 +76,13 @@ Test(slot, cluster_key_names) {
 
 Test(slot, a_resource_and_its_keys_share_a_slot) {
     static const char *const res[] = {"res", "a}b", "x{y", "{}z", "orders:17", "q{t}", "a:permit:9"};
-    static const char *const suffix[] = {"", ":permit:0", ":permit:63", ":redlock:fence", ":redlock:writer",
-                                         ":permit:5:redlock:fence", ":redlock:fence-seen"};
+    static const char *const suffix[] = {"",
+                                         ":permit:0",
+                                         ":permit:63",
+                                         ":redlock:fence",
+                                         ":redlock:writer",
+                                         ":permit:5:redlock:fence",
+                                         ":redlock:fence-seen"};
     for (size_t r = 0; r < sizeof res / sizeof *res; r++) {
         char base[64];
         snprintf(base, sizeof base, "%s", ckey(res[r]));
@@ -96,7 +113,7 @@ Test(cluster, redirects_parse) {
     cr_expect_eq(port, 7000);
     cr_expect_eq(rl_cluster_redirect("ASK 1 redis-a.example:7001", &slot, host, sizeof host, &port), 2);
     cr_expect_str_eq(host, "redis-a.example");
-    static const char *const bad[] = {"MOVED", "MOVED 16384 h:1", "MOVED x h:1", "MOVED 1 h", "MOVED 1 h:0",
+    static const char *const bad[] = {"MOVED",       "MOVED 16384 h:1", "MOVED x h:1",   "MOVED 1 h", "MOVED 1 h:0",
                                       "MOVED 1 :80", "ERR MOVED 1 h:1", "ASK 1 h:99999", "NOSCRIPT"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         cr_expect_eq(rl_cluster_redirect(bad[i], &slot, host, sizeof host, &port), 0, "'%s' parsed", bad[i]);
@@ -146,9 +163,11 @@ static void fake_promoted(void *arg, rl_shard_t *s) {
 static int entry(char *out, size_t n, int lo, int hi, int p, const char *ip, int r, const char *ir) {
     if (!r)
         return snprintf(out, n, "*3\r\n:%d\r\n:%d\r\n*3\r\n$9\r\n127.0.0.1\r\n:%d\r\n$%zu\r\n%s\r\n", lo, hi, p,
-                         strlen(ip), ip);
-    return snprintf(out, n, "*4\r\n:%d\r\n:%d\r\n*3\r\n$9\r\n127.0.0.1\r\n:%d\r\n$%zu\r\n%s\r\n"
-                    "*3\r\n$9\r\n127.0.0.1\r\n:%d\r\n$%zu\r\n%s\r\n", lo, hi, p, strlen(ip), ip, r, strlen(ir), ir);
+                        strlen(ip), ip);
+    return snprintf(out, n,
+                    "*4\r\n:%d\r\n:%d\r\n*3\r\n$9\r\n127.0.0.1\r\n:%d\r\n$%zu\r\n%s\r\n"
+                    "*3\r\n$9\r\n127.0.0.1\r\n:%d\r\n$%zu\r\n%s\r\n",
+                    lo, hi, p, strlen(ip), ip, r, strlen(ir), ir);
 }
 
 static void fake_free(fake_t *f) {
@@ -200,10 +219,10 @@ Test(cluster, bad_maps_are_refused) {
     static const char *const bad[] = {
         "-ERR This instance has cluster support disabled\r\n",
         "*1\r\n:5\r\n",
-        "*1\r\n*3\r\n:10\r\n:5\r\n*2\r\n$1\r\nh\r\n:1\r\n",      /* lo > hi */
-        "*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:1\r\n",    /* past the last slot */
-        "*1\r\n*3\r\n:0\r\n:5\r\n*2\r\n$1\r\nh\r\n:0\r\n",        /* port 0 */
-        "*1\r\n*2\r\n:0\r\n:5\r\n",                              /* no primary */
+        "*1\r\n*3\r\n:10\r\n:5\r\n*2\r\n$1\r\nh\r\n:1\r\n",    /* lo > hi */
+        "*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:1\r\n", /* past the last slot */
+        "*1\r\n*3\r\n:0\r\n:5\r\n*2\r\n$1\r\nh\r\n:0\r\n",     /* port 0 */
+        "*1\r\n*2\r\n:0\r\n:5\r\n",                            /* no primary */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fake_t f = {.cl = calloc(1, sizeof(rl_cluster_t))};

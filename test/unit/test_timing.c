@@ -73,9 +73,8 @@ Test(timing, drift_never_below_exact_value) {
             for (size_t m = 0; m < sizeof mins / sizeof mins[0]; m++) {
                 uint64_t want = exact_drift_us(ttls[i], ks[j], mins[m]);
                 uint64_t got = rl_drift_us(ttls[i], ks[j] / 10000.0, mins[m]);
-                cr_assert(got >= want && got <= want + 1,
-                          "ttl %u factor %u/10000 min %u: drift %llu, exact %llu", (unsigned)ttls[i],
-                          (unsigned)ks[j], (unsigned)mins[m], (unsigned long long)got,
+                cr_assert(got >= want && got <= want + 1, "ttl %u factor %u/10000 min %u: drift %llu, exact %llu",
+                          (unsigned)ttls[i], (unsigned)ks[j], (unsigned)mins[m], (unsigned long long)got,
                           (unsigned long long)want);
             }
 }
@@ -113,8 +112,8 @@ Test(timing, deadline_is_t0_plus_ttl_minus_drift) {
                 uint64_t drift = rl_drift_us(ttl, f, min);
                 uint64_t ttl_us = (uint64_t)ttl * 1000u;
                 uint64_t want = drift >= ttl_us ? 777u : 777u + ttl_us - drift;
-                cr_assert_eq(rl_deadline_us(777, ttl, f, min), want, "ttl %u k %u min %u", (unsigned)ttl,
-                             (unsigned)k, (unsigned)min);
+                cr_assert_eq(rl_deadline_us(777, ttl, f, min), want, "ttl %u k %u min %u", (unsigned)ttl, (unsigned)k,
+                             (unsigned)min);
             }
 }
 
@@ -181,7 +180,8 @@ Test(timing, validity_sweep_around_deadline) {
             cr_assert_gt(v, 0);
             cr_assert_geq(ms, 0);
         }
-        if (now > deadline) cr_assert_lt(ms, 0, "%lld us past the deadline reported as %lld ms", (long long)-v, (long long)ms);
+        if (now > deadline)
+            cr_assert_lt(ms, 0, "%lld us past the deadline reported as %lld ms", (long long)-v, (long long)ms);
         /* Whole ms rounded toward minus infinity: ms*1000 <= v < (ms+1)*1000. */
         cr_assert(ms * 1000 <= v && v < (ms + 1) * 1000, "v %lld us -> %lld ms", (long long)v, (long long)ms);
     }
@@ -242,8 +242,8 @@ Test(timing, fake_clock_drives_validity) {
             for (uint64_t elapsed = 0; elapsed <= 40000000; elapsed += 250000) {
                 fake_now = starts[i] + elapsed;
                 int64_t spec = (int64_t)ttls[j] * 1000 - (int64_t)(clk() - start) - drift;
-                cr_assert_eq(validity_at(clk, d), spec, "start %llu ttl %u elapsed %llu",
-                             (unsigned long long)starts[i], (unsigned)ttls[j], (unsigned long long)elapsed);
+                cr_assert_eq(validity_at(clk, d), spec, "start %llu ttl %u elapsed %llu", (unsigned long long)starts[i],
+                             (unsigned)ttls[j], (unsigned long long)elapsed);
             }
         }
 }

@@ -34,8 +34,7 @@ Test(token, forty_lowercase_hex_chars) {
         rl_token_new(buf);
         cr_assert_eq(buf[40], '\0', "token not NUL-terminated at 40");
         cr_assert_eq(strlen(buf), 40u);
-        for (int j = 0; j < 40; j++)
-            cr_assert(is_lower_hex(buf[j]), "token '%s': char %d is '%c'", buf, j, buf[j]);
+        for (int j = 0; j < 40; j++) cr_assert(is_lower_hex(buf[j]), "token '%s': char %d is '%c'", buf, j, buf[j]);
         for (size_t j = 41; j < sizeof buf; j++) cr_assert_eq(buf[j], 'Z', "wrote past 41 bytes");
     }
 }
@@ -61,7 +60,7 @@ static int cmp_token(const void *a, const void *b) {
 
 Test(token, hundred_thousand_are_distinct) {
     enum { N = 100000 };
-    char (*t)[41] = malloc(sizeof(*t) * N);
+    char(*t)[41] = malloc(sizeof(*t) * N);
     cr_assert_not_null(t);
     for (size_t i = 0; i < N; i++) rl_token_new(t[i]);
     qsort(t, N, sizeof t[0], cmp_token);
@@ -95,8 +94,8 @@ Test(token, fork_child_does_not_repeat_parent_tokens) {
 }
 
 Test(token, random_between_stays_in_range) {
-    static const unsigned ranges[][2] = {{0, 1}, {0, 3}, {100, 110}, {100, 300}, {0, 1000000},
-                                         {UINT_MAX - 5, UINT_MAX}, {1, UINT_MAX}};
+    static const unsigned ranges[][2] = {
+        {0, 1}, {0, 3}, {100, 110}, {100, 300}, {0, 1000000}, {UINT_MAX - 5, UINT_MAX}, {1, UINT_MAX}};
     for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
         unsigned lo = ranges[r][0], hi = ranges[r][1];
         for (int i = 0; i < 20000; i++) {

@@ -24,8 +24,7 @@ static void assert_str_or_null(const char *got, const char *want, const char *fi
 }
 
 static void assert_zeroed(const rl_uri_t *u, const char *uri) {
-    cr_assert(u->kind == 0 && !u->host && u->port == 0 && !u->path && !u->user && !u->pass && u->db == 0 &&
-                  !u->display,
+    cr_assert(u->kind == 0 && !u->host && u->port == 0 && !u->path && !u->user && !u->pass && u->db == 0 && !u->display,
               "%s: failed parse left something in the struct", uri ? uri : "(null)");
 }
 
@@ -87,12 +86,11 @@ static const good_case_t good[] = {
     {"redis://default:@h", RL_URI_TCP, "h", 6379, NULL, "default", "", 0, "redis://default:***@h:6379"},
     {"UNIX:///tmp/x.sock", RL_URI_UNIX, NULL, 0, "/tmp/x.sock", NULL, NULL, 0, "unix:///tmp/x.sock"},
     {"unix://u:pw@/tmp/x.sock", RL_URI_UNIX, NULL, 0, "/tmp/x.sock", "u", "pw", 0, "unix://u:***@/tmp/x.sock"},
-    {"unix://:pw@/tmp/x.sock?db=7", RL_URI_UNIX, NULL, 0, "/tmp/x.sock", NULL, "pw", 7,
-     "unix://:***@/tmp/x.sock?db=7"},
+    {"unix://:pw@/tmp/x.sock?db=7", RL_URI_UNIX, NULL, 0, "/tmp/x.sock", NULL, "pw", 7, "unix://:***@/tmp/x.sock?db=7"},
     /* An '@' in a socket file name (systemd-style instance names) is part of
      * the path, not a user separator. */
-    {"unix:///run/redis/redis-server@main.sock", RL_URI_UNIX, NULL, 0, "/run/redis/redis-server@main.sock",
-     NULL, NULL, 0, "unix:///run/redis/redis-server@main.sock"},
+    {"unix:///run/redis/redis-server@main.sock", RL_URI_UNIX, NULL, 0, "/run/redis/redis-server@main.sock", NULL, NULL,
+     0, "unix:///run/redis/redis-server@main.sock"},
     {"unix://u:p@ss@/run/r@x.sock?db=4", RL_URI_UNIX, NULL, 0, "/run/r@x.sock", "u", "p@ss", 4,
      "unix://u:***@/run/r@x.sock?db=4"},
 };
@@ -391,10 +389,9 @@ Test(uri, bad_uri_error_never_shows_the_password) {
         cr_assert_null(strstr(err, "secret"), "%s: message '%s' shows the password", secrets[i].s, err);
         cr_assert_null(strstr(err, "top"), "%s: message '%s' shows part of the password", secrets[i].s, err);
         if (secrets[i].shown)
-            cr_assert_not_null(strstr(err, secrets[i].shown), "%s: message '%s' does not name '%s'", secrets[i].s,
-                               err, secrets[i].shown);
-        cr_assert_not_null(strstr(err, "***"), "%s: message '%s' does not mark the masked password", secrets[i].s,
-                           err);
+            cr_assert_not_null(strstr(err, secrets[i].shown), "%s: message '%s' does not name '%s'", secrets[i].s, err,
+                               secrets[i].shown);
+        cr_assert_not_null(strstr(err, "***"), "%s: message '%s' does not mark the masked password", secrets[i].s, err);
     }
 }
 
@@ -476,8 +473,9 @@ static int same(const char *a, const char *b) {
 Test(uri, cluster_uris) {
     rl_uri_t u;
     char err[256];
-    cr_assert_eq(rl_uri_parse("redis+cluster://u:pw@10.0.0.1:7000?seed=10.0.0.2:7001&seed=[::1]:7002&seed=h3",
-                              &u, err, sizeof err), REDLOCK_OK, "%s", err);
+    cr_assert_eq(rl_uri_parse("redis+cluster://u:pw@10.0.0.1:7000?seed=10.0.0.2:7001&seed=[::1]:7002&seed=h3", &u, err,
+                              sizeof err),
+                 REDLOCK_OK, "%s", err);
     cr_expect(u.cluster);
     cr_expect(!u.tls);
     cr_expect_str_eq(u.host, "10.0.0.1");
