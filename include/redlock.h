@@ -278,6 +278,12 @@ typedef struct redlock_options {
        failover that promotes one of them keeps the lock. A node's URI parameter replicas=N
        overrides it for that node. Default 0: votes count on the primary's word. */
     uint32_t min_replicas; /**< replicas a node's write must reach (WAIT) before its yes counts: 0..1000, default 0 */
+    /* Changing the node set (doc/membership.md). With next_nodes set the handle is joint: every
+       write that grants or keeps something needs a quorum of nodes AND a quorum of next_nodes,
+       within one validity; releases go to both lists. A node in both lists (same kind, host, port,
+       db and Sentinel group) is one connection and one vote, counted in both. */
+    const char *const *next_nodes; /**< the next node list (same URI forms as nodes), or NULL */
+    size_t n_next_nodes;           /**< how many URIs next_nodes holds: 0 (no next list) .. #REDLOCK_MAX_NODES */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 
@@ -305,7 +311,17 @@ typedef struct redlock_node_report {
                             ("localhost: [::1]:6379 connection refused; 127.0.0.1:6379 timed out") */
     char address[72];    /**< the address the node's connection uses ("127.0.0.1:6379",
                             "[::1]:6379" or a socket path), "" when it has none */
+    unsigned lists;      /**< the list(s) the node is in: #REDLOCK_IN_NODES, #REDLOCK_IN_NEXT_NODES or both */
 } redlock_node_report_t;
+
+#define REDLOCK_IN_NODES 1u      /**< redlock_node_report_t::lists: the node is in redlock_options_t::nodes */
+#define REDLOCK_IN_NEXT_NODES 2u /**< redlock_node_report_t::lists: the node is in redlock_options_t::next_nodes */
+
+/** @brief One node list's count of a call's last round (a joint handle's report has two). */
+typedef struct redlock_list_tally {
+    size_t n_nodes, quorum; /**< the list's nodes and the yes votes it must give (n_nodes / 2 + 1) */
+    size_t yes, no, failed; /**< the votes of the list's nodes */
+} redlock_list_tally_t;
 
 /**
  * @brief What one call did, node by node. The `_ex` calls fill it when it is
@@ -313,14 +329,17 @@ typedef struct redlock_node_report {
  * during the callback only. About 23 KiB: keep it off small stacks.
  */
 typedef struct redlock_report {
-    int result;             /**< the call's return code */
-    uint32_t attempts;      /**< acquire attempts made (1 for other calls) */
-    size_t n_nodes, quorum; /**< n_nodes: the handle's nodes; quorum: the yes votes a lock needs (N/2 + 1) */
-    size_t yes, no, failed; /**< votes of the last round: yes, no, and failed (every other kind) */
-    int64_t elapsed_us;     /**< of the last round */
-    int64_t validity_ms;    /**< of the lock after the call; 0 if none */
-    int slot;               /**< redlock_acquire_permit: the permit's slot (0-based); -1 otherwise */
-    char message[256];      /**< why, in words: names the bad value for INVALID/CONFIG */
+    int result;                    /**< the call's return code */
+    uint32_t attempts;             /**< acquire attempts made (1 for other calls) */
+    size_t n_nodes, quorum;        /**< n_nodes: the handle's distinct nodes (a joint handle's: both lists'); quorum:
+                               the yes votes a lock needs (N/2 + 1; a joint handle's: see lists) */
+    size_t yes, no, failed;        /**< votes of the last round: yes, no, and failed (every other kind) */
+    int64_t elapsed_us;            /**< of the last round */
+    int64_t validity_ms;           /**< of the lock after the call; 0 if none */
+    int slot;                      /**< redlock_acquire_permit: the permit's slot (0-based); -1 otherwise */
+    char message[256];             /**< why, in words: names the bad value for INVALID/CONFIG */
+    size_t n_lists;                /**< 1, or 2 for a joint handle (redlock_options_t::next_nodes set) */
+    redlock_list_tally_t lists[2]; /**< per list: [0] nodes, [1] next_nodes (joint only) */
     redlock_node_report_t
         nodes[REDLOCK_MAX_NODES]; /**< one per node, in the order of redlock_options_t::nodes; n_nodes are set */
 } redlock_report_t;

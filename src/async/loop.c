@@ -385,7 +385,7 @@ int rl_async_init(redlock_async_t *a, const redlock_options_t *opt, char *err, s
     a->wake_rd = fds[0];
     a->wake_wr = fds[1];
     if ((rc = rl_ctx_parse_uris(&a->ctx, uris)) != REDLOCK_OK) return rc;
-    if ((rc = rl_nodes_init(&a->ns, uris, opt->n_nodes, &cfg, a->wake_wr)) != REDLOCK_OK) return rc;
+    if ((rc = rl_nodes_init(&a->ns, uris, a->ctx.opt.n_nodes, &cfg, a->wake_wr)) != REDLOCK_OK) return rc;
     a->ns.round_done = round_done;
     a->ns.done_arg = a;
     rl_nodes_on_close(&a->ns, fd_closing, a);

@@ -22,12 +22,12 @@ int redlock_fenced_set(redlock_t *store, const char *key, const char *value, uin
     size_t seen_len = rl_key_with(seen, sizeof seen, key, len, RL_SEEN_SUFFIX);
     snprintf(tok, sizeof tok, "%" PRIu64, fence);
     RL_ROUND(r);
-    rl_round_init(r, store->opt.n_nodes, RL_STOP_RESOLVE, rep ? rep->nodes : NULL);
+    rl_round_begin(store, r, RL_STOP_RESOLVE, rep ? rep->nodes : NULL);
     const char *argv[7] = {"EVALSHA", store->s_fenced_set->sha1, "2", key, seen, tok, value};
     size_t lens[7] = {7, 40, 1, len, seen_len, strlen(tok), strlen(value)};
     rl_run_round(store, r, 7, argv, lens, store->s_fenced_set, rl_classify_int);
     rl_report_round(rep, r, store->clock());
-    if (r->yes >= r->quorum) return rl_report_end(store, rep, REDLOCK_OK, NULL);
-    if (r->no >= r->quorum) return rl_report_end(store, rep, REDLOCK_ERR_STALE, NULL);
+    if (rl_round_won(r)) return rl_report_end(store, rep, REDLOCK_OK, NULL);
+    if (rl_round_refused(r)) return rl_report_end(store, rep, REDLOCK_ERR_STALE, NULL);
     return rl_report_end(store, rep, rl_round_reason(r, REDLOCK_ERR_STALE), NULL);
 }

@@ -12,7 +12,7 @@ static size_t run_query(redlock_t *rl, int argc, const char *const *argv, const 
     RL_ROUND(r);
     rl_cmd_t cmd, ccmd;
     rl_report_begin(rl, rep);
-    rl_round_init(r, rl->opt.n_nodes, RL_STOP_ALL, rep ? rep->nodes : NULL);
+    rl_round_begin(rl, r, RL_STOP_ALL, rep ? rep->nodes : NULL);
     if (rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens) < 0) return 0;
     r->send_all = 1;
     r->script = script;

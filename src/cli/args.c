@@ -303,8 +303,13 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
     }
     if ((r = cli_opt_value(c, argc, argv, i, "--nodes", &v)) != 0) {
         if (r < 0) return -1;
-        c->nodes_given = 1;
-        return cli_add_nodes(c, v, "--nodes") < 0 ? -1 : 1;
+        c->nodes.given = 1;
+        return cli_add_nodes(c, &c->nodes, v, "--nodes") < 0 ? -1 : 1;
+    }
+    if ((r = cli_opt_value(c, argc, argv, i, "--next-nodes", &v)) != 0) {
+        if (r < 0) return -1;
+        c->next.given = 1;
+        return cli_add_nodes(c, &c->next, v, "--next-nodes") < 0 ? -1 : 1;
     }
     static const struct {
         const char *name;
@@ -351,7 +356,7 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
 
 /* ------------------------------------------------------------ nodes */
 
-int cli_add_nodes(cli_t *c, const char *list, const char *from) {
+int cli_add_nodes(cli_t *c, cli_nodes_t *to, const char *list, const char *from) {
     const char *p = list;
     for (;;) {
         const char *comma = strchr(p, ',');
@@ -363,8 +368,8 @@ int cli_add_nodes(cli_t *c, const char *list, const char *from) {
             cli_usage_error(c, "empty node URI in %s '%s'", from, list);
             return -1;
         }
-        if (c->n_nodes >= REDLOCK_MAX_NODES) {
-            c->too_many_nodes = 1;
+        if (to->n >= REDLOCK_MAX_NODES) {
+            to->too_many = 1;
         } else {
             char *u = malloc((size_t)(e - b) + 1);
             if (!u) {
@@ -373,14 +378,14 @@ int cli_add_nodes(cli_t *c, const char *list, const char *from) {
             }
             memcpy(u, b, (size_t)(e - b));
             u[e - b] = '\0';
-            c->node_list[c->n_nodes++] = u;
+            to->uri[to->n++] = u;
         }
         if (!comma) return 0;
         p = comma + 1;
     }
 }
 
-void cli_free_nodes(cli_t *c) {
-    for (size_t i = 0; i < c->n_nodes; i++) free(c->node_list[i]);
-    c->n_nodes = 0;
+void cli_free_nodes(cli_nodes_t *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->uri[i]);
+    l->n = 0;
 }

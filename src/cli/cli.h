@@ -48,15 +48,22 @@ enum {
 /* Characters of a token (or foreign lock value) the tool ever shows. */
 #define CLI_TOKEN_PREFIX 8
 
+/* A node list from its option (repeatable) or, when that was not given,
+ * its environment variable. */
+typedef struct cli_nodes {
+    char *uri[REDLOCK_MAX_NODES + 1]; /* malloc'd URIs */
+    size_t n;
+    int given;    /* the option was used (the environment variable is then ignored) */
+    int too_many; /* more than REDLOCK_MAX_NODES were given */
+} cli_nodes_t;
+
 typedef struct cli {
-    const char *prog;                       /* "redlock" */
-    redlock_options_t opt;                  /* filled from the global options */
-    char *node_list[REDLOCK_MAX_NODES + 1]; /* malloc'd URIs from --nodes / REDLOCK_NODES */
-    size_t n_nodes;
-    int nodes_given; /* --nodes was used (REDLOCK_NODES is then ignored) */
-    int too_many_nodes;
-    int verbose;      /* -v count */
-    int jitter_given; /* --retry-jitter was used */
+    const char *prog;      /* "redlock" */
+    redlock_options_t opt; /* filled from the global options */
+    cli_nodes_t nodes;     /* --nodes / REDLOCK_NODES */
+    cli_nodes_t next;      /* --next-nodes / REDLOCK_NEXT_NODES: a joint handle's next list */
+    int verbose;           /* -v count */
+    int jitter_given;      /* --retry-jitter was used */
 } cli_t;
 
 /* ---- args.c ---- */
@@ -95,8 +102,8 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i);
 
 /* Appends the comma-separated URIs of list (spaces around commas trimmed).
  * Returns 0, or -1 after printing a usage error (empty element). */
-int cli_add_nodes(cli_t *c, const char *list, const char *from);
-void cli_free_nodes(cli_t *c);
+int cli_add_nodes(cli_t *c, cli_nodes_t *to, const char *list, const char *from);
+void cli_free_nodes(cli_nodes_t *l);
 
 /* Prints "prog: message" to stderr. */
 void cli_error(const cli_t *c, const char *fmt, ...)
@@ -157,6 +164,8 @@ int cli_step_code(int rc);
 int cli_step_exit(int ex);
 /* Writes "nodes":[...] of rep as JSON (index, node, vote, rtt_us, error). */
 void cli_json_nodes(FILE *f, const redlock_report_t *rep);
+/* A joint handle's node's list(s) in a word: "old", "new" or "both". */
+const char *cli_lists_name(unsigned lists);
 /* Writes s (n bytes) as a JSON string, quotes included. */
 void cli_json_strn(FILE *f, const char *s, size_t n);
 void cli_json_str(FILE *f, const char *s); /* NULL -> null */

@@ -51,18 +51,24 @@ static void cli_log(void *arg, int level, const char *msg) {
     fprintf(stderr, "%s: %s: %s\n", c->prog, names[level], msg);
 }
 
+/* Fills l from the environment variable env unless its option was given.
+ * Returns 0, or -1 on a malformed list (reported). */
+static int nodes_from_env(cli_t *c, cli_nodes_t *l, const char *env) {
+    const char *v = l->given ? NULL : getenv(env);
+    return v && *v ? cli_add_nodes(c, l, v, env) : 0;
+}
+
 int cli_open(cli_t *c, redlock_t **rl) {
     *rl = NULL;
-    if (!c->nodes_given) {
-        const char *env = getenv("REDLOCK_NODES");
-        if (env && *env && cli_add_nodes(c, env, "REDLOCK_NODES") < 0) return CLI_EX_CONFIG;
-    }
-    if (c->n_nodes == 0) {
+    if (nodes_from_env(c, &c->nodes, "REDLOCK_NODES") < 0 || nodes_from_env(c, &c->next, "REDLOCK_NEXT_NODES") < 0)
+        return CLI_EX_CONFIG;
+    if (c->nodes.n == 0) {
         cli_error(c, "no nodes: give --nodes URI[,URI...] or set REDLOCK_NODES");
         return CLI_EX_CONFIG;
     }
-    if (c->too_many_nodes) {
-        cli_error(c, "too many nodes: at most %d", REDLOCK_MAX_NODES);
+    if (c->nodes.too_many || c->next.too_many) {
+        cli_error(c, "too many nodes in %s: at most %d", c->nodes.too_many ? "--nodes" : "--next-nodes",
+                  REDLOCK_MAX_NODES);
         return CLI_EX_CONFIG;
     }
     /* Settings the tool does not expose follow the ones it does, so that any
@@ -70,8 +76,10 @@ int cli_open(cli_t *c, redlock_t **rl) {
     if (c->opt.node_down_ms < c->opt.op_timeout_ms) c->opt.node_down_ms = c->opt.op_timeout_ms;
     if (!c->jitter_given && c->opt.retry_jitter_ms > c->opt.retry_delay_ms / 2)
         c->opt.retry_jitter_ms = c->opt.retry_delay_ms / 2;
-    c->opt.nodes = (const char *const *)c->node_list;
-    c->opt.n_nodes = c->n_nodes;
+    c->opt.nodes = (const char *const *)c->nodes.uri;
+    c->opt.n_nodes = c->nodes.n;
+    c->opt.next_nodes = c->next.n ? (const char *const *)c->next.uri : NULL;
+    c->opt.n_next_nodes = c->next.n;
     if (c->verbose > 0) {
         c->opt.log = cli_log;
         c->opt.log_arg = c;

@@ -57,6 +57,7 @@ int main(int argc, char **argv) {
     } else
         rc = cli_usage_error(&c, "unknown command '%s' (expected %s)", cmd, CLI_COMMANDS);
 out:
-    cli_free_nodes(&c);
+    cli_free_nodes(&c.nodes);
+    cli_free_nodes(&c.next);
     return rc;
 }

@@ -113,13 +113,21 @@ int cli_node_width(const redlock_report_t *rep, int min) {
     return w;
 }
 
+const char *cli_lists_name(unsigned lists) {
+    return lists == (REDLOCK_IN_NODES | REDLOCK_IN_NEXT_NODES) ? "both"
+           : lists == REDLOCK_IN_NEXT_NODES                    ? "new"
+                                                               : "old";
+}
+
 void cli_print_report(FILE *f, const redlock_report_t *rep) {
     int w = cli_node_width(rep, 4);
     for (size_t i = 0; i < rep->n_nodes; i++) {
         const redlock_node_report_t *nr = &rep->nodes[i];
         char label[CLI_LABEL_LEN];
         cli_node_label(nr, label, sizeof label);
-        fprintf(f, "  %2zu  %-*s  %-7s", i, w, label, redlock_vote_name(nr->vote));
+        fprintf(f, "  %2zu  %-*s  ", i, w, label);
+        if (rep->n_lists == 2) fprintf(f, "%-4s  ", cli_lists_name(nr->lists));
+        fprintf(f, "%-7s", redlock_vote_name(nr->vote));
         if (nr->rtt_us >= 0)
             fprintf(f, "  %8lld us", (long long)nr->rtt_us);
         else
@@ -142,6 +150,7 @@ void cli_json_nodes(FILE *f, const redlock_report_t *rep) {
             fputs("null", f);
         fputs(",\"error\":", f);
         cli_json_str(f, nr->detail[0] ? nr->detail : NULL);
+        if (rep->n_lists == 2) fprintf(f, ",\"lists\":\"%s\"", cli_lists_name(nr->lists));
         fputc('}', f);
     }
     fputc(']', f);

@@ -88,6 +88,10 @@ static void step_json(const step_args_t *a, int rc, const redlock_lock_t *lock, 
            "\"failed\":%zu,\"elapsed_us\":%lld,",
            (long long)rep->validity_ms, rep->attempts, rep->n_nodes, rep->quorum, rep->yes, rep->no, rep->failed,
            (long long)rep->elapsed_us);
+    for (size_t k = 0; rep->n_lists == 2 && k < 2; k++)
+        printf("%s{\"list\":\"%s\",\"n_nodes\":%zu,\"quorum\":%zu,\"yes\":%zu,\"no\":%zu,\"failed\":%zu}%s",
+               k ? "," : "\"tallies\":[", k ? "new" : "old", rep->lists[k].n_nodes, rep->lists[k].quorum,
+               rep->lists[k].yes, rep->lists[k].no, rep->lists[k].failed, k ? "]," : "");
     cli_json_nodes(stdout, rep);
     printf("}\n");
 }

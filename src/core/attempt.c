@@ -53,7 +53,7 @@ static int send_attempt(rl_acquire_op_t *a) {
     }
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
-    rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+    rl_round_begin(rl, op->r, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
     op->r->replicate = 1;
     if (a->keys.n > 1) {
@@ -99,7 +99,7 @@ static int cleanup(rl_acquire_op_t *a, uint64_t now) {
     if (a->limit) {
         rl_permit_cleanup(a, r);
     } else {
-        rl_round_init(r, rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
+        rl_round_begin(rl, r, RL_STOP_RESOLVE, NULL);
         r->done = 1; /* goes out to every node, answers dropped */
         rl_run_script_as(rl, r, rl_release_script(rl, &a->keys, a->shared), &a->keys, a->token, NULL, rl_classify_mine);
     }
@@ -121,9 +121,9 @@ static int undo(rl_acquire_op_t *a, uint64_t now) {
 static int refusal(const rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
     int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
-    size_t server = 0;
-    for (size_t i = 0; a->shared && i < r->n; i++) server += r->pn[i].err == REDLOCK_ERR_SERVER;
-    return rc == REDLOCK_ERR_NO_QUORUM && server > (size_t)(r->n - r->quorum) ? REDLOCK_ERR_SERVER : rc;
+    uint8_t server[REDLOCK_MAX_NODES];
+    for (size_t i = 0; i < r->n; i++) server[i] = a->shared && r->pn[i].err == REDLOCK_ERR_SERVER;
+    return rc == REDLOCK_ERR_NO_QUORUM && rl_round_beyond_slack(r, server) ? REDLOCK_ERR_SERVER : rc;
 }
 
 /* Makes the lock once a quorum granted it, if validity remains. */
@@ -153,7 +153,7 @@ static int attempted(rl_acquire_op_t *a, uint64_t now) {
     if (a->limit)
         op->rc = rl_permit_attempted(a, now);
     else
-        op->rc = op->r->yes >= op->r->quorum ? grant(a, now) : refusal(a);
+        op->rc = rl_round_won(op->r) ? grant(a, now) : refusal(a);
     if (op->rc == RL_PERMIT_AGAIN) return RL_STEP_ROUND; /* (phase ATTEMPTED still) */
     if (op->rc == RL_PERMIT_FENCE) {                     /* won a slot: its fencing token is being written */
         op->phase = ACQ_WRITTEN;
@@ -173,16 +173,18 @@ void rl_acquire_op_describe(const rl_acquire_op_t *a, redlock_report_t *rep, uin
     char *m = rep->message;
     size_t n = sizeof rep->message;
     unsigned long long ms = (unsigned long long)((now - a->start_us) / 1000);
+    char votes[160];
     if (a->note == RL_NOTE_QUEUED)
         snprintf(m, n, "%s: waited %llu ms behind earlier local waiters for the same resource (wait_ms=%lld)",
                  redlock_strerror(a->op.rc), ms, (long long)a->wait_ms);
-    else if (a->note == RL_NOTE_WAITED)
-        snprintf(m, n,
-                 "%s: %u yes, %u no, %u failed of %u nodes (quorum %u) at the last of %u attempts; "
-                 "waited %llu ms",
-                 redlock_strerror(a->op.rc), r->yes, r->no, r->failed, r->n, r->quorum, a->tries, ms);
-    else if (a->note == RL_NOTE_FENCE)
-        snprintf(m, n, "fencing token write-back: %u of %u nodes (quorum %u)", w->yes, w->n, w->quorum);
+    else if (a->note == RL_NOTE_WAITED) {
+        rl_round_count_text(r, votes, sizeof votes);
+        snprintf(m, n, "%s: %s at the last of %u attempts; waited %llu ms", redlock_strerror(a->op.rc), votes, a->tries,
+                 ms);
+    } else if (a->note == RL_NOTE_FENCE) {
+        rl_round_count_text(w, votes, sizeof votes);
+        snprintf(m, n, "fencing token write-back: %s", votes);
+    }
 }
 
 /* Ends the op with a note for its report (see rl_acquire_op_describe). */
@@ -202,23 +204,37 @@ static int waited(rl_acquire_op_t *a, uint64_t now) {
  * refused attempt's nodes said of its remaining TTL. Only the nodes that
  * granted are known to be free; the others (refused, failed, not heard
  * after the round was decided) are not, so the wait is for the k-th
- * earliest expiry among the refusals that said when, k = quorum - grants.
- * 0 when that cannot be known (too few refusals said when). */
-static uint64_t holder_gone_us(const rl_round_t *r) {
-    if (r->yes >= r->quorum || r->no == 0) return 0;
-    size_t k = r->quorum - r->yes;  /* refusals that must expire, >= 1 */
+ * earliest expiry among the refusals that said when, k = quorum - grants,
+ * counted in the list whose bit is `list` (a joint round's). 0 when the
+ * list has its quorum; UINT64_MAX when too few refusals said when. */
+static uint64_t holder_gone_in(const rl_round_t *r, const rl_tally_t *t, unsigned list) {
+    if (t->yes >= t->quorum) return 0;
+    size_t k = t->quorum - t->yes;  /* refusals that must expire, >= 1 */
     uint64_t at[REDLOCK_MAX_NODES]; /* each refusal's expiry, earliest first */
     size_t m = 0;
     for (size_t i = 0; i < r->n; i++) {
         const rl_round_node_t *p = &r->pn[i];
-        if (p->vote != REDLOCK_VOTE_NO || p->u.left_ms <= 0) continue;
+        if (p->vote != REDLOCK_VOTE_NO || p->u.left_ms <= 0 || (r->lists && !(r->lists[i] & list))) continue;
         /* counted from the reply's arrival: late by at most half a round trip, never early */
         uint64_t t = r->t0_us + (uint64_t)(p->rtt_us > 0 ? p->rtt_us : 0) + ((uint64_t)p->u.left_ms + 1) * 1000u;
         size_t j = m++;
         for (; j > 0 && at[j - 1] > t; j--) at[j] = at[j - 1];
         at[j] = t;
     }
-    return m < k ? 0 : at[k - 1];
+    return m < k ? UINT64_MAX : at[k - 1];
+}
+
+/* The same for every list of r (a joint round's: the later of the two). */
+static uint64_t holder_gone_us(const rl_round_t *r) {
+    if (rl_round_won(r) || r->no == 0) return 0;
+    rl_tally_t t[2];
+    size_t nt = rl_round_tallies(r, t);
+    uint64_t last = 0;
+    for (size_t k = 0; k < nt; k++) {
+        uint64_t at = holder_gone_in(r, &t[k], nt == 1 ? ~0u : 1u << k);
+        if (at > last) last = at;
+    }
+    return last == UINT64_MAX ? 0 : last;
 }
 
 /* 1 when a's attempt split the vote: some yes, some no, no quorum (another
@@ -226,7 +242,7 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
  * and the splits in a row (reset by an attempt that did not split). */
 static int split_vote(rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
-    if (a->limit || a->shared || !r->yes || !r->no || r->yes >= r->quorum) {
+    if (a->limit || a->shared || !r->yes || !r->no || rl_round_won(r)) {
         a->splits = 0;
         return 0;
     }

@@ -11,19 +11,6 @@
 #include "token.h"
 #include "uri.h"
 
-/* Copies the node URI strings so rl keeps nothing of the caller's. */
-static int copy_nodes(redlock_t *rl, const redlock_options_t *opt) {
-    rl->node_names = calloc(opt->n_nodes, sizeof *rl->node_names);
-    if (!rl->node_names) return -1;
-    for (size_t i = 0; i < opt->n_nodes; i++) {
-        size_t len = strlen(opt->nodes[i]) + 1;
-        if (!(rl->node_names[i] = malloc(len))) return -1;
-        memcpy(rl->node_names[i], opt->nodes[i], len);
-    }
-    rl->opt.nodes = (const char *const *)rl->node_names;
-    return 0;
-}
-
 /* 1 when any node speaks TLS: a rediss scheme, or sentinels asked over TLS (sentinel_tls). */
 static int uses_tls(const redlock_options_t *opt) {
     int tls = 0;
@@ -75,6 +62,11 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
         return rc;
     }
     rl->opt = *opt;
+    if (rl_joint_nodes(rl, opt) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
+    opt = &rl->opt; /* both lists' nodes, from here on */
     rl->clock = rl_clock_monotonic_us;
     rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
     find_scripts(rl);
@@ -88,7 +80,7 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
         if (opt->log) opt->log(opt->log_arg, REDLOCK_LOG_ERROR, err);
         return rc;
     }
-    if ((opt->stats && !(rl->stats = rl_stats_new(opt->n_nodes))) || copy_nodes(rl, opt) < 0) {
+    if (opt->stats && !(rl->stats = rl_stats_new(opt->n_nodes))) {
         snprintf(err, errlen, "out of memory");
         return REDLOCK_ERR_NOMEM;
     }

@@ -162,7 +162,7 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
     snprintf(ttl, sizeof ttl, "%u", a->ttl_ms);
     size_t at = encode_attempt(cmd, sizeof cmd, a->keys.k[0], a->keys.len[0], fkey, flen, a->token, ttl), cat = 0;
     a->fence_max = 0;
-    rl_round_init(r, op->rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+    rl_round_begin(op->rl, r, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
     if (op->rl->cluster_nodes)
         cat = encode_cluster_attempt(r, ccmd, sizeof ccmd, a->keys.k[0], a->keys.len[0], fkey, flen, a->token, ttl);
     if (!flen || at > sizeof cmd ||
@@ -270,7 +270,7 @@ static redlock_vote_t judge_write(void *arg, size_t node, const void *reply, int
 static void write_back(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     rl_round_t *w = op->aux;
-    rl_round_init(w, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    rl_round_begin(op->rl, w, RL_STOP_MAJORITY, NULL);
     w->replicate = 1;            /* (a counter a promoted replica lacked would repeat tokens) */
     if (op->rl->cluster_nodes) { /* the slot of both keys on a cluster node (one hash tag) */
         char ck[REDLOCK_MAX_RESOURCE + 8];
@@ -288,7 +288,7 @@ static void write_back(rl_acquire_op_t *a) {
 int rl_fence_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     (void)now;
-    if (op->r->yes < op->r->quorum) {
+    if (!rl_round_won(op->r)) {
         op->rc = rl_round_reason(op->r, REDLOCK_ERR_TAKEN);
         return 0;
     }
@@ -306,7 +306,7 @@ void rl_fence_write(rl_acquire_op_t *a, const char *key, size_t len) {
     rl_keys_t both;
     fence_keys(key, len, fkey, sizeof fkey, k, klen, &both);
     snprintf(fence, sizeof fence, "%" PRIu64, a->fence_max + 1);
-    rl_round_init(op->aux, op->rl->opt.n_nodes, RL_STOP_MAJORITY, NULL);
+    rl_round_begin(op->rl, op->aux, RL_STOP_MAJORITY, NULL);
     op->aux->replicate = 1;
     rl_run_script(op->rl, op->aux, op->rl->s_fence_set, &both, a->token, fence);
 }
@@ -317,7 +317,7 @@ int rl_fence_written(rl_acquire_op_t *a, uint64_t now) {
     int rc = REDLOCK_OK;
     if (rl_validity_us(a->deadline_us, now) <= 0)
         rc = REDLOCK_ERR_EXPIRED;
-    else if (w->yes < w->quorum)
+    else if (!rl_round_won(w))
         rc = rl_round_reason(w, REDLOCK_ERR_NO_QUORUM);
     else if (!a->lock && !(a->lock = rl_lock_new(op->rl, &a->keys, a->token, a->ttl_ms, op->r->t0_us, a->deadline_us)))
         rc = REDLOCK_ERR_NOMEM; /* (a permit's lock is made with its slot key already) */

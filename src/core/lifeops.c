@@ -15,8 +15,10 @@ static int wrong_kind(rl_life_op_t *e, int rc) {
     if (!e->by_token || rc != REDLOCK_ERR_NOT_HELD) return rc;
     const rl_round_t *r = e->op.r;
     size_t wrong = 0;
-    for (size_t i = 0; i < r->n; i++) wrong += r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
-    if (wrong <= (size_t)(r->n - r->quorum)) return rc;
+    uint8_t hit[REDLOCK_MAX_NODES];
+    for (size_t i = 0; i < r->n; i++)
+        wrong += hit[i] = r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err == REDLOCK_ERR_INVALID;
+    if (!rl_round_beyond_slack(r, hit)) return rc;
     if (e->op.rep)
         snprintf(e->op.rep->message, sizeof e->op.rep->message, "resource '%.60s' on %zu of %u nodes: %s", e->keys.k[0],
                  wrong, r->n, RL_WRONG_KIND);
@@ -30,7 +32,7 @@ static int extend_next(rl_op_t *op, uint64_t now) {
     if (op->phase == LIFE_START) {
         char ttl[16];
         snprintf(ttl, sizeof ttl, "%u", e->ttl_ms);
-        rl_round_init(op->r, rl->opt.n_nodes, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
+        rl_round_begin(rl, op->r, RL_STOP_MAJORITY, op->rep ? op->rep->nodes : NULL);
         op->r->replicate = 1;
         op->phase = LIFE_SENT;
         const rl_script_t *script = e->shared        ? rl->s_extend_shared
@@ -40,7 +42,7 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         return RL_STEP_ROUND;
     }
     rl_report_round(op->rep, op->r, now);
-    if (op->r->yes < op->r->quorum) {
+    if (!rl_round_won(op->r)) {
         op->rc = wrong_kind(e, rl_round_reason(op->r, REDLOCK_ERR_NOT_HELD));
         return RL_STEP_DONE;
     }
@@ -58,7 +60,7 @@ static int release_next(rl_op_t *op, uint64_t now) {
     rl_life_op_t *e = (rl_life_op_t *)op;
     if (op->phase == LIFE_START) {
         op->phase = LIFE_SENT;
-        rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
+        rl_round_begin(op->rl, op->r, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
         char limit[8] = ""; /* a permit's: its release also clears the token's stray slots */
         if (e->slot >= 0) snprintf(limit, sizeof limit, "%u", e->limit);
         const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
@@ -72,12 +74,12 @@ static int release_next(rl_op_t *op, uint64_t now) {
      * attempt after the delete, the connection keeping the order */
     for (size_t i = 0; r->yes && i < e->keys.n; i++)
         rl_waitq_wake(op->rl, e->keys.k[i], e->keys.len[i] - (e->slot >= 0 ? rl_permit_suffix_len(e->slot) : 0));
-    if (r->yes >= r->quorum)
+    if (rl_round_won(r))
         op->rc = REDLOCK_OK;
-    else if (r->no >= r->quorum)
+    else if (rl_round_refused(r))
         op->rc = wrong_kind(e, REDLOCK_ERR_NOT_HELD);
     else
-        op->rc = r->auth_failed > r->n - r->quorum ? REDLOCK_ERR_AUTH : REDLOCK_ERR_NO_QUORUM;
+        op->rc = rl_round_reason(r, REDLOCK_ERR_NO_QUORUM);
     return RL_STEP_DONE;
 }
 

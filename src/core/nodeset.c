@@ -701,9 +701,9 @@ static rl_conn_t *first_conn(rl_nodes_t *ns, const rl_round_t *r, size_t i) {
  * back the moment they answer (the skip of doc/design.md, "A silent
  * minority", is for a minority). */
 static int must_ask_suspects(rl_nodes_t *ns, const rl_round_t *r) {
-    size_t trusted = 0;
-    for (size_t i = 0; i < ns->n; i++) trusted += !rl_node_of(first_conn(ns, r, i))->suspect;
-    return trusted < r->quorum;
+    uint8_t suspect[REDLOCK_MAX_NODES];
+    for (size_t i = 0; i < ns->n; i++) suspect[i] = rl_node_of(first_conn(ns, r, i))->suspect != 0;
+    return rl_round_beyond_slack(r, suspect);
 }
 
 void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {

@@ -71,31 +71,81 @@ static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
     return REDLOCK_OK;
 }
 
-/* Parses every node URI and rejects two that name the same server.
- * Returns 0 or REDLOCK_ERR_CONFIG / NOMEM with err set. */
+/* Parses list (n URIs, named what in messages) into u and rejects two that
+ * name the same server. Returns 0, with every entry of u to clear, or
+ * REDLOCK_ERR_CONFIG with err set and nothing left to clear. */
+static int parse_list(const char *what, const char *const *list, size_t n, rl_uri_t *u, char *err, size_t errlen) {
+    if (n > REDLOCK_MAX_NODES) {
+        snprintf(err, errlen, "n_%s=%zu is out of range: at most %d nodes", what, n, REDLOCK_MAX_NODES);
+        return REDLOCK_ERR_CONFIG;
+    }
+    size_t parsed = 0;
+    int rc = REDLOCK_OK;
+    for (; parsed < n && rc == REDLOCK_OK; parsed++) {
+        rc = rl_uri_parse(list[parsed], &u[parsed], err, errlen);
+        for (size_t j = 0; rc == REDLOCK_OK && j < parsed; j++)
+            if (rl_uri_same_server(&u[j], &u[parsed])) {
+                snprintf(err, errlen, "duplicate node '%s' in %s: the same server as %s[%zu] '%s'", u[parsed].display,
+                         what, what, j, u[j].display);
+                rc = REDLOCK_ERR_CONFIG;
+            }
+        if (rc != REDLOCK_OK) rl_uri_clear(&u[parsed]);
+    }
+    if (rc != REDLOCK_OK)
+        for (size_t j = 0; j + 1 < parsed; j++) rl_uri_clear(&u[j]);
+    return rc;
+}
+
+/* Checks the next list against the current one: each next node is either
+ * one of the current nodes or another server, the union fits, and the
+ * lists differ. Returns 0 or REDLOCK_ERR_CONFIG with err set. */
+static int check_union(const rl_uri_t *cur, size_t nc, const rl_uri_t *next, size_t nn, char *err, size_t errlen) {
+    size_t shared = 0;
+    for (size_t i = 0; i < nn; i++)
+        for (size_t j = 0; j < nc; j++) {
+            if (!rl_uri_same_server(&cur[j], &next[i])) continue;
+            if (!rl_uri_same_node(&cur[j], &next[i])) {
+                snprintf(err, errlen,
+                         "next_nodes[%zu] '%s' is the same server as nodes[%zu] '%s' but not the same node "
+                         "(its kind or db differs)",
+                         i, next[i].display, j, cur[j].display);
+                return REDLOCK_ERR_CONFIG;
+            }
+            shared++;
+            break;
+        }
+    if (nc + nn - shared > REDLOCK_MAX_NODES) {
+        snprintf(err, errlen, "nodes and next_nodes name %zu distinct nodes together: at most %d", nc + nn - shared,
+                 REDLOCK_MAX_NODES);
+        return REDLOCK_ERR_CONFIG;
+    }
+    if (shared == nc && shared == nn) {
+        snprintf(err, errlen, "next_nodes names the same %zu nodes as nodes: a next list must differ", nn);
+        return REDLOCK_ERR_CONFIG;
+    }
+    return REDLOCK_OK;
+}
+
+/* Parses every node URI of both lists and checks them (above). Returns 0
+ * or REDLOCK_ERR_CONFIG with err set. */
 static int check_nodes(const redlock_options_t *o, char *err, size_t n) {
     if (!o->nodes || o->n_nodes == 0) {
         snprintf(err, n, "no nodes given (nodes=%s, n_nodes=%zu)", o->nodes ? "set" : "NULL", o->n_nodes);
         return REDLOCK_ERR_CONFIG;
     }
-    if (o->n_nodes > REDLOCK_MAX_NODES) {
-        snprintf(err, n, "n_nodes=%zu is out of range: at most %d nodes", o->n_nodes, REDLOCK_MAX_NODES);
+    if (!o->next_nodes != !o->n_next_nodes) {
+        snprintf(err, n, "next_nodes=%s with n_next_nodes=%zu: set both or neither", o->next_nodes ? "set" : "NULL",
+                 o->n_next_nodes);
         return REDLOCK_ERR_CONFIG;
     }
-    rl_uri_t u[REDLOCK_MAX_NODES];
-    size_t parsed = 0;
-    int rc = REDLOCK_OK;
-    for (; parsed < o->n_nodes && rc == REDLOCK_OK; parsed++) {
-        rc = rl_uri_parse(o->nodes[parsed], &u[parsed], err, n);
-        for (size_t j = 0; rc == REDLOCK_OK && j < parsed; j++)
-            if (rl_uri_same_server(&u[j], &u[parsed])) {
-                snprintf(err, n, "duplicate node '%s': the same server as node %zu '%s'", u[parsed].display, j,
-                         u[j].display);
-                rc = REDLOCK_ERR_CONFIG;
-            }
-        if (rc != REDLOCK_OK) rl_uri_clear(&u[parsed]);
+    rl_uri_t cur[REDLOCK_MAX_NODES], next[REDLOCK_MAX_NODES];
+    int rc = parse_list("nodes", o->nodes, o->n_nodes, cur, err, n);
+    if (rc != REDLOCK_OK) return rc;
+    if (o->next_nodes && (rc = parse_list("next_nodes", o->next_nodes, o->n_next_nodes, next, err, n)) == REDLOCK_OK) {
+        rc = check_union(cur, o->n_nodes, next, o->n_next_nodes, err, n);
+        for (size_t j = 0; j < o->n_next_nodes; j++) rl_uri_clear(&next[j]);
     }
-    for (size_t j = 0; j < parsed; j++) rl_uri_clear(&u[j]);
+    for (size_t j = 0; j < o->n_nodes; j++) rl_uri_clear(&cur[j]);
     return rc;
 }
 

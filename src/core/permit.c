@@ -91,7 +91,7 @@ void rl_permit_send_attempt(rl_acquire_op_t *a) {
     }
     memset(a->free, 0, REDLOCK_MAX_PERMITS);
     a->fence_max = 0;
-    rl_round_init(op->r, op->rl->opt.n_nodes, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
+    rl_round_begin(op->rl, op->r, RL_STOP_SLOT, op->rep ? op->rep->nodes : NULL);
     op->r->grants = 1;
     op->r->replicate = 1;
     op->r->on_reply = note_permit;
@@ -107,7 +107,7 @@ static void send_release(rl_acquire_op_t *a, rl_round_t *r, int keep, int wait) 
     snprintf(limit, sizeof limit, "%u", a->limit);
     snprintf(kept, sizeof kept, "%d", keep);
     const char *extra[2] = {limit, kept};
-    rl_round_init(r, a->op.rl->opt.n_nodes, RL_STOP_RESOLVE, NULL);
+    rl_round_begin(a->op.rl, r, RL_STOP_RESOLVE, NULL);
     if (!wait) r->done = 1; /* goes out to every node, answers dropped */
     rl_run_script_args(a->op.rl, r, a->op.rl->s_release_permit, &a->keys, a->token, extra, 2, rl_classify_any);
 }
@@ -147,7 +147,7 @@ int rl_permit_attempted(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     const rl_round_t *r = op->r;
     int s;
-    if (rl_round_best_slot(r, &s) < r->quorum) {
+    if (!rl_round_slot_won(r, &s)) {
         if (a->only < 0 && (s = free_on_a_quorum(a)) >= 0) { /* the nodes disagree on what is free: ask for s */
             a->only = (int8_t)s;
             rl_permit_send_attempt(a);

@@ -17,15 +17,34 @@ void rl_report_begin(const redlock_t *rl, redlock_report_t *rep) {
     rep->validity_ms = 0;
     rep->slot = -1;
     rep->message[0] = '\0';
-    for (size_t i = 0; i < rep->n_nodes; i++)
-        rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->nodes[i].conn.uri.display, .rtt_us = -1};
+    rep->n_lists = rl && rl->joint ? 2 : 1;
+    memset(rep->lists, 0, sizeof rep->lists);
+    for (size_t i = 0; i < rep->n_nodes; i++) {
+        unsigned in = rl->joint ? rl->lists[i] : RL_LIST_CUR;
+        rep->nodes[i] = (redlock_node_report_t){.node = rl->ns->nodes[i].conn.uri.display, .rtt_us = -1, .lists = in};
+        for (unsigned k = 0; k < 2; k++) rep->lists[k].n_nodes += (in >> k) & 1u;
+    }
+    for (unsigned k = 0; k < 2; k++)
+        rep->lists[k].quorum = rep->lists[k].n_nodes ? redlock_quorum(rep->lists[k].n_nodes) : 0;
+}
+
+/* Copies r's counts (per list) into rep. */
+static void counts(redlock_report_t *rep, const rl_round_t *r) {
+    rl_tally_t t[2];
+    size_t nt = rl_round_tallies(r, t);
+    rep->yes = r->yes;
+    rep->no = r->no;
+    rep->failed = r->failed;
+    for (size_t k = 0; k < nt && k < 2; k++) {
+        rep->lists[k].yes = t[k].yes;
+        rep->lists[k].no = t[k].no;
+        rep->lists[k].failed = t[k].failed;
+    }
 }
 
 void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us) {
     if (!rep) return;
-    rep->yes = r->yes;
-    rep->no = r->no;
-    rep->failed = r->failed;
+    counts(rep, r);
     rep->elapsed_us = (int64_t)(end_us - r->t0_us);
 }
 
@@ -35,6 +54,13 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
     rep->result = rc;
     if (msg)
         snprintf(rep->message, sizeof rep->message, "%s", msg);
+    else if (rc != REDLOCK_OK && !rep->message[0] && rep->n_lists == 2)
+        snprintf(
+            rep->message, sizeof rep->message,
+            "%s: %zu yes, %zu no, %zu failed of %zu nodes: old %zu of %zu (quorum %zu), new %zu of %zu (quorum %zu)",
+            redlock_strerror(rc), rep->yes, rep->no, rep->failed, rep->n_nodes, rep->lists[0].yes,
+            rep->lists[0].n_nodes, rep->lists[0].quorum, rep->lists[1].yes, rep->lists[1].n_nodes,
+            rep->lists[1].quorum);
     else if (rc != REDLOCK_OK && !rep->message[0])
         snprintf(rep->message, sizeof rep->message, "%s: %zu yes, %zu no, %zu failed of %zu nodes (quorum %zu)",
                  redlock_strerror(rc), rep->yes, rep->no, rep->failed, rep->n_nodes, rep->quorum);
@@ -44,9 +70,7 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
 
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r) {
     if (!rep) return;
-    rep->yes = r->yes;
-    rep->no = r->no;
-    rep->failed = r->failed;
+    counts(rep, r);
     for (size_t i = 0; i < r->n && i < rep->n_nodes; i++) {
         redlock_node_report_t *nr = &rep->nodes[i];
         const rl_conn_t *c = rl->ns->all[r->pn[i].conn]; /* (a cluster node's: the shard asked) */

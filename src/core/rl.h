@@ -65,6 +65,10 @@ struct redlock {
     struct rl_tls_ctx *tls; /* OpenSSL context when a node is rediss://, else NULL */
     int mu_ready;           /* held_mu is initialised */
     rl_stats_t *stats;      /* redlock_stats' counters; NULL with opt.stats = 0 */
+    /* a joint handle (next_nodes given): opt.nodes holds both lists' distinct nodes, the current
+     * list's first, and opt.next_nodes is NULL; lists[i] has node i's RL_LIST_* bits */
+    int joint;
+    uint8_t lists[REDLOCK_MAX_NODES];
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
@@ -135,6 +139,19 @@ int rl_options_check(const redlock_options_t *opt, char *err, size_t errlen);
  * caller still calls rl_ctx_destroy. */
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen);
 void rl_ctx_destroy(redlock_t *rl);
+/* joint.c: copies opt's node URIs into rl (opt.nodes, node_names), both
+ * lists' distinct nodes when next_nodes is set (rl->joint, rl->lists).
+ * opt was checked. Returns 0, or -1 when out of memory. */
+int rl_joint_nodes(redlock_t *rl, const redlock_options_t *opt);
+
+/* joint.c: the options rl was made with into *o, its two lists put back
+ * (cur and next: room for REDLOCK_MAX_NODES each, used by o). */
+void rl_joint_options(const redlock_t *rl, redlock_options_t *o, const char **cur, const char **next);
+
+/* joint.c: prepares r as rl_round_init does, for every node of rl, and
+ * counts it per list when rl is joint. */
+void rl_round_begin(const redlock_t *rl, rl_round_t *r, int stop, redlock_node_report_t *nodes);
+
 /* ctx.c: the node set's configuration, and the parsed node URIs (n_nodes
  * entries; the caller hands them to rl_nodes_init). */
 void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg);

@@ -31,6 +31,16 @@ enum {
                            * node needs no clean-up, and each says when the holder's key expires) */
 };
 
+/* A joint handle (next_nodes set) counts each round twice: a node's bits
+ * say which list(s) it is in, and a write needs a quorum of each. */
+#define RL_LIST_CUR 1u
+#define RL_LIST_NEXT 2u
+
+/* One list's count of a round's votes. */
+typedef struct rl_tally {
+    uint8_t n, quorum, yes, no, failed, pending, auth_failed;
+} rl_tally_t;
+
 /* Turns a hiredis reply into a vote (REDLOCK_VOTE_YES/NO/ERROR); on ERROR
  * sets *err and writes the node's words into detail. */
 typedef redlock_vote_t (*rl_classify_fn)(const void *reply, int *err, char *detail, size_t n);
@@ -76,6 +86,8 @@ typedef struct rl_round {
     uint8_t n, quorum; /* nodes (at most REDLOCK_MAX_NODES) and the quorum */
     /* kept by the core as votes come */
     uint8_t yes, no, failed, pending, auth_failed;
+    rl_tally_t lt[2];             /* a joint round's counts per list (kept by the core) */
+    const uint8_t *lists;         /* per node: RL_LIST_* bits (joint); NULL: one list, the whole round */
     redlock_node_report_t *nodes; /* optional per-node detail, n entries */
     void (*on_reply)(void *arg, size_t node,
                      const void *reply); /* optional: sees each reply (from inside the driver) */
@@ -120,6 +132,31 @@ typedef union rl_round_room {
  * be NULL. The command fields are set by the caller afterwards. */
 void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nodes);
 
+/* Makes r a joint round: node i is in the lists of bits lists[i] (the
+ * array outlives r). Call after rl_round_init. */
+void rl_round_lists(rl_round_t *r, const uint8_t *lists);
+
+/* The counts of r per list into t (room for 2): one entry for a plain
+ * round (the whole round), two for a joint one (current, next). Returns
+ * how many. */
+size_t rl_round_tallies(const rl_round_t *r, rl_tally_t *t);
+
+/* 1 when r has a quorum of yes votes (of each list, for a joint round). */
+int rl_round_won(const rl_round_t *r);
+
+/* 1 when r has a quorum of no votes (of some list, for a joint round). */
+int rl_round_refused(const rl_round_t *r);
+
+/* 1 when the nodes marked in hit (n bytes, 0 / 1) are more than some
+ * list's slack (its nodes less its quorum): without them no quorum of
+ * that list can be made. */
+int rl_round_beyond_slack(const rl_round_t *r, const uint8_t *hit);
+
+/* r's votes in words into buf: "3 yes, 1 no, 1 failed of 5 nodes
+ * (quorum 3)"; a joint round's ends "of 6 nodes: old 3 of 5 (quorum 3),
+ * new 2 of 5 (quorum 3)" (the yes votes of each list). */
+void rl_round_count_text(const rl_round_t *r, char *buf, size_t n);
+
 /* Records node i's vote; err and detail explain failures, rtt_us < 0 when
  * there was no answer. Returns 1 when this vote decided the round. */
 int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail);
@@ -148,8 +185,13 @@ uint64_t rl_round_grace_us(const rl_round_t *r, uint32_t rtts, uint64_t cap_us);
  * nodes that voted yes), in *slot (-1 when none), and how many name it. */
 size_t rl_round_best_slot(const rl_round_t *r, int *slot);
 
-/* The reason a round failed to reach a quorum of yes votes, with
- * slack = N - Q: REDLOCK_ERR_AUTH when more than slack nodes refused our
+/* 1 when one slot has a quorum of yes votes (of each list, joint), in
+ * *slot; else 0, *slot the best candidate (-1 when none). */
+int rl_round_slot_won(const rl_round_t *r, int *slot);
+
+/* The reason a round failed to reach a quorum of yes votes (a joint
+ * round's: that of the first list that cannot reach one), with slack =
+ * N - Q: REDLOCK_ERR_AUTH when more than slack nodes refused our
  * credentials, `no_code` (TAKEN or NOT_HELD) when more than slack nodes
  * said no (the no votes alone made a quorum impossible), else NO_QUORUM. */
 int rl_round_reason(const rl_round_t *r, int no_code);

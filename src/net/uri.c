@@ -376,6 +376,10 @@ int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b) {
     return 0;
 }
 
+int rl_uri_same_node(const rl_uri_t *a, const rl_uri_t *b) {
+    return rl_uri_same_server(a, b) && a->cluster == b->cluster && a->db == b->db;
+}
+
 int rl_uri_member(rl_uri_t *u, const rl_uri_t *base, const char *host, int port) {
     *u = (rl_uri_t){.kind = RL_URI_TCP, .tls = base->tls, .port = port, .replicas = base->replicas};
     u->host = strdup(host);

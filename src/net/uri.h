@@ -61,6 +61,10 @@ void rl_uri_clear(rl_uri_t *u);
  * whatever the db or user; for a cluster, any of its seeds), else 0. */
 int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b);
 
+/* Returns 1 when a and b are the same node: the same server, kind and db
+ * (credentials and TLS settings aside), else 0. */
+int rl_uri_same_node(const rl_uri_t *a, const rl_uri_t *b);
+
 /* Sets up u as a plain TCP node at host:port with base's credentials and
  * TLS (a cluster member: a shard primary, or a seed). Returns 0, or -1
  * when out of memory (u then holds nothing). */

@@ -550,6 +550,32 @@ Test(cli, configuration_errors_exit_78_and_name_the_uri) {
     cr_assert(strstr(r.err, "REDLOCK_NODES"), "stderr: %s", r.err);
 }
 
+Test(cli, next_nodes_make_a_joint_lock_that_needs_both_quorums) {
+    char old[800], new[800], next_env[820];
+    snprintf(old, sizeof old, "%s,%s,%s", C.uri[0], C.uri[1], C.uri[2]);
+    snprintf(new, sizeof new, "%s,%s,%s", C.uri[2], C.uri[3], C.uri[4]);
+    snprintf(next_env, sizeof next_env, "REDLOCK_NEXT_NODES=%s", new);
+    /* NEW's nodes 3 and 4 are taken: OLD alone would grant, the joint lock may not */
+    for (int i = 3; i < 5; i++) cr_assert_eq(tc_set(&C, i, "cli:joint", "someone-else", 20000), 0);
+    run_t r;
+    RUN(&r, NULL, "--nodes", old, "--next-nodes", new, "exec", "--ttl", "10s", "cli:joint", "--", "/bin/true");
+    cr_assert_eq(r.code, 75, "a joint lock without NEW's quorum: exit %d, stderr: %s", r.code, r.err);
+    cr_assert(strstr(r.err, "old ") && strstr(r.err, "new "), "stderr names no tallies: %s", r.err);
+    for (int i = 3; i < 5; i++) cr_assert_eq(tc_del(&C, i, "cli:joint"), 1);
+    /* the next list from the environment this time */
+    run_argv(&r, old,
+             (char *[]){"/usr/bin/env", next_env, REDLOCK_CLI, "acquire", "--json", "--ttl", "10s", "cli:joint", NULL});
+    cr_assert_eq(r.code, 0, "exit %d, stderr: %s", r.code, r.err);
+    cr_assert(strstr(r.out, "\"lists\":\"both\"") && strstr(r.out, "\"lists\":\"new\""), "json: %s", r.out);
+    cr_assert_eq(tc_await_count(&C, "cli:joint", NULL, 5), 5, "the joint lock is not on all five nodes");
+    RUN(&r, NULL, "--nodes", old, "--next-nodes", old, "ping");
+    cr_assert_eq(r.code, 78, "a next list equal to the current one: exit %d, stderr: %s", r.code, r.err);
+    cr_assert(strstr(r.err, "next_nodes names the same 3 nodes"), "stderr: %s", r.err);
+    RUN(&r, NULL, "--nodes", old, "--next-nodes", "redis://127.0.0.1:notaport", "ping");
+    cr_assert_eq(r.code, 78, "stderr: %s", r.err);
+    cr_assert(strstr(r.err, "redis://127.0.0.1:notaport"), "stderr: %s", r.err);
+}
+
 Test(cli, passwords_are_never_printed) {
     char nodes[256];
     snprintf(nodes, sizeof nodes, "redis://user:s3cr3tpw@127.0.0.1:%d", unused_port());

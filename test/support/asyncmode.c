@@ -107,7 +107,10 @@ static redlock_async_t *pair(redlock_t *rl) {
     for (int i = 0; i < TA_MAX; i++)
         if (!T.rl[i]) {
             redlock_async_t *a = NULL;
-            if (redlock_async_new(&a, &rl->opt) != REDLOCK_OK) return NULL;
+            redlock_options_t o;
+            const char *cur[REDLOCK_MAX_NODES], *next[REDLOCK_MAX_NODES];
+            rl_joint_options(rl, &o, cur, next);
+            if (redlock_async_new(&a, &o) != REDLOCK_OK) return NULL;
             redlock_libuv_attach(a, &T.loop);
             T.rl[i] = rl;
             T.a[i] = a;
