@@ -86,12 +86,18 @@ struct report {
 class error : public std::runtime_error {
   public:
     error(errc code, redlock::report rep)
-        : std::runtime_error(rep.message.empty() ? message(code) : message(code) + ": " + rep.message), code_(code),
-          report_(std::move(rep)) {}
+        : std::runtime_error(what_of(code, rep.message)), code_(code), report_(std::move(rep)) {}
     errc code() const noexcept { return code_; }
     const redlock::report &report() const noexcept { return report_; }
 
   private:
+    /* A round's message starts with the code's own text; a refusal's names the bad value only. */
+    static std::string what_of(errc code, const std::string &msg) {
+        std::string text = message(code);
+        if (msg.compare(0, text.size(), text) == 0) return msg;
+        return msg.empty() ? text : text + ": " + msg;
+    }
+
     errc code_;
     redlock::report report_;
 };

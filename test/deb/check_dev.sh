@@ -15,7 +15,8 @@
 # must acquire, extend and release a lock on 3 local redis-server masters
 # (deploy/cluster.sh, always stopped). Also checks the licence where the
 # packages name it (debian/copyright, redlock.pc, the CMake package) and
-# the packaged library's exports (test/abi/check_exports.sh).
+# the packaged library's exports (test/abi/check_exports.sh), and builds
+# examples/lock.cpp with the -dev package's C++ header and runs it.
 # Exit 0 when all holds; 1 with the reason otherwise.
 set -uo pipefail
 dist=${1:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
@@ -121,3 +122,13 @@ for prog in basic_pc basic_pc_static cmake/build/basic_cmake cmake/build/basic_c
   echo "ok: $prog acquired, extended and released on 3 nodes"
 done
 echo "ok: examples/basic.c builds and runs against libredlock0 and libredlock-dev $version alone"
+
+# The C++ wrapper from the -dev package: examples/lock.cpp, C++17 with
+# warnings as errors, against the root's headers and library, on the nodes.
+cxx=${CXX:-c++}
+"$cxx" -std=c++17 -Wall -Wextra -Werror -H -I"$root/usr/include" "$src/examples/lock.cpp" -o "$tmp/lock_cpp" \
+  "$libdir/libredlock.so" -Wl,--trace >"$tmp/cpp.trace" 2>&1 || { cat "$tmp/cpp.trace" >&2; fail "lock.cpp does not build"; }
+from_root "$tmp/cpp.trace" 'redlock\.hpp'
+# shellcheck disable=SC2046
+"$tmp/lock_cpp" $(tr ',' ' ' <<<"$REDLOCK_NODES") >"$tmp/run.out" 2>&1 || { st=$?; cat "$tmp/run.out" >&2; fail "lock_cpp exited $st"; }
+echo "ok: examples/lock.cpp builds against libredlock-dev's redlock/redlock.hpp and runs"

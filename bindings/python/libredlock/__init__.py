@@ -143,7 +143,9 @@ def _report(c: _abi.Report) -> Report:
 def _error(code: int, report: Report) -> Error:
     cls: Type[Error] = _CLASSES.get(code, Error)
     text = _text(_lib.redlock_strerror(code))
-    return cls(f"{text}: {report.message}" if report.message else text, code, report)
+    # a round's message starts with the code's own text; a refusal's names the bad value only
+    message = report.message if report.message.startswith(text) else f"{text}: {report.message}".rstrip(": ")
+    return cls(message, code, report)
 
 
 def _check(code: int, c_report: _abi.Report) -> None:
