@@ -58,7 +58,9 @@ enum class errc : int {
 };
 
 /** The message of a code ("lock is held by another owner", ...). */
-inline std::string message(errc code) { return redlock_strerror(static_cast<int>(code)); }
+inline std::string message(errc code) {
+    return redlock_strerror(static_cast<int>(code));
+}
 
 /** How one node took part in one call. */
 struct node_report {
@@ -73,13 +75,13 @@ struct node_report {
 /** What one call did, node by node. */
 struct report {
     errc result = errc::ok;
-    std::string message;           ///< why, in words; names the bad value of a refused argument
-    std::uint32_t attempts = 0;    ///< acquire attempts made
-    std::size_t quorum = 0;        ///< yes votes a lock needs
+    std::string message;                     ///< why, in words; names the bad value of a refused argument
+    std::uint32_t attempts = 0;              ///< acquire attempts made
+    std::size_t quorum = 0;                  ///< yes votes a lock needs
     std::size_t yes = 0, no = 0, failed = 0; ///< votes of the last round
-    std::int64_t elapsed_us = 0;   ///< of the last round
-    std::int64_t validity_ms = 0;  ///< of the lock after the call
-    std::vector<node_report> nodes; ///< one per node, in the order of the options
+    std::int64_t elapsed_us = 0;             ///< of the last round
+    std::int64_t validity_ms = 0;            ///< of the lock after the call
+    std::vector<node_report> nodes;          ///< one per node, in the order of the options
 };
 
 /** What every failing call throws: the code, and what each node did. */
@@ -87,8 +89,12 @@ class error : public std::runtime_error {
   public:
     error(errc code, redlock::report rep)
         : std::runtime_error(what_of(code, rep.message)), code_(code), report_(std::move(rep)) {}
-    errc code() const noexcept { return code_; }
-    const redlock::report &report() const noexcept { return report_; }
+    errc code() const noexcept {
+        return code_;
+    }
+    const redlock::report &report() const noexcept {
+        return report_;
+    }
 
   private:
     /* A round's message starts with the code's own text; a refusal's names the bad value only. */
@@ -151,7 +157,9 @@ inline redlock::report convert(const redlock_report_t &r) {
     return out;
 }
 
-[[noreturn]] inline void raise(int rc, const redlock_report_t &r) { throw error(static_cast<errc>(rc), convert(r)); }
+[[noreturn]] inline void raise(int rc, const redlock_report_t &r) {
+    throw error(static_cast<errc>(rc), convert(r));
+}
 
 [[noreturn]] inline void refuse(errc code, const std::string &why) {
     redlock::report r;
@@ -161,7 +169,9 @@ inline redlock::report convert(const redlock_report_t &r) {
 }
 
 /* A report is about 23 KiB: kept off the caller's stack, which may be a small thread's. */
-inline std::unique_ptr<redlock_report_t> new_report() { return std::make_unique<redlock_report_t>(); }
+inline std::unique_ptr<redlock_report_t> new_report() {
+    return std::make_unique<redlock_report_t>();
+}
 
 inline std::uint32_t ttl_ms(std::chrono::milliseconds ttl) {
     if (ttl.count() < 1 || ttl.count() > 2147483647)
@@ -209,10 +219,14 @@ class lock {
     }
     lock(const lock &) = delete;
     lock &operator=(const lock &) = delete;
-    ~lock() { drop(); }
+    ~lock() {
+        drop();
+    }
 
     /** True until released or abandoned. */
-    explicit operator bool() const noexcept { return l_ != nullptr; }
+    explicit operator bool() const noexcept {
+        return l_ != nullptr;
+    }
     /** True while held with more than margin of validity left: call it right before a protected side effect. */
     bool valid(std::chrono::milliseconds margin = std::chrono::milliseconds(0)) const noexcept {
         return l_ && margin.count() >= 0 && margin.count() <= UINT32_MAX &&
@@ -223,15 +237,25 @@ class lock {
         return std::chrono::milliseconds(l_ ? redlock_lock_validity_ms(l_) : 0);
     }
     /** The fencing token: strictly greater than every earlier holder's; 0 without options::fencing. */
-    std::uint64_t fence() const noexcept { return l_ ? redlock_lock_fence(l_) : 0; }
+    std::uint64_t fence() const noexcept {
+        return l_ ? redlock_lock_fence(l_) : 0;
+    }
     /** The token, 40 hex characters: a secret (whoever has it can release the lock). "" once released. */
-    std::string token() const { return l_ ? redlock_lock_token(l_) : ""; }
+    std::string token() const {
+        return l_ ? redlock_lock_token(l_) : "";
+    }
     /** The resource (a permit's slot key "<resource>:permit:<slot>"). */
-    std::string resource() const { return l_ ? redlock_lock_resource(l_) : ""; }
+    std::string resource() const {
+        return l_ ? redlock_lock_resource(l_) : "";
+    }
     /** A permit's slot (0-based), -1 for other locks. */
-    int slot() const noexcept { return l_ ? redlock_lock_slot(l_) : -1; }
+    int slot() const noexcept {
+        return l_ ? redlock_lock_slot(l_) : -1;
+    }
     /** True for a reader's lock. */
-    bool shared() const noexcept { return l_ && redlock_lock_is_shared(l_); }
+    bool shared() const noexcept {
+        return l_ && redlock_lock_is_shared(l_);
+    }
 
     /** Resets the TTL to ttl on a quorum; throws error (not_held once the lock is gone). */
     void extend(std::chrono::milliseconds ttl) {
@@ -243,7 +267,9 @@ class lock {
         ttl_ = ttl;
     }
     /** Extends by the TTL it was acquired with. */
-    void extend() { extend(ttl_); }
+    void extend() {
+        extend(ttl_);
+    }
 
     /**
      * Releases it on every node; the lock is empty afterwards whatever
@@ -258,10 +284,14 @@ class lock {
         if (rc != REDLOCK_OK) detail::raise(rc, *rep);
     }
     /** Forgets the lock without releasing it: its keys expire by their TTL. */
-    void abandon() noexcept { redlock_lock_free(std::exchange(l_, nullptr)); }
+    void abandon() noexcept {
+        redlock_lock_free(std::exchange(l_, nullptr));
+    }
 
     /** The C lock, still owned by this object. */
-    redlock_lock_t *native_handle() const noexcept { return l_; }
+    redlock_lock_t *native_handle() const noexcept {
+        return l_;
+    }
 
   private:
     friend class client;
@@ -374,17 +404,23 @@ class client {
         if (rc != REDLOCK_OK) detail::raise(rc, *rep);
     }
     /** Ends every wait of this client's acquires: each throws error (cancelled). Any thread; never blocks. */
-    void cancel_waits() noexcept { redlock_cancel_waits(s_ ? s_->rl : nullptr); }
+    void cancel_waits() noexcept {
+        redlock_cancel_waits(s_ ? s_->rl : nullptr);
+    }
 
     /** The C handle, still owned by this client. */
-    redlock_t *native_handle() const noexcept { return s_ ? s_->rl : nullptr; }
+    redlock_t *native_handle() const noexcept {
+        return s_ ? s_->rl : nullptr;
+    }
 
   private:
     /* Kept on the heap so that the log callback's argument and the handle stay put when the client moves. */
     struct state {
         redlock_t *rl = nullptr;
         std::function<void(int, const std::string &)> log;
-        ~state() { redlock_free(rl); }
+        ~state() {
+            redlock_free(rl);
+        }
     };
 
     static options with_nodes(const std::vector<std::string> &nodes) {
@@ -392,7 +428,9 @@ class client {
         o.nodes = nodes;
         return o;
     }
-    static const char *text_or_null(const std::string &s) { return s.empty() ? nullptr : s.c_str(); }
+    static const char *text_or_null(const std::string &s) {
+        return s.empty() ? nullptr : s.c_str();
+    }
 
     template <class Call> lock take(std::chrono::milliseconds ttl, Call call) {
         if (!s_) detail::refuse(errc::invalid, "a moved-from client");
@@ -439,7 +477,9 @@ class mutex {
     void lock() {
         while (!attempt(no_time_bound)) pause();
     }
-    bool try_lock() { return attempt(std::chrono::milliseconds(0)); }
+    bool try_lock() {
+        return attempt(std::chrono::milliseconds(0));
+    }
     template <class Rep, class Period> bool try_lock_for(const std::chrono::duration<Rep, Period> &d) {
         return try_lock_until(std::chrono::steady_clock::now() + d);
     }
@@ -465,7 +505,9 @@ class mutex {
     }
 
     /** The result of the latest unlock(): ok, not_held (the lock had been lost), no_quorum, or invalid (not held). */
-    errc last_unlock() const noexcept { return static_cast<errc>(last_unlock_.load()); }
+    errc last_unlock() const noexcept {
+        return static_cast<errc>(last_unlock_.load());
+    }
     /** True while the calling thread holds it with more than margin of validity left. */
     bool valid(std::chrono::milliseconds margin = std::chrono::milliseconds(0)) const {
         std::lock_guard<std::mutex> g(m_);
@@ -479,7 +521,9 @@ class mutex {
         auto h = mine();
         return h != holds_.end() ? redlock_lock_fence(h->lock) : 0;
     }
-    const std::string &resource() const noexcept { return resource_; }
+    const std::string &resource() const noexcept {
+        return resource_;
+    }
 
   private:
     struct hold {

@@ -23,12 +23,12 @@ namespace {
 
 int failed_checks = 0;
 
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                              \
-            failed_checks++;                                                                                           \
-        }                                                                                                              \
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            failed_checks++;                                                              \
+        }                                                                                 \
     } while (0)
 
 std::vector<std::string> fixture_nodes() {

@@ -24,26 +24,9 @@ version=${2:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
 src=${3:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
 cc=${CC:-cc}
 
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-  [ ! -d "$tmp/cluster" ] || "$src/deploy/cluster.sh" stop -d "$tmp/cluster" >/dev/null 2>&1
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# one_deb NAME: the single NAME_VERSION_*.deb of DIST_DIR.
-one_deb() {
-  local found=("$dist/$1_${version}_"*.deb)
-  [ ${#found[@]} = 1 ] && [ -f "${found[0]}" ] || fail "expected one $1_${version}_*.deb in $dist, found: ${found[*]}"
-  echo "${found[0]}"
-}
-root=$tmp/root
-for pkg in libredlock0 libredlock-dev; do
-  deb=$(one_deb $pkg) || exit 1
-  dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
-  echo "unpacked $(basename "$deb")"
-done
+# shellcheck source=test/deb/unpack.sh
+. "$(dirname "$0")/unpack.sh"
+unpack libredlock0 libredlock-dev
 triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=$root/usr/lib/$triplet
 [ -f "$root/usr/include/redlock.h" ] || fail "no usr/include/redlock.h in the packages"

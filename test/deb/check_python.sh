@@ -14,21 +14,9 @@ dist=${1:?usage: check_python.sh DIST_DIR VERSION SOURCE_DIR}
 version=${2:?usage: check_python.sh DIST_DIR VERSION SOURCE_DIR}
 src=${3:?usage: check_python.sh DIST_DIR VERSION SOURCE_DIR}
 
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-  [ ! -d "$tmp/cluster" ] || "$src/deploy/cluster.sh" stop -d "$tmp/cluster" >/dev/null 2>&1
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-root=$tmp/root
-for pkg in libredlock0 python3-libredlock; do
-  found=("$dist/${pkg}_${version}_"*.deb)
-  [ ${#found[@]} = 1 ] && [ -f "${found[0]}" ] || fail "expected one ${pkg}_${version}_*.deb in $dist, found: ${found[*]}"
-  dpkg-deb -x "${found[0]}" "$root" || fail "dpkg-deb -x ${found[0]}"
-  echo "unpacked $(basename "${found[0]}")"
-done
+# shellcheck source=test/deb/unpack.sh
+. "$(dirname "$0")/unpack.sh"
+unpack libredlock0 python3-libredlock
 site=$root/usr/lib/python3/dist-packages
 [ -f "$site/libredlock/__init__.py" ] || fail "no usr/lib/python3/dist-packages/libredlock/__init__.py in python3-libredlock"
 dpkg-deb -f "$dist/python3-libredlock_${version}_all.deb" Depends | grep -q 'libredlock0' ||
