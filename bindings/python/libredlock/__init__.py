@@ -311,7 +311,8 @@ class Lock:
                 raise
 
     def __del__(self) -> None:
-        if getattr(self, "_ptr", None) is not None:
+        # at interpreter exit the module's globals may already be gone
+        if getattr(self, "_ptr", None) is not None and _lib is not None:
             _lib.redlock_lock_free(self._ptr)
             self._ptr = None
 

@@ -211,3 +211,21 @@ def _try(fn):
         return fn()
     except libredlock.Error as e:
         return e
+
+
+def test_a_waiting_call_releases_the_gil(rl, nodes, fresh):
+    # the waiter blocks inside the C call; only Python code of this thread can end its wait (the holder's
+    # release), which could not run if the call held the GIL: the wait would then end by its bound, Taken
+    res = fresh()
+    events = []
+    with libredlock.Redlock(nodes) as holder:
+        lk = holder.acquire(res, ttl=60.0)
+        waiter = threading.Thread(target=lambda: events.append(_try(lambda: rl.acquire(res, ttl=5.0, wait=60.0))))
+        waiter.start()
+        time.sleep(0.2)  # let the waiter enter its wait (if it has not, the test still holds: it takes it at once)
+        events.append("released")
+        lk.release()
+        waiter.join()
+    assert events[0] == "released"
+    assert isinstance(events[1], libredlock.Lock), events[1]
+    events[1].release()
