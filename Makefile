@@ -7,7 +7,8 @@ CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
                redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2 \
                python3 python3-prometheus-client libuv1-dev libevent-dev \
-               liblua5.1-0-dev abigail-tools debhelper lintian doxygen fakeroot dpkg-dev
+               liblua5.1-0-dev abigail-tools debhelper lintian doxygen fakeroot dpkg-dev \
+               g++ python3-pytest python3-venv dh-python
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_DIR    := $(CURDIR)/$(BUILD)/demo-cluster
 
@@ -249,9 +250,9 @@ abi-update: build
 	  echo "abi/$$soname.abi rewritten: commit it with the change it records"
 
 # ------------------------------------------------------------- packages
-# `make deb`: the Debian packages libredlock0, libredlock-dev and
-# redlock-tools (and their -dbgsym) built from this checkout with debhelper
-# and the CMake build (debian/; deploy/deb.sh, about a minute), left in
+# `make deb`: the Debian packages libredlock0, libredlock-dev,
+# redlock-tools (and their -dbgsym) and python3-libredlock, built from this
+# checkout with debhelper and the CMake build (debian/; deploy/deb.sh, about a minute), left in
 # dist/ with the .changes file; fails when lintian reports an error.
 # doc/packaging.md. `make test-deb`: the packages' tests (label deb, not
 # part of `make test`): they build the packages themselves into

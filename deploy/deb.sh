@@ -2,7 +2,7 @@
 # deploy/deb.sh OUT_DIR SCRATCH_DIR
 #
 # Builds libredlock's Debian packages (debian/: libredlock0, libredlock-dev,
-# redlock-tools) from this checkout and leaves the .deb files, with the
+# redlock-tools, python3-libredlock) from this checkout and leaves the .deb files, with the
 # .changes and .buildinfo, in OUT_DIR; then runs lintian on them and fails
 # when it reports an error. dpkg-buildpackage writes its results next to the
 # source tree, so the tree (the files git knows, committed or not, and the

@@ -189,7 +189,14 @@ enum {
  * threads that serve them. Made by redlock_new(), freed by redlock_free();
  * shared by every thread of a process.
  */
+#ifdef __cplusplus
+/* In C++, redlock names the namespace of <redlock/redlock.hpp>, so the opaque
+   handle's tag is another there; a tag is no part of the ABI (the functions
+   have C linkage). */
+typedef struct redlock_handle_ redlock_t;
+#else
 typedef struct redlock redlock_t; /* opaque: config + connection pool */
+#endif
 /**
  * @brief One lock: a mutex, a permit of a semaphore, a reader's lock or a
  * set of resources. Made by an acquire (or redlock_lock_adopt()), freed by

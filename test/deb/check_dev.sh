@@ -15,7 +15,8 @@
 # must acquire, extend and release a lock on 3 local redis-server masters
 # (deploy/cluster.sh, always stopped). Also checks the licence where the
 # packages name it (debian/copyright, redlock.pc, the CMake package) and
-# the packaged library's exports (test/abi/check_exports.sh).
+# the packaged library's exports (test/abi/check_exports.sh), and builds
+# examples/lock.cpp with the -dev package's C++ header and runs it.
 # Exit 0 when all holds; 1 with the reason otherwise.
 set -uo pipefail
 dist=${1:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
@@ -23,26 +24,9 @@ version=${2:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
 src=${3:?usage: check_dev.sh DIST_DIR VERSION SOURCE_DIR}
 cc=${CC:-cc}
 
-tmp=$(mktemp -d) || exit 1
-cleanup() {
-  [ ! -d "$tmp/cluster" ] || "$src/deploy/cluster.sh" stop -d "$tmp/cluster" >/dev/null 2>&1
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# one_deb NAME: the single NAME_VERSION_*.deb of DIST_DIR.
-one_deb() {
-  local found=("$dist/$1_${version}_"*.deb)
-  [ ${#found[@]} = 1 ] && [ -f "${found[0]}" ] || fail "expected one $1_${version}_*.deb in $dist, found: ${found[*]}"
-  echo "${found[0]}"
-}
-root=$tmp/root
-for pkg in libredlock0 libredlock-dev; do
-  deb=$(one_deb $pkg) || exit 1
-  dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"
-  echo "unpacked $(basename "$deb")"
-done
+# shellcheck source=test/deb/unpack.sh
+. "$(dirname "$0")/unpack.sh"
+unpack libredlock0 libredlock-dev
 triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=$root/usr/lib/$triplet
 [ -f "$root/usr/include/redlock.h" ] || fail "no usr/include/redlock.h in the packages"
@@ -121,3 +105,13 @@ for prog in basic_pc basic_pc_static cmake/build/basic_cmake cmake/build/basic_c
   echo "ok: $prog acquired, extended and released on 3 nodes"
 done
 echo "ok: examples/basic.c builds and runs against libredlock0 and libredlock-dev $version alone"
+
+# The C++ wrapper from the -dev package: examples/lock.cpp, C++17 with
+# warnings as errors, against the root's headers and library, on the nodes.
+cxx=${CXX:-c++}
+"$cxx" -std=c++17 -Wall -Wextra -Werror -H -I"$root/usr/include" "$src/examples/lock.cpp" -o "$tmp/lock_cpp" \
+  "$libdir/libredlock.so" -Wl,--trace >"$tmp/cpp.trace" 2>&1 || { cat "$tmp/cpp.trace" >&2; fail "lock.cpp does not build"; }
+from_root "$tmp/cpp.trace" 'redlock\.hpp'
+# shellcheck disable=SC2046
+"$tmp/lock_cpp" $(tr ',' ' ' <<<"$REDLOCK_NODES") >"$tmp/run.out" 2>&1 || { st=$?; cat "$tmp/run.out" >&2; fail "lock_cpp exited $st"; }
+echo "ok: examples/lock.cpp builds against libredlock-dev's redlock/redlock.hpp and runs"
