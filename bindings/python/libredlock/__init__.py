@@ -179,12 +179,23 @@ def _bytes(name: str, value: str) -> bytes:
     return value.encode()
 
 
+def _uri_list(nodes: Union[str, Sequence[str]]) -> list:
+    """A list of node URIs from a comma-separated str or a sequence of str."""
+    if isinstance(nodes, str):
+        nodes = [n for n in nodes.split(",") if n]
+    nodes = list(nodes)
+    for n in nodes:
+        if not isinstance(n, str):
+            raise _refuse(ConfigError, f"a node URI must be a str, not {n!r}")
+    return nodes
+
+
 def _set_option(opt: _abi.Options, name: str, value: object) -> None:
     """Sets one C option by its field name, checking its type and range."""
     ctype = dict(_abi.Options._fields_).get(name)
     if name in ("log", "log_arg"):
         raise _refuse(ConfigError, f"option {name} is not available from Python (a C function pointer)")
-    if ctype is None or name in ("nodes", "n_nodes"):
+    if ctype is None or name in ("nodes", "n_nodes", "next_nodes", "n_next_nodes"):
         raise _refuse(ConfigError, f"unknown option {name!r} (options are redlock_options_t's fields, "
                       "e.g. op_timeout_ms, retry_count, fencing)")
     if ctype is ctypes.c_char_p:
@@ -327,7 +338,9 @@ class Redlock:
 
     ``nodes`` is a sequence of node URIs (``redis://[user[:password]@]host[:port][/db]``,
     ``rediss://``, ``unix:///path``, ``redis+cluster://``, ``redis+sentinel://``),
-    or one str of them separated by commas. ``options`` are the C library's
+    or one str of them separated by commas. ``next_nodes`` (the same forms)
+    makes the handle joint while the node set changes: every grant needs a
+    quorum of each list (doc/membership.md). ``options`` are the C library's
     options by their field names (``op_timeout_ms=50``, ``retry_count=3``,
     ``fencing=1``, ``tls_ca_file="ca.pem"`` ...); the others keep their
     defaults. Raises :class:`ConfigError` naming a bad URI or option.
@@ -336,14 +349,10 @@ class Redlock:
     ``with Redlock(...)`` block) frees it once no other call on it runs.
     """
 
-    def __init__(self, nodes: Union[str, Sequence[str]], **options: object):
+    def __init__(self, nodes: Union[str, Sequence[str]], next_nodes: Union[None, str, Sequence[str]] = None,
+                 **options: object):
         self._handle: Optional[int] = None
-        if isinstance(nodes, str):
-            nodes = [n for n in nodes.split(",") if n]
-        nodes = list(nodes)
-        for n in nodes:
-            if not isinstance(n, str):
-                raise _refuse(ConfigError, f"a node URI must be a str, not {n!r}")
+        nodes = _uri_list(nodes)
         room = _abi.OptionsRoom()
         _lib.redlock_options_init(ctypes.byref(room))
         opt = room.opt
@@ -352,6 +361,11 @@ class Redlock:
         uris = (ctypes.c_char_p * max(len(nodes), 1))(*[n.encode() for n in nodes])
         opt.nodes = ctypes.cast(uris, ctypes.POINTER(ctypes.c_char_p))
         opt.n_nodes = len(nodes)
+        if next_nodes is not None:
+            nexts = _uri_list(next_nodes)
+            next_uris = (ctypes.c_char_p * max(len(nexts), 1))(*[n.encode() for n in nexts])
+            opt.next_nodes = ctypes.cast(next_uris, ctypes.POINTER(ctypes.c_char_p))
+            opt.n_next_nodes = len(nexts)
         out = ctypes.c_void_p()
         err = ctypes.create_string_buffer(256)
         rc = _lib.redlock_new_ex(ctypes.byref(out), ctypes.byref(room), err, len(err))

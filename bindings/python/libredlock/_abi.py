@@ -58,6 +58,8 @@ class Options(ctypes.Structure):
         ("probe_max_ms", c_uint32),
         ("grace_rtts", c_uint32),
         ("min_replicas", c_uint32),
+        ("next_nodes", ctypes.POINTER(c_char_p)),
+        ("n_next_nodes", c_size_t),
     ]
 
 
@@ -77,6 +79,18 @@ class NodeReport(ctypes.Structure):
         ("rtt_us", c_int64),
         ("detail", c_char * 256),
         ("address", c_char * 72),
+        ("lists", ctypes.c_uint),
+    ]
+
+
+class ListTally(ctypes.Structure):
+    """redlock_list_tally_t: one node list's count in a joint handle's report."""
+    _fields_ = [
+        ("n_nodes", c_size_t),
+        ("quorum", c_size_t),
+        ("yes", c_size_t),
+        ("no", c_size_t),
+        ("failed", c_size_t),
     ]
 
 
@@ -94,6 +108,8 @@ class Report(ctypes.Structure):
         ("validity_ms", c_int64),
         ("slot", c_int),
         ("message", c_char * 256),
+        ("n_lists", c_size_t),
+        ("lists", ListTally * 2),
         ("nodes", NodeReport * MAX_NODES),
     ]
 
@@ -102,6 +118,7 @@ class Report(ctypes.Structure):
 MIRRORS = [
     (Options, "redlock_options_t", "redlock_options"),
     (NodeReport, "redlock_node_report_t", "redlock_node_report"),
+    (ListTally, "redlock_list_tally_t", "redlock_list_tally"),
     (Report, "redlock_report_t", "redlock_report"),
 ]
 

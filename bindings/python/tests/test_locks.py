@@ -42,6 +42,22 @@ def test_taken_carries_the_node_by_node_report(rl, nodes, fresh):
     assert e.report.quorum == 3
 
 
+def test_a_joint_handle_needs_a_quorum_of_each_list(nodes, fresh):
+    res = fresh()
+    old, new = nodes[0:3], nodes[2:5]
+    with libredlock.Redlock(new) as holder, libredlock.Redlock(old, next_nodes=new) as joint:
+        with holder.lock(res, ttl=10.0):
+            with pytest.raises(libredlock.Taken) as caught:
+                joint.acquire(res, ttl=10.0)
+            assert "new " in str(caught.value) and "old " in str(caught.value)
+        with joint.lock(res, ttl=10.0) as lk:
+            assert lk.valid()
+            with pytest.raises(libredlock.Taken):
+                holder.acquire(res, ttl=10.0)
+    with pytest.raises(libredlock.ConfigError, match="next_nodes names the same"):
+        libredlock.Redlock(old, next_nodes=list(reversed(old)))
+
+
 def test_explicit_acquire_and_release(rl, fresh):
     lk = rl.acquire(fresh(), ttl=10.0, wait=1.0)
     assert lk.held
