@@ -78,6 +78,7 @@ SUITES=(
   "fence|fence.sh||RESULTS-fence.md|||Fencing tokens: plain and fenced acquire (issue 26)"
   "replicated|replicated.sh||RESULTS-replicated.md|||Votes counted after replication on Sentinel groups (issue 32)"
   "hosts|hosts.sh||RESULTS-hosts.md|||One node's host name unresolvable (issue 12)"
+  "membership|membership.sh||RESULTS-membership.md|||Changing the node set: a joint handle against a plain one"
 )
 
 # ------------------------------------------------------------ the command line

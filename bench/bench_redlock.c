@@ -5,6 +5,7 @@
  *                 [--warmup CYCLES] [--ttl MS] [--op-timeout MS] [--hold-us US]
  *                 [--retry-delay MS] [--retry-jitter MS] [--impl NAME]
  *                 [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N] [--no-stats]
+ *                 [--next-uris URI,URI,...]
  *   bench_redlock --version
  *
  * Workloads (every one prints one RESULT line, see common.h):
@@ -46,6 +47,8 @@ typedef struct config {
     const char *workload, *impl;
     const char *uris[BENCH_MAX_NODES];
     size_t n_nodes;
+    const char *next_uris[BENCH_MAX_NODES]; /* a joint handle's next list (bench/membership.sh) */
+    size_t n_next;
     double max_cycles, secs, warmup, threads, ttl, op_timeout, hold_us, retry_delay, retry_jitter;
     int fencing; /* with max_ttl and clock_check: the safety features whose cost the suite reports */
     double max_ttl, clock_check;
@@ -82,6 +85,8 @@ static redlock_t *make_redlock(uint32_t retry_count) {
     opt.max_ttl_ms = (uint32_t)cfg.max_ttl; /* > 0: restart quarantine and clock-jump checks */
     opt.clock_check_ms = (uint32_t)cfg.clock_check;
     opt.min_replicas = (uint32_t)cfg.min_replicas;
+    opt.next_nodes = cfg.n_next ? cfg.next_uris : NULL;
+    opt.n_next_nodes = cfg.n_next;
     opt.stats = cfg.no_stats == 0;
     return bench_handle_new(&opt, "bench_redlock: redlock_new");
 }
@@ -410,16 +415,19 @@ static int run_memory(void) {
 
 /* -------------------------------------------------------------------- main */
 
-static const char USAGE[] = "-u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
-                            "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
-                            "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
-                            "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N]"
-                            " [--no-stats]\n";
+static const char USAGE[] =
+    "-u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
+    "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
+    "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
+    "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N]"
+    " [--no-stats]\n"
+    "          [--next-uris URI,URI,... (a joint handle: every grant needs a quorum of each list)]\n";
 
 int main(int argc, char **argv) {
-    char *uri_list = NULL;
+    char *uri_list = NULL, *next_list = NULL;
     const bench_opt_t opts[] = {
         {"-u", .list = &uri_list},
+        {"--next-uris", .list = &next_list},
         {"-w", .str = &cfg.workload},
         {"--impl", .str = &cfg.impl},
         {"-n", .num = &cfg.max_cycles},
@@ -442,6 +450,8 @@ int main(int argc, char **argv) {
     if (!uri_list || !cfg.workload || !cfg.impl) bench_usage(argv[0], USAGE, 1);
     cfg.n_nodes = bench_split_uris(uri_list, cfg.uris, BENCH_MAX_NODES);
     if (!cfg.n_nodes) bench_usage(argv[0], USAGE, 1);
+    if (next_list && !(cfg.n_next = bench_split_uris(next_list, cfg.next_uris, BENCH_MAX_NODES)))
+        bench_usage(argv[0], USAGE, 1);
     if (cfg.hold_us >= 1e6) cfg.hold_us = 999999;
     pid = (unsigned)getpid();
 

@@ -120,6 +120,14 @@ int cli_usage_error(const cli_t *c, const char *fmt, ...)
 
 /* ---- common.c, usage.c ---- */
 
+/* Fills the node lists from the environment where their options were not
+ * given and checks them (some nodes, not too many). Returns 0 or an exit
+ * code, reported. */
+int cli_resolve_nodes(cli_t *c);
+
+/* cli_open over the lists given (next NULL: a plain handle). */
+int cli_open_over(cli_t *c, const char *const *nodes, size_t n, const char *const *next, size_t nn, redlock_t **rl);
+
 /* Makes the redlock_t from the global options (nodes from --nodes or
  * REDLOCK_NODES). Returns 0, or an exit code after printing why. */
 int cli_open(cli_t *c, redlock_t **rl);
@@ -220,6 +228,7 @@ int cli_cmd_ping(cli_t *c, int argc, char **argv);
 int cli_cmd_acquire(cli_t *c, int argc, char **argv); /* steps.c */
 int cli_cmd_extend(cli_t *c, int argc, char **argv);
 int cli_cmd_release(cli_t *c, int argc, char **argv);
-int cli_cmd_stats(cli_t *c, int argc, char **argv); /* statscmd.c */
+int cli_cmd_stats(cli_t *c, int argc, char **argv);      /* statscmd.c */
+int cli_cmd_membership(cli_t *c, int argc, char **argv); /* membership.c */
 
 #endif

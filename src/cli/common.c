@@ -58,8 +58,7 @@ static int nodes_from_env(cli_t *c, cli_nodes_t *l, const char *env) {
     return v && *v ? cli_add_nodes(c, l, v, env) : 0;
 }
 
-int cli_open(cli_t *c, redlock_t **rl) {
-    *rl = NULL;
+int cli_resolve_nodes(cli_t *c) {
     if (nodes_from_env(c, &c->nodes, "REDLOCK_NODES") < 0 || nodes_from_env(c, &c->next, "REDLOCK_NEXT_NODES") < 0)
         return CLI_EX_CONFIG;
     if (c->nodes.n == 0) {
@@ -71,15 +70,28 @@ int cli_open(cli_t *c, redlock_t **rl) {
                   REDLOCK_MAX_NODES);
         return CLI_EX_CONFIG;
     }
+    return 0;
+}
+
+int cli_open(cli_t *c, redlock_t **rl) {
+    *rl = NULL;
+    int rc = cli_resolve_nodes(c);
+    return rc ? rc
+              : cli_open_over(c, (const char *const *)c->nodes.uri, c->nodes.n,
+                              c->next.n ? (const char *const *)c->next.uri : NULL, c->next.n, rl);
+}
+
+int cli_open_over(cli_t *c, const char *const *nodes, size_t n, const char *const *next, size_t nn, redlock_t **rl) {
+    *rl = NULL;
     /* Settings the tool does not expose follow the ones it does, so that any
      * accepted --op-timeout / --retry-delay makes a valid configuration. */
     if (c->opt.node_down_ms < c->opt.op_timeout_ms) c->opt.node_down_ms = c->opt.op_timeout_ms;
     if (!c->jitter_given && c->opt.retry_jitter_ms > c->opt.retry_delay_ms / 2)
         c->opt.retry_jitter_ms = c->opt.retry_delay_ms / 2;
-    c->opt.nodes = (const char *const *)c->nodes.uri;
-    c->opt.n_nodes = c->nodes.n;
-    c->opt.next_nodes = c->next.n ? (const char *const *)c->next.uri : NULL;
-    c->opt.n_next_nodes = c->next.n;
+    c->opt.nodes = nodes;
+    c->opt.n_nodes = n;
+    c->opt.next_nodes = next;
+    c->opt.n_next_nodes = nn;
     if (c->verbose > 0) {
         c->opt.log = cli_log;
         c->opt.log_arg = c;

@@ -4,7 +4,7 @@
 
 #include "cli.h"
 
-#define CLI_COMMANDS "exec, acquire, extend, release, status, ping or stats"
+#define CLI_COMMANDS "exec, acquire, extend, release, status, ping, stats or membership"
 
 int main(int argc, char **argv) {
     cli_t c;
@@ -44,9 +44,9 @@ int main(int argc, char **argv) {
     static const struct {
         const char *name;
         int (*run)(cli_t *, int, char **);
-    } cmds[] = {{"exec", cli_cmd_exec},       {"status", cli_cmd_status}, {"ping", cli_cmd_ping},
-                {"acquire", cli_cmd_acquire}, {"extend", cli_cmd_extend}, {"release", cli_cmd_release},
-                {"stats", cli_cmd_stats}};
+    } cmds[] = {{"exec", cli_cmd_exec},       {"status", cli_cmd_status},        {"ping", cli_cmd_ping},
+                {"acquire", cli_cmd_acquire}, {"extend", cli_cmd_extend},        {"release", cli_cmd_release},
+                {"stats", cli_cmd_stats},     {"membership", cli_cmd_membership}};
     size_t k = 0;
     while (k < sizeof cmds / sizeof cmds[0] && strcmp(cmd, cmds[k].name)) k++;
     if (k < sizeof cmds / sizeof cmds[0])

@@ -28,6 +28,28 @@ static void print_steps(FILE *f) {
           f);
 }
 
+/* The membership command: the steps of a change of the node set. */
+static void print_membership(FILE *f) {
+    fputs("  membership  A step of a change of the node set from --nodes (OLD) to\n"
+          "            --next-nodes (NEW); each writes the membership record to every\n"
+          "            node of both lists (see doc/membership.md):\n"
+          "            begin    the nodes accept OLD and JOINT (both lists at once)\n"
+          "            advance  JOINT only, a wait of --max-ttl plus 1s, then JOINT and NEW\n"
+          "            finish   NEW's nodes accept NEW only, the nodes that left nothing\n"
+          "            show     each node's record, phase, what it accepts, and this\n"
+          "                     handle's fingerprint (--next-nodes optional)\n"
+          "    --skip URI        a dead node that is leaving (in --nodes only): not\n"
+          "                      written; at most one less than OLD's quorum\n"
+          "    --force           overwrite a record of another change, or one that\n"
+          "                      cannot be read\n"
+          "    --json            show: one JSON object\n"
+          "            Exits 0 done; 64 a step out of order (the phase is named),\n"
+          "            another change's record, or bad usage; 69 a node could not be\n"
+          "            read or written (named); 78 a bad node URI.\n"
+          "\n",
+          f);
+}
+
 /* Writes the whole reference (commands, options, exit status) to f. */
 void cli_print_usage(FILE *f, const char *prog) {
     fprintf(f,
@@ -38,6 +60,7 @@ void cli_print_usage(FILE *f, const char *prog) {
             "       %s [GLOBAL OPTIONS] release [--json] RESOURCE TOKEN|--token-env NAME|--token-stdin\n"
             "       %s [GLOBAL OPTIONS] status [--json] [--limit N] RESOURCE\n"
             "       %s [GLOBAL OPTIONS] ping [--json]\n"
+            "       %s [GLOBAL OPTIONS] membership begin|advance|finish|show [--skip URI] [--force] [--json]\n"
             "       %s [GLOBAL OPTIONS] stats [--count N] [--ttl DUR] [--prometheus] [RESOURCE]\n"
             "       %s --help | --version | help\n"
             "\n"
@@ -87,8 +110,9 @@ void cli_print_usage(FILE *f, const char *prog) {
             "    --count N         probe cycles (default 10; 0: none)\n"
             "    --ttl DUR         the probe locks' TTL (default 5s)\n"
             "    --prometheus      print the counters in the Prometheus text format\n"
-            "\n",
-            prog, prog, prog, prog, prog, prog, prog, prog);
+            "",
+            prog, prog, prog, prog, prog, prog, prog, prog, prog);
+    print_membership(f);
     fputs("  help      The same as --help.\n\n", f);
     print_steps(f);
     fputs("Global options (also accepted after the command name; every option's value\n"

@@ -376,6 +376,25 @@ int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b) {
     return 0;
 }
 
+size_t rl_uri_identity(const rl_uri_t *u, char *buf, size_t n) {
+    char host[300];
+    int len;
+    if (u->kind == RL_URI_UNIX) return (size_t)snprintf(buf, n, "unix:%s/%d", u->path, u->db);
+    size_t h = 0;
+    int v6 = strchr(u->host, ':') != NULL;
+    if (v6) host[h++] = '[';
+    for (const char *p = u->host; *p && h < sizeof host - 2; p++) host[h++] = (char)tolower((unsigned char)*p);
+    if (v6) host[h++] = ']';
+    host[h] = '\0';
+    if (u->cluster)
+        len = snprintf(buf, n, "cluster:%s:%d", host, u->port);
+    else if (u->sentinel)
+        len = snprintf(buf, n, "sentinel:%s@%s:%d/%d", u->master, host, u->port, u->db);
+    else
+        len = snprintf(buf, n, "tcp:%s:%d/%d", host, u->port, u->db);
+    return len < 0 ? n : (size_t)len;
+}
+
 int rl_uri_same_node(const rl_uri_t *a, const rl_uri_t *b) {
     return rl_uri_same_server(a, b) && a->cluster == b->cluster && a->db == b->db;
 }

@@ -65,6 +65,13 @@ int rl_uri_same_server(const rl_uri_t *a, const rl_uri_t *b);
  * (credentials and TLS settings aside), else 0. */
 int rl_uri_same_node(const rl_uri_t *a, const rl_uri_t *b);
 
+/* Writes u's identity into buf (n bytes): what names the node whatever its
+ * credentials and TLS settings, as rl_uri_same_node compares it:
+ * "tcp:HOST:PORT/DB", "unix:PATH/DB", "cluster:HOST:PORT" or
+ * "sentinel:NAME@HOST:PORT/DB" (HOST lowercase, an IPv6 address in
+ * brackets). Returns its length (n or more: it did not fit). */
+size_t rl_uri_identity(const rl_uri_t *u, char *buf, size_t n);
+
 /* Sets up u as a plain TCP node at host:port with base's credentials and
  * TLS (a cluster member: a shard primary, or a seed). Returns 0, or -1
  * when out of memory (u then holds nothing). */

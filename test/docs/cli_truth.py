@@ -54,7 +54,7 @@ for short, long_ in (("-v", "--verbose"), ("-h", "--help"), ("-V", "--version"))
     check(re.search(rf"\.BR {short} \", \" {long_}", man), f"redlock.1 lacks {short}, {long_}")
     check(f"`{short}`" in guide, f"doc/cli.md lacks `{short}`")
 
-for cmd in ("exec", "acquire", "extend", "release", "status", "ping", "stats", "help"):
+for cmd in ("exec", "acquire", "extend", "release", "status", "ping", "stats", "membership", "help"):
     check(re.search(rf"(?m)^  {cmd}\s", help_text), f"--help does not describe the subcommand {cmd}")
     check(re.search(rf"(?m)^\.B {cmd}$", man), f"redlock.1 does not describe the subcommand {cmd}")
     check(re.search(rf"redlock( \[GLOBAL OPTIONS\])? .*\b{cmd}\b|`{cmd}`", guide), f"doc/cli.md lacks {cmd}")

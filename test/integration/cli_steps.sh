@@ -20,14 +20,9 @@ cleanup() {
   rm -rf "$out"
 }
 trap cleanup EXIT
-fail() { echo "cli_steps.sh: FAIL: $*" >&2; exit 1; }
-# expect CODE CMD...: runs CMD (stdout to $out/stdout, stderr to $out/stderr), checks its exit code.
-expect() {
-  local want=$1 rc=0
-  shift
-  "$@" >"$out/stdout" 2>"$out/stderr" || rc=$?
-  [[ $rc == "$want" ]] || fail "'$*' exited $rc, expected $want; stderr: $(cat "$out/stderr")"
-}
+NAME=cli_steps.sh OUT=$out
+# shellcheck source=../support/expect.sh
+. "$(dirname "$0")/../support/expect.sh"
 
 # acquire prints the token, and only that
 expect 0 "$CLI" acquire --ttl 5s "$res"

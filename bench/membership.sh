@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# membership.sh [--quick] [--note TEXT] -- what changing the node set costs
+# (doc/membership.md), on 6 masters of its own (deploy/cluster.sh start -n 6,
+# always stopped at the end).
+#
+#   5 nodes   bench_redlock -w serial on nodes 0..4: one caller's acquire and
+#             lock cycle p50
+#   joint     the same with a joint handle: nodes 0..4 and next nodes
+#             0..3 and 5 (one node leaves, one joins: 6 distinct nodes),
+#             every grant needing a quorum of each list
+# The two alternate in REPS rounds; medians.
+#
+# Target (bench/targets.tsv): joint serial p50 <= 1.2 x the 5-node handle's.
+# Full mode writes bench/RESULTS-membership.md; --quick writes
+# $BENCH_BUILD/bench/RESULTS-membership-quick.md.
+#
+# Environment: BENCH_BUILD (default build-bench), the CMake build directory
+# configured with -DREDLOCK_BUILD_BENCH=ON (`make bench-membership` does it).
+set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+export LC_ALL=C
+
+LIB=$BUILD/bench/bench_redlock
+bench_args membership.sh "quick note" -- "$@"
+if ((QUICK)); then
+  REPS=3 D=0.5 OUT_MD=$BUILD/bench/RESULTS-membership-quick.md MODE=quick
+else
+  REPS=7 D=2 OUT_MD=$ROOT/bench/RESULTS-membership.md MODE=full
+fi
+[[ -x $LIB ]] || fail "$LIB is not built (run: make bench-membership)"
+
+bench_scratch membership
+cluster_start 6 nodes6
+mapfile -t URI <"$CLUSTER/nodes"
+OLD=$(IFS=,; echo "${URI[*]:0:5}")
+NEW=$(IFS=,; echo "${URI[*]:0:4},${URI[5]}")
+note "$MODE mode: $REPS rounds of ${D} s per variant on 6 masters"
+
+# run [ARGS...]: one serial bench_redlock run's RESULT line on the 5 nodes.
+run() {
+  timeout --foreground -k 5 300 "$LIB" -u "$OLD" -w serial -d "$D" --ttl 10000 --impl libredlock "$@" \
+    2>>"$LOG" | grep '^RESULT' | tail -n 1
+}
+: >"$SCRATCH/rows"
+for ((r = 1; r <= REPS; r++)); do
+  p=$(run) j=$(run --next-uris "$NEW")
+  printf '%s %s %s %s\n' "$(kv "$p" acq_p50_us)" "$(kv "$p" cyc_p50_us)" "$(kv "$j" acq_p50_us)" \
+    "$(kv "$j" cyc_p50_us)" >>"$SCRATCH/rows"
+  note "round $r/$REPS: acquire p50 $(kv "$p" acq_p50_us) us on 5 nodes, $(kv "$j" acq_p50_us) us joint"
+done
+col() { awk -v c="$1" '{ print $c }' "$SCRATCH/rows" | median; }
+A5=$(col 1) C5=$(col 2) AJ=$(col 3) CJ=$(col 4)
+RA=$(ratio "$AJ" "$A5") RC=$(ratio "$CJ" "$C5")
+cluster_down
+
+target joint_serial "$RA" "${RA:+${RA}× ($AJ vs $A5 µs)}" "" "${RA:+${RA}×}" - "5 nodes: 1.00×"
+TARGETS=$(targets_table "target")
+
+machine_info
+mkdir -p "$(dirname "$OUT_MD")"
+{
+  echo "# libredlock: changing the node set"
+  echo
+  echo "\`bench/membership.sh$([[ $MODE == quick ]] && echo ' --quick')\` $(bench_stamp), $((SECONDS - START)) s;"
+  echo "redis-server $REDIS_V. Machine: $(nproc) cores ($CPU), shared by the client and the 6 nodes; load"
+  echo "average $LOAD_BEFORE before, $LOAD_AFTER after."
+  echo
+  echo "Six masters on loopback. Each round runs bench_redlock serial (one caller, acquire + release of"
+  echo "distinct keys, ${D} s) with a 5-node handle (nodes 0..4, quorum 3) and with a joint handle (nodes"
+  echo "0..4, next nodes 0..3 and 5: 6 distinct nodes, a quorum of 3 in each list); medians over $REPS"
+  echo "rounds, the two alternating."
+  [[ -z $NOTE ]] || { echo; echo "$NOTE"; }
+  echo
+  echo "| handle | acquire p50 (µs) | lock cycle p50 (µs) |"
+  echo "|---|---:|---:|"
+  echo "| 5 nodes | $A5 | $C5 |"
+  echo "| joint, 5 + 1 | $AJ | $CJ |"
+  echo "| ratio | ${RA:-n/a}× | ${RC:-n/a}× |"
+  echo
+  echo "$TARGETS"
+} >"$OUT_MD"
+cat "$OUT_MD"
