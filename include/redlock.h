@@ -326,8 +326,11 @@ typedef struct redlock_node_report {
 
 /** @brief One node list's count of a call's last round (a joint handle's report has two). */
 typedef struct redlock_list_tally {
-    size_t n_nodes, quorum; /**< the list's nodes and the yes votes it must give (n_nodes / 2 + 1) */
-    size_t yes, no, failed; /**< the votes of the list's nodes */
+    size_t n_nodes; /**< the list's nodes */
+    size_t quorum;  /**< the yes votes it must give: n_nodes / 2 + 1 */
+    size_t yes;     /**< yes votes of the list's nodes in the last round */
+    size_t no;      /**< their no votes */
+    size_t failed;  /**< their failed votes (every kind but yes and no) */
 } redlock_list_tally_t;
 
 /**
