@@ -121,9 +121,10 @@ static int undo(rl_acquire_op_t *a, uint64_t now) {
 static int refusal(const rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
     int rc = rl_round_reason(r, REDLOCK_ERR_TAKEN);
+    if (rc != REDLOCK_ERR_NO_QUORUM || !a->shared) return rc;
     uint8_t server[REDLOCK_MAX_NODES];
-    for (size_t i = 0; i < r->n; i++) server[i] = a->shared && r->pn[i].err == REDLOCK_ERR_SERVER;
-    return rc == REDLOCK_ERR_NO_QUORUM && rl_round_beyond_slack(r, server) ? REDLOCK_ERR_SERVER : rc;
+    for (size_t i = 0; i < r->n; i++) server[i] = r->pn[i].err == REDLOCK_ERR_SERVER;
+    return rl_round_beyond_slack(r, server) ? REDLOCK_ERR_SERVER : rc;
 }
 
 /* Makes the lock once a quorum granted it, if validity remains. */
