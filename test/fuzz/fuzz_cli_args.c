@@ -155,11 +155,11 @@ static void check_word(const char *w) {
     }
 }
 
-/* The node list after the options: what cli_add_nodes promises. */
-static void check_nodes(const cli_t *c) {
-    FUZZ_CHECK(c->n_nodes <= REDLOCK_MAX_NODES);
-    for (size_t i = 0; i < c->n_nodes; i++) {
-        const char *u = c->node_list[i];
+/* A node list after the options: what cli_add_nodes promises. */
+static void check_nodes(const cli_nodes_t *l) {
+    FUZZ_CHECK(l->n <= REDLOCK_MAX_NODES);
+    for (size_t i = 0; i < l->n; i++) {
+        const char *u = l->uri[i];
         size_t len = strlen(u);
         FUZZ_CHECK(len > 0 && !strchr(u, ','));
         FUZZ_CHECK(!isspace((unsigned char)u[0]) && !isspace((unsigned char)u[len - 1]));
@@ -198,9 +198,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r < 0) break;
     }
     stderr = saved;
-    check_nodes(&c);
-    cli_free_nodes(&c);
-    FUZZ_CHECK(c.n_nodes == 0);
+    check_nodes(&c.nodes);
+    check_nodes(&c.next);
+    cli_free_nodes(&c.nodes);
+    cli_free_nodes(&c.next);
+    FUZZ_CHECK(c.nodes.n == 0 && c.next.n == 0);
     free(buf);
     return 0;
 }
