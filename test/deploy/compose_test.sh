@@ -104,6 +104,7 @@ cleanup() {
   local rc=$? p entry
   trap - EXIT INT TERM HUP
   for p in "${BG[@]}"; do stop_pid "$p" 3; done
+  ((${#PROJECTS[@]} == 0)) || log "taking down: ${PROJECTS[*]%% *}"
   for entry in "${PROJECTS[@]}"; do
     # shellcheck disable=SC2086 # "NAME FILE", split on purpose
     compose_down $entry
