@@ -51,13 +51,13 @@ build: deps
 # scenarios (label fault) run in a pass of their own after the rest,
 # FAULT_JOBS at once (each starts its own cluster and mostly waits on its
 # schedule), never beside an integration test:
-# run_suite (build directory, then CTest's options) runs both passes and
-# fails when either did. CTest's fixtures always stop their nodes;
-# stop_test_nodes (build directory as argument) also stops what an
-# interrupted run left.
+# run_suite (build directory, then CTest's options, then more labels to
+# leave out, each after a |) runs both passes and fails when either did.
+# CTest's fixtures always stop their nodes; stop_test_nodes (build
+# directory as argument) also stops what an interrupted run left.
 CTEST       = ctest --output-on-failure -j $(JOBS)
 FAULT_JOBS ?= 4
-run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb' $(2); rc=$$?; \
+run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb$(3)' $(2); rc=$$?; \
 	  ctest --output-on-failure -j $(FAULT_JOBS) --test-dir $(1) --timeout 900 -L fault $(2) || rc=1; \
 	  $(call stop_test_nodes,$(1)); exit $$rc
 stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
@@ -72,12 +72,15 @@ test: build
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 # abort_on_error=1: a leak found when a process exits aborts it, which is
 # what fails a Criterion test (its runner ignores a worker's exit status,
-# so LeakSanitizer's exit code alone would pass).
+# so LeakSanitizer's exit code alone would pass). Left out: the tests that
+# run no code of the library but the tool's --help (labels abi: the
+# exported symbols; deploy: the compose files; docs: the documentation's
+# programs compiled, the tool's usage text), which `make test` runs alike.
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
-	  $(call run_suite,$(BUILD_ASAN))
+	  $(call run_suite,$(BUILD_ASAN),,|abi|deploy|docs)
 
 # The threaded tests (label threads) under ThreadSanitizer: only their
 # programs are built.
