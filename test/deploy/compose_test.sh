@@ -299,6 +299,18 @@ try_lock() {
   echo "$rc"
 }
 
+# compose_up NAME FILE SECONDS WHAT READY...: brings project NAME of FILE up
+# (taken down at exit) and waits up to SECONDS until READY succeeds.
+compose_up() {
+  local name=$1 file=$2 secs=$3 what=$4 out
+  shift 4
+  PROJECTS+=("$name $file")
+  DETAIL="could not bring $(basename "$file") up"
+  out=$(compose "$name" "$file" up -d 2>&1) || { printf '%s\n' "$out" | tail -n 5; return 1; }
+  DETAIL="not ready within $secs s: $what"
+  wait_for "$secs" "$what" "$@"
+}
+
 # ------------------------------------------------------------ the checks
 # Each prints what it does, indented, and sets DETAIL; returns 0 on success.
 
@@ -361,11 +373,8 @@ check_sentinel() {
   local file=$DEPLOY/docker-compose.sentinel.yml name=$PREFIX-sentinel nodes res rc_b rc_c
   res=compose-test:sentinel:$$
   nodes=$(sentinel_nodes)
-  PROJECTS+=("$name $file")
-  DETAIL="could not bring the project up"
-  compose "$name" "$file" up -d >/dev/null 2>&1 || { compose "$name" "$file" up -d 2>&1 | tail -n 5; return 1; }
-  DETAIL="the sentinels did not see every group"
-  wait_for 90 "3 sentinels seeing 3 groups of a master and a replica, and each other" sentinels_ready || return 1
+  compose_up "$name" "$file" 90 "3 sentinels seeing 3 groups of a master and a replica, and each other" \
+    sentinels_ready || return 1
   say "up: 3 groups of a master and a replica, 3 sentinels"
   DETAIL="the holder with --min-replicas 1 did not get the lock"
   # TTL 60 s: A's key on g1's replica outlives the failover (down-after 5 s).
@@ -456,11 +465,7 @@ keys_on_their_shards() {
 check_cluster() {
   local file=$DEPLOY/docker-compose.cluster.yml name=$PREFIX-cluster nodes res rc owner victim
   nodes=$(cluster_nodes)
-  PROJECTS+=("$name $file")
-  DETAIL="could not bring the project up"
-  compose "$name" "$file" up -d >/dev/null 2>&1 || { compose "$name" "$file" up -d 2>&1 | tail -n 5; return 1; }
-  DETAIL="the clusters were not created"
-  wait_for 120 "the three clusters' members to report cluster_state:ok" clusters_ready || return 1
+  compose_up "$name" "$file" 120 "the three clusters' members to report cluster_state:ok" clusters_ready || return 1
   say "up: 3 Redis Clusters of 3 primaries, made by their init services"
   res=compose-test:cluster:$$:a
   DETAIL="no lock over the three clusters"
