@@ -5,7 +5,8 @@ BUILD_TSAN  ?= build-tsan
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 DEBIAN_PKGS := build-essential cmake pkg-config libhiredis-dev libsodium-dev libcriterion-dev \
-               redis-server redis-tools libssl-dev openssl valgrind docker-compose iptables iproute2 \
+               redis-server redis-tools libssl-dev openssl valgrind docker.io docker-compose busybox-static \
+               iptables iproute2 \
                python3 python3-prometheus-client libuv1-dev libevent-dev \
                liblua5.1-0-dev abigail-tools debhelper lintian doxygen fakeroot dpkg-dev \
                g++ python3-pytest python3-venv dh-python
@@ -20,14 +21,20 @@ all: build
 # apt-get, the Debian packages of the list that are missing, and fail when
 # that fails. A WORD is a package, present when dpkg lists it installed, or
 # PACKAGE=COMMAND, present when COMMAND is on the PATH (whatever installed it).
+# No package's service (docker.io's dockerd, redis-server's) is started by
+# the install: where the machine has no policy-rc.d, one that refuses every
+# start stands while apt-get runs (the tests start their own servers).
 apt_install = missing=""; for w in $(1); do p=$${w%%=*}; c=$${w\#*=}; \
 	  if [ "$$c" != "$$w" ]; then command -v "$$c" >/dev/null 2>&1 && continue; \
 	  else dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" && continue; fi; \
 	  missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
+	  policy=""; [ -e /usr/sbin/policy-rc.d ] || policy=/usr/sbin/policy-rc.d; \
+	  [ -z "$$policy" ] || printf '\043!/bin/sh\nexit 101\n' | $(SUDO) install -m 755 /dev/stdin $$policy; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  rc=$$?; [ -z "$$policy" ] || $(SUDO) rm -f $$policy; [ $$rc = 0 ]; \
 	fi
 
 # Installs the Debian packages the project needs, only those missing.
@@ -44,13 +51,13 @@ build: deps
 # scenarios (label fault) run in a pass of their own after the rest,
 # FAULT_JOBS at once (each starts its own cluster and mostly waits on its
 # schedule), never beside an integration test:
-# run_suite (build directory, then CTest's options) runs both passes and
-# fails when either did. CTest's fixtures always stop their nodes;
-# stop_test_nodes (build directory as argument) also stops what an
-# interrupted run left.
+# run_suite (build directory, then CTest's options, then more labels to
+# leave out, each after a |) runs both passes and fails when either did.
+# CTest's fixtures always stop their nodes; stop_test_nodes (build
+# directory as argument) also stops what an interrupted run left.
 CTEST       = ctest --output-on-failure -j $(JOBS)
 FAULT_JOBS ?= 4
-run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb' $(2); rc=$$?; \
+run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb$(3)' $(2); rc=$$?; \
 	  ctest --output-on-failure -j $(FAULT_JOBS) --test-dir $(1) --timeout 900 -L fault $(2) || rc=1; \
 	  $(call stop_test_nodes,$(1)); exit $$rc
 stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
@@ -65,12 +72,15 @@ test: build
 # The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 # abort_on_error=1: a leak found when a process exits aborts it, which is
 # what fails a Criterion test (its runner ignores a worker's exit status,
-# so LeakSanitizer's exit code alone would pass).
+# so LeakSanitizer's exit code alone would pass). Left out: the tests that
+# run no code of the library but the tool's --help (labels abi: the
+# exported symbols; deploy: the compose files; docs: the documentation's
+# programs compiled, the tool's usage text), which `make test` runs alike.
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
-	  $(call run_suite,$(BUILD_ASAN))
+	  $(call run_suite,$(BUILD_ASAN),,|abi|deploy|docs)
 
 # The threaded tests (label threads) under ThreadSanitizer: only their
 # programs are built.
@@ -103,6 +113,18 @@ demo: build
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+
+# `make compose-test`: the three compose files of deploy/ brought up for real
+# and checked with the tool of $(BUILD) (test/deploy/compose_test.sh: the
+# failover experiments on the five masters, a lock through a Sentinel
+# failover, a lock over three Redis Clusters with a primary killed). Uses
+# the running Docker engine, else starts Debian's dockerd in a private
+# network and mount namespace (root), and a stand-in redis:7 image made from
+# this machine's redis-server when none can be pulled; takes every project
+# down and stops what it started, also on failure or Ctrl-C.
+.PHONY: compose-test
+compose-test: build
+	test/deploy/compose_test.sh --cli $(CURDIR)/$(BUILD)/src/cli/redlock
 
 # `make docs`: the reference, include/redlock.h, built with Doxygen
 # (doc/Doxyfile) into $(BUILD)/doc/html. Every warning fails it, and a

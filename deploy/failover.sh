@@ -40,9 +40,11 @@
 #
 # --compose: uses the cluster of deploy/docker-compose.yml (services redis1..5
 # on redis://127.0.0.1:7001..7005), bringing it up with `docker compose up -d`
-# if needed and leaving it running. Faults: docker compose kill / start /
-# pause / unpause; a restart without data is FLUSHALL followed by kill + start
-# (the compose nodes keep an append-only file, so a plain restart keeps them).
+# if needed and leaving it running (COMPOSE_PROJECT_NAME picks the project).
+# Faults: docker kill / start / pause / unpause on the services' containers;
+# a restart without data is FLUSHALL followed by kill + start (the compose
+# nodes keep an append-only file, so a plain restart keeps them). Needs the
+# docker command besides compose.
 #
 # The tool is --cli PATH, else $REDLOCK_CLI, else build/src/cli/redlock of
 # this source tree, else `redlock` on the PATH.
@@ -133,47 +135,64 @@ WORK=$(mktemp -d /tmp/redlock-failover.XXXXXX) || die "mktemp failed"
 
 svc() { printf 'redis%d' $(($1 + 1)); }
 
-# Waits until compose service $1 answers PING (30 s at most).
+# Waits until compose node $1 (index 0..4) answers the tool's PING on its
+# published port, 30 s at most (a `docker compose exec` per try would cost
+# more than the experiments' timings allow on a busy machine).
 compose_ready() {
   local i
   for ((i = 0; i < 150; i++)); do
-    [[ $("${DC[@]}" exec -T "$1" redis-cli ping 2>/dev/null) == *PONG* ]] && return 0
+    "$CLI" --nodes "redis://127.0.0.1:$((7001 + $1))" --connect-timeout 1s --op-timeout 1s ping >/dev/null 2>&1 &&
+      return 0
     sleep 0.2
   done
-  log "error: $1 does not answer PING"
+  log "error: $(svc "$1") does not answer PING on 127.0.0.1:$((7001 + $1))"
   return 1
 }
 
-# The fault actions, by node index 0..4.
+# The fault actions, by node index 0..4. Under compose they go to the
+# services' containers (CID, found once the project is up) through docker
+# itself: a compose command costs seconds more on a busy machine.
+declare -a CID=()
 node_kill() {
   if [[ $MODE == local ]]; then "$CLUSTER_SH" kill "$1" -d "$DIR"
-  else "${DC[@]}" kill "$(svc "$1")" >/dev/null 2>&1; fi
-}
-node_start() { # back from a kill, with whatever data it persisted
-  if [[ $MODE == local ]]; then "$CLUSTER_SH" restart "$1" -d "$DIR"
-  else "${DC[@]}" start "$(svc "$1")" >/dev/null 2>&1 && compose_ready "$(svc "$1")"; fi
+  else docker kill "${CID[$1]}" >/dev/null 2>&1; fi
 }
 node_pause() {
   if [[ $MODE == local ]]; then "$CLUSTER_SH" pause "$1" -d "$DIR"
-  else "${DC[@]}" pause "$(svc "$1")" >/dev/null 2>&1; fi
+  else docker pause "${CID[$1]}" >/dev/null 2>&1; fi
 }
 node_resume() {
   if [[ $MODE == local ]]; then "$CLUSTER_SH" resume "$1" -d "$DIR"
-  else "${DC[@]}" unpause "$(svc "$1")" >/dev/null 2>&1; fi
+  else docker unpause "${CID[$1]}" >/dev/null 2>&1; fi
 }
-node_crash_restart() { # SIGKILL and start again; the append-only file survives
-  node_kill "$1" && node_start "$1"
-}
-node_restart_empty() { # a restart that lost every key
-  if [[ $MODE == local ]]; then "$CLUSTER_SH" restart "$1" --flush -d "$DIR"
+# nodes_crash_restart I...: SIGKILL and start again, the append-only file
+# surviving; under compose one kill and one start for all of them.
+nodes_crash_restart() {
+  local i ids=()
+  if [[ $MODE == local ]]; then
+    for i; do "$CLUSTER_SH" kill "$i" -d "$DIR" && "$CLUSTER_SH" restart "$i" -d "$DIR" || return 1; done
   else
-    "${DC[@]}" exec -T "$(svc "$1")" redis-cli flushall >/dev/null 2>&1 && node_crash_restart "$1"
+    for i; do ids+=("${CID[$i]}"); done
+    docker kill "${ids[@]}" >/dev/null 2>&1 && docker start "${ids[@]}" >/dev/null 2>&1 || return 1
+    for i; do compose_ready "$i" || return 1; done
+  fi
+}
+# nodes_restart_empty I...: restarts that lost every key.
+nodes_restart_empty() {
+  local i
+  if [[ $MODE == local ]]; then
+    for i; do "$CLUSTER_SH" restart "$i" --flush -d "$DIR" || return 1; done
+  else
+    for i; do docker exec "${CID[$i]}" redis-cli flushall >/dev/null 2>&1 || return 1; done
+    nodes_crash_restart "$@"
   fi
 }
 
-# Brings every node back up (resumed, or started if down).
+# Brings every node back up (resumed, or started if down); under compose
+# one unpause (which fails for the nodes not paused) and one start (a
+# no-op for the running ones) for the five containers.
 heal() {
-  local i line state rc=0
+  local i state rc=0
   if [[ $MODE == local ]]; then
     while read -r i _ _ state; do
       case $state in
@@ -182,11 +201,9 @@ heal() {
       esac
     done < <("$CLUSTER_SH" status -d "$DIR")
   else
-    for i in 0 1 2 3 4; do
-      "${DC[@]}" unpause "$(svc "$i")" >/dev/null 2>&1 || true
-      "${DC[@]}" start "$(svc "$i")" >/dev/null 2>&1 || rc=1
-    done
-    for i in 0 1 2 3 4; do compose_ready "$(svc "$i")" || rc=1; done
+    docker unpause "${CID[@]}" >/dev/null 2>&1 || true
+    docker start "${CID[@]}" >/dev/null 2>&1 || rc=1
+    for i in 0 1 2 3 4; do compose_ready "$i" || rc=1; done
   fi
   return $rc
 }
@@ -326,21 +343,21 @@ exp_pause() {
 }
 
 exp_restart() {
-  local res=failover:restart:$RUN_ID rc_kept rc_empty i a_running=0
+  local res=failover:restart:$RUN_ID rc_kept rc_empty a_running=0
   # A must still hold the lock when B tries: its first extension (TTL/3)
   # must come after the six restarts, which are slow under docker and on
   # a loaded machine.
   local ttl=45 secs=60
-  [[ $MODE == compose ]] && ttl=60
+  [[ $MODE == compose ]] && ttl=90
   title "restart: 3 of 5 nodes restarted while a lock is held (TTL $ttl s)"
   start_holder "$res" "${ttl}s" "$secs" || { verdict 0 "the holder did not start"; return; }
   say "holder A: redlock exec --ttl ${ttl}s $res -- sleep $secs   (extends every $((ttl / 3)) s)"
-  for i in 0 1 2; do node_crash_restart "$i" || { verdict 0 "could not restart node $i"; heal; return; }; done
+  nodes_crash_restart 0 1 2 || { verdict 0 "could not restart nodes 0, 1 and 2"; heal; return; }
   say "nodes 0, 1, 2 killed and restarted WITH their append-only file (appendfsync always)"
   rl exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
   rc_kept=$?
   say "client B: redlock exec --wait 0 $res -> exit $rc_kept"
-  for i in 0 1 2; do node_restart_empty "$i" || { verdict 0 "could not restart node $i"; heal; return; }; done
+  nodes_restart_empty 0 1 2 || { verdict 0 "could not restart nodes 0, 1 and 2 without their data"; heal; return; }
   say "nodes 0, 1, 2 restarted WITHOUT their data (no persistence, or a lost disk)"
   rl exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
   rc_empty=$?
@@ -493,7 +510,11 @@ else
   if docker compose version >/dev/null 2>&1; then DC=(docker compose -f "$COMPOSE_FILE")
   elif command -v docker-compose >/dev/null 2>&1; then DC=(docker-compose -f "$COMPOSE_FILE")
   else die "--compose needs docker compose (or docker-compose) and a Docker engine"; fi
+  command -v docker >/dev/null || die "--compose needs the docker command (its faults go to the containers)"
   "${DC[@]}" up -d >/dev/null || die "docker compose up failed"
+  for i in 0 1 2 3 4; do
+    CID[i]=$("${DC[@]}" ps -q "$(svc "$i")") && [[ -n ${CID[i]} ]] || die "no container for service $(svc "$i")"
+  done
   heal || die "the compose cluster is not healthy"
   NODES=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003,redis://127.0.0.1:7004,redis://127.0.0.1:7005
   printf 'Compose cluster: services redis1..redis5 of %s\n' "$COMPOSE_FILE"
