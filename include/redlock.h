@@ -135,7 +135,8 @@ extern "C" {
     X(CANCELLED, -14, "cancelled before it completed")                                                    \
     X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end") \
     X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers")           \
-    X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")
+    X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")         \
+    X(MEMBERSHIP, -18, "the nodes' membership records do not accept this handle's node list now")
 
 /* The list's entries carry no comma, which clang-format cannot see. */
 /* clang-format off */
@@ -145,7 +146,7 @@ enum {
 #define REDLOCK_ERR_ENUM_(name, value, msg) REDLOCK_ERR_##name = (value),
     REDLOCK_ERRNO_MAP(REDLOCK_ERR_ENUM_)
 #undef REDLOCK_ERR_ENUM_
-    REDLOCK_ERR_LAST_ = -17 /**< the last code (the lowest value); it grows more negative as codes are appended */
+    REDLOCK_ERR_LAST_ = -18 /**< the last code (the lowest value); it grows more negative as codes are appended */
 };
 /* clang-format on */
 /** @var REDLOCK_ERR_INVALID
@@ -304,7 +305,10 @@ typedef enum redlock_vote {
     REDLOCK_VOTE_TIMEOUT, /**< no answer before the node's deadline */
     /** skipped at no cost: down (waiting for its reconnect backoff), quarantined or suspect (see err) */
     REDLOCK_VOTE_DOWN,
-    REDLOCK_VOTE_ERROR /**< error reply, closed connection, refused connect, auth, too few replicas */
+    REDLOCK_VOTE_ERROR, /**< error reply, closed connection, refused connect, auth, too few replicas */
+    /** refused by the node's membership record: it does not accept this handle's node list now, or
+        holds a record that cannot be read (the detail names what it accepts and the step to take) */
+    REDLOCK_VOTE_MEMBERSHIP
 } redlock_vote_t;
 
 /** @brief How one node took part in one call: an entry of redlock_report_t::nodes. */
@@ -986,7 +990,8 @@ void redlock_async_handle_timer(redlock_async_t *a);
 /** @brief The message of a return code ("invalid argument", ...); "unknown error" for other values.
  * Static; any thread. */
 const char *redlock_strerror(int err);
-/** @brief The name of a vote: "yes", "no", "timeout", "down", "error", "pending" (::REDLOCK_VOTE_NONE).
+/** @brief The name of a vote: "yes", "no", "timeout", "down", "error", "membership", "pending"
+ * (::REDLOCK_VOTE_NONE).
  * Static; any thread. */
 const char *redlock_vote_name(redlock_vote_t vote); /* "yes", "no", "timeout", ... */
 /** @brief The quorum of n_nodes nodes: n_nodes / 2 + 1. */

@@ -55,6 +55,7 @@ enum class errc : int {
     deadlock = REDLOCK_ERR_DEADLOCK,
     suspect = REDLOCK_ERR_SUSPECT,
     replication = REDLOCK_ERR_REPLICATION,
+    membership = REDLOCK_ERR_MEMBERSHIP,
 };
 
 /** The message of a code ("lock is held by another owner", ...). */

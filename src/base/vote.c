@@ -11,6 +11,7 @@ const char *redlock_vote_name(redlock_vote_t vote) {
     case REDLOCK_VOTE_TIMEOUT: return "timeout";
     case REDLOCK_VOTE_DOWN: return "down";
     case REDLOCK_VOTE_ERROR: return "error";
+    case REDLOCK_VOTE_MEMBERSHIP: return "membership";
     }
     return "unknown";
 }

@@ -7,7 +7,8 @@ int cli_exit_code(int rc) {
     switch (rc) {
     case REDLOCK_OK: return CLI_EX_OK;
     case REDLOCK_ERR_INVALID: return CLI_EX_USAGE;
-    case REDLOCK_ERR_CONFIG: return CLI_EX_CONFIG;
+    case REDLOCK_ERR_CONFIG:
+    case REDLOCK_ERR_MEMBERSHIP: return CLI_EX_CONFIG;
     case REDLOCK_ERR_TAKEN:
     case REDLOCK_ERR_EXPIRED: return CLI_EX_TEMPFAIL;
     case REDLOCK_ERR_NOMEM: return CLI_EX_OSERR;
@@ -22,7 +23,8 @@ int cli_step_code(int rc) {
     case REDLOCK_ERR_EXPIRED:
     case REDLOCK_ERR_NOT_HELD: return CLI_STEP_REFUSED;
     case REDLOCK_ERR_INVALID:
-    case REDLOCK_ERR_CONFIG: return CLI_STEP_BAD_INPUT;
+    case REDLOCK_ERR_CONFIG:
+    case REDLOCK_ERR_MEMBERSHIP: return CLI_STEP_BAD_INPUT;
     default: /* NO_QUORUM, AUTH, IO, TIMEOUT, SERVER, QUARANTINED, NOMEM */ return CLI_STEP_NO_QUORUM;
     }
 }

@@ -21,9 +21,9 @@ static void print_steps(FILE *f) {
           "    --json            print the report (result, validity_ms, nodes) as JSON\n"
           "  Exit status of acquire, extend and release: 0 done; 1 refused (acquire: held\n"
           "  by another owner; extend, release: the token no longer holds the lock); 2 bad\n"
-          "  input (usage, malformed token, bad node URI, no nodes); 3 no quorum (nodes\n"
-          "  down, timed out, credentials refused) or another failure. A malformed token\n"
-          "  is never printed back.\n"
+          "  input (usage, malformed token, bad node URI, no nodes, a node list the\n"
+          "  membership records refuse); 3 no quorum (nodes down, timed out, credentials\n"
+          "  refused) or another failure. A malformed token is never printed back.\n"
           "\n",
           f);
 }
@@ -177,7 +177,8 @@ void cli_print_usage(FILE *f, const char *prog) {
           "  69      no quorum of nodes reachable (down, refused, timed out, auth refused)\n"
           "  70, 71  internal error; the system refused (out of memory, cannot fork)\n"
           "  75      the lock is held by another owner (after --wait)\n"
-          "  78      configuration error: malformed node URI, option out of range, no nodes\n"
+          "  78      configuration error: malformed node URI, option out of range, no nodes,\n"
+          "          or a node list the nodes' membership records do not accept now\n"
           "  79      exec: the lock was lost while COMMAND ran\n"
           "  126     exec: COMMAND was found but cannot be executed\n"
           "  127     exec: COMMAND was not found\n"

@@ -83,22 +83,68 @@ int rl_round_encode(const redlock_t *rl, rl_round_t *r, rl_cmd_t *cmd, rl_cmd_t 
     return 0;
 }
 
+/* The guarded twin of a round's command (lua/guard/membership.lua), for
+ * plain nodes that may hold a membership record: a granting script's twin,
+ * or acquire's for SET key token NX PX ttl, with the handle's fingerprint
+ * as the first argument after the keys. Encodes it into gcmd (r->gcmd);
+ * leaves r->gcmd NULL for a command that grants and keeps nothing, or a
+ * handle of cluster nodes only. Returns 0, or -1 when out of memory. */
+static int encode_guarded(redlock_t *rl, rl_round_t *r, rl_cmd_t *gcmd, int argc, const char *const *argv,
+                          const size_t *lens, const rl_script_t *script) {
+    enum { MAX_ARGS = REDLOCK_MAX_RESOURCES + 16 };
+    const rl_script_t *g = rl_script_guarded(script);
+    int set = !script && argc == 6 && is_verb(argv[0], lens[0], "SET") && is_verb(argv[3], lens[3], "NX");
+    gcmd->data = gcmd->inline_buf;
+    gcmd->len = 0;
+    if (set) g = rl_script_guarded(rl->s_acquire);
+    if (!g || rl->cluster_nodes == rl->opt.n_nodes || argc + 2 > MAX_ARGS) return 0;
+    const char *av[MAX_ARGS];
+    size_t lv[MAX_ARGS];
+    int n = 0, first, nk;
+    av[n] = "EVALSHA", lv[n++] = 7;
+    av[n] = g->sha1, lv[n++] = 40;
+    if (set) { /* SET key token NX PX ttl: 1 key, then token and ttl */
+        av[n] = "1", lv[n++] = 1;
+        av[n] = argv[1], lv[n++] = lens[1];
+        av[n] = rl->fp, lv[n++] = RL_FP_HEX;
+        av[n] = argv[2], lv[n++] = lens[2];
+        av[n] = argv[5], lv[n++] = lens[5];
+    } else {
+        nk = key_args(argc, argv, lens, &first); /* EVALSHA sha nkeys keys... args... */
+        for (int j = 2; j < first + nk; j++) av[n] = argv[j], lv[n++] = lens[j];
+        av[n] = rl->fp, lv[n++] = RL_FP_HEX;
+        for (int j = first + nk; j < argc; j++) av[n] = argv[j], lv[n++] = lens[j];
+    }
+    if (rl_cmd_build(gcmd, n, av, lv) < 0) return -1;
+    r->gcmd = gcmd->data;
+    r->gcmd_len = gcmd->len;
+    r->gscript = g;
+    return 0;
+}
+
 void rl_run_round(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, const rl_script_t *script,
                   rl_classify_fn classify) {
-    rl_cmd_t cmd, ccmd;
+    rl_cmd_t cmd, ccmd, gcmd;
     r->script = script; /* the engine rebuilds the EVAL form from cmd on NOSCRIPT */
-    if (rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens) < 0) {
+    int rc = rl_round_encode(rl, r, &cmd, &ccmd, argc, argv, lens);
+    if (rc == 0 && encode_guarded(rl, r, &gcmd, argc, argv, lens, script) < 0) {
+        rl_cmd_free(&cmd);
+        rl_cmd_free(&ccmd);
+        rc = -1;
+    }
+    if (rc < 0) {
         for (size_t i = 0; i < r->n; i++)
             rl_round_vote(r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_NOMEM, -1, "out of memory");
         r->t0_us = rl->clock();
-        r->cmd = r->ccmd = NULL;
+        r->cmd = r->ccmd = r->gcmd = NULL;
         return;
     }
     r->classify = classify;
     rl->send(rl, r); /* the driver copies the command before it returns */
     rl_cmd_free(&cmd);
     rl_cmd_free(&ccmd);
-    r->cmd = r->ccmd = NULL;
+    rl_cmd_free(&gcmd);
+    r->cmd = r->ccmd = r->gcmd = NULL;
 }
 
 void rl_run_command(redlock_t *rl, rl_round_t *r, int argc, const char **argv, size_t *lens, rl_classify_fn classify) {

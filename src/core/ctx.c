@@ -48,6 +48,7 @@ static void find_scripts(redlock_t *rl) {
     rl->s_acquire_shared = rl_script_find("acquire_shared");
     rl->s_extend_shared = rl_script_find("extend_shared");
     rl->s_release_shared = rl_script_find("release_shared");
+    rl->s_acquire = rl_script_find("acquire");
 }
 
 int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t errlen) {
@@ -67,6 +68,10 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
         return REDLOCK_ERR_NOMEM;
     }
     opt = &rl->opt; /* both lists' nodes, from here on */
+    if (rl_joint_fingerprint(rl) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return REDLOCK_ERR_NOMEM;
+    }
     rl->clock = rl_clock_monotonic_us;
     rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
     find_scripts(rl);
@@ -121,6 +126,7 @@ void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {
         .clock_check_ms = rl->opt.clock_check_ms,
         .stats = rl->stats,
     };
+    memcpy(cfg->fp, rl->fp, sizeof cfg->fp);
 }
 
 int rl_ctx_parse_uris(const redlock_t *rl, rl_uri_t *uris) {

@@ -124,20 +124,38 @@ static void put(char *buf, size_t cap, size_t *at, int argc, const char *const *
  * the SET granted, every earlier holder's write-back there that counted
  * is then already in the counter. MULTI and the three QUEUED replies are
  * dropped (round.skip); EXEC's array votes (fenced_reply). Returns its
- * length (more than cap: it did not fit). */
-static size_t encode_attempt(char *cmd, size_t cap, const char *key, size_t klen, const char *fkey, size_t flen,
-                             const char *token, const char *ttl) {
+ * length (more than cap: it did not fit).
+ * With g (the guarded acquire script) its SET is the guarded form instead:
+ * EVAL of g's text with the fingerprint fp, so that a membership record
+ * refuses the grant in the same transaction (EVAL: inside MULTI a NOSCRIPT
+ * could not fall back). */
+static size_t encode_guarded_attempt(char *cmd, size_t cap, const char *key, size_t klen, const char *fkey, size_t flen,
+                                     const char *token, const char *ttl, const rl_script_t *g, const char *fp) {
     size_t at = 0, tlen = strlen(ttl);
     const char *multi[] = {"MULTI"}, *clk[] = {"TIME"}, *exec[] = {"EXEC"}, *get[] = {"GET", fkey};
     const char *set[] = {"SET", key, token, "NX", "PX", ttl};
+    const char *eval[] = {"EVAL", g ? g->text : "", "1", key, fp, token, ttl};
     const size_t multi_l[] = {5}, clk_l[] = {4}, exec_l[] = {4}, get_l[] = {3, flen};
     const size_t set_l[] = {3, klen, REDLOCK_TOKEN_LEN, 2, 2, tlen};
+    const size_t eval_l[] = {4, g ? g->len : 0, 1, klen, fp ? strlen(fp) : 0, REDLOCK_TOKEN_LEN, tlen};
     put(cmd, cap, &at, 1, multi, multi_l);
-    put(cmd, cap, &at, 6, set, set_l);
+    if (g)
+        put(cmd, cap, &at, 7, eval, eval_l);
+    else
+        put(cmd, cap, &at, 6, set, set_l);
     put(cmd, cap, &at, 2, get, get_l);
     put(cmd, cap, &at, 1, clk, clk_l);
     put(cmd, cap, &at, 1, exec, exec_l);
     return at;
+}
+
+/* Room for a guarded fenced attempt: the guarded acquire's text and two keys. */
+#define RL_FENCE_GUARDED_MAX (2 * REDLOCK_MAX_RESOURCE + 4096)
+
+/* encode_attempt without the guard. */
+static size_t encode_attempt(char *cmd, size_t cap, const char *key, size_t klen, const char *fkey, size_t flen,
+                             const char *token, const char *ttl) {
+    return encode_guarded_attempt(cmd, cap, key, klen, fkey, flen, token, ttl, NULL, NULL);
 }
 
 /* The same for the handle's Redis Cluster nodes (doc/design.md, "Cluster routing"): the keys
@@ -184,7 +202,17 @@ void rl_fence_send_attempt(rl_acquire_op_t *a) {
         r->ccmd_len = cat;
     }
     r->classify = classify_fenced;
+    /* its guarded form, for plain nodes that may hold a membership record */
+    char gcmd[RL_FENCE_GUARDED_MAX];
+    const rl_script_t *g = rl_script_guarded(op->rl->s_acquire);
+    if (op->rl->cluster_nodes < op->rl->opt.n_nodes) {
+        r->gcmd = gcmd; /* (it fits: the resource was checked) */
+        r->gcmd_len = encode_guarded_attempt(gcmd, sizeof gcmd, a->keys.k[0], a->keys.len[0], fkey, flen, a->token, ttl,
+                                             g, op->rl->fp);
+        r->gscript = NULL; /* (an EVAL: no fallback needed) */
+    }
     op->rl->send(op->rl, r); /* the driver copies cmd before it returns */
+    r->gcmd = NULL;
 }
 
 /* ------------------------------------------------- a mutex's write-back */

@@ -1,6 +1,7 @@
 /* health.c -- one node's health (see health.h): opening it, the engine's own
  * requests on it (SCRIPT LOAD, INFO server for restart quarantine, TIME for
- * clock-jump quarantine) and their replies, and its reconnect backoff. */
+ * clock-jump quarantine, the membership record's read) and their replies,
+ * and its reconnect backoff. */
 #include "health.h"
 
 #include <hiredis/hiredis.h>
@@ -11,6 +12,7 @@
 #include "dial.h"
 #include "group.h"
 #include "nodeset.h"
+#include "record.h"
 #include "resp.h"
 #include "scripts.h"
 #include "failover.h"
@@ -147,6 +149,7 @@ int rl_node_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now) {
     if (cfg->subscriber) return rc; /* a pub/sub connection: the handshake only */
     for (const rl_script_t *s = rl_scripts; rc == 0 && s->name; s++)
         if (queue_load(c, s, now) < 0) rc = REDLOCK_ERR_NOMEM;
+    if (rc == 0 && rl_record_open(cfg, c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     nd->quarantine_until_us = nd->restarted_us = 0; /* learnt afresh from this connection */
     if (rc == 0 && cfg->quarantine_ms && queue_info(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
     if (rc == 0 && c->uri.sentinel && rl_group_open(c, now) < 0) rc = REDLOCK_ERR_NOMEM;
@@ -171,6 +174,10 @@ int rl_node_internal_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const voi
     if (kind == RL_REQ_TIME) learn_time(cfg, c, rep, sent, now);
     if (kind == RL_REQ_INFO && rep->type != REDIS_REPLY_ERROR) learn_uptime(cfg, c, rep, now);
     if (kind == RL_REQ_ROLE) return rl_group_role(cfg, c, rep, now, detail, n);
+    if (kind == RL_REQ_RECORD) {
+        rl_record_reply(cfg, c, rep, sent, now);
+        return 0;
+    }
     if (rep->type != REDIS_REPLY_ERROR || kind == RL_REQ_INFO || kind == RL_REQ_TIME || kind == RL_REQ_PROBE) return 0;
     if (kind == RL_REQ_LOAD) {
         rl_logf(&cfg->log, REDLOCK_LOG_WARN, "node %s: SCRIPT LOAD failed: %.80s", c->uri.display, rep->str);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "membership.h"
 #include "rl.h"
 #include "uri.h"
 
@@ -54,6 +55,34 @@ int rl_joint_nodes(redlock_t *rl, const redlock_options_t *opt) {
         rl->lists[k] = RL_LIST_NEXT;
         if (!(rl->node_names[k++] = copy(opt->next_nodes[i]))) return -1;
     }
+    return 0;
+}
+
+/* The fingerprint of rl's nodes in list (RL_LIST_* bit) into out. */
+static int list_fingerprint(const redlock_t *rl, unsigned list, char out[RL_FP_HEX + 1]) {
+    rl_uri_t u[REDLOCK_MAX_NODES];
+    size_t n = 0;
+    memset(u, 0, sizeof u);
+    int rc = 0;
+    for (size_t i = 0; i < rl->opt.n_nodes; i++) {
+        if (!(rl->lists[i] & list)) continue;
+        if (rl_uri_parse(rl->opt.nodes[i], &u[n], NULL, 0) != REDLOCK_OK) {
+            rc = -1; /* (parsed fine during validation: out of memory) */
+            break;
+        }
+        n++;
+    }
+    if (rc == 0) rc = rl_fingerprint(u, n, out);
+    while (n) rl_uri_clear(&u[--n]);
+    return rc;
+}
+
+int rl_joint_fingerprint(redlock_t *rl) {
+    char cur[RL_FP_HEX + 1], next[RL_FP_HEX + 1];
+    if (list_fingerprint(rl, RL_LIST_CUR, rl->joint ? cur : rl->fp) < 0) return -1;
+    if (!rl->joint) return 0;
+    if (list_fingerprint(rl, RL_LIST_NEXT, next) < 0) return -1;
+    rl_fingerprint_joint(cur, next, rl->fp);
     return 0;
 }
 

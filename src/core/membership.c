@@ -207,3 +207,58 @@ size_t rl_record_fields(const rl_record_t *rec, char *buf, const char **argv, si
     }
     return RL_RECORD_FIELDS * 2;
 }
+
+/* The name of configuration fp in a change: OLD, JOINT, NEW, or NULL. */
+static const char *config_name(const char *fp, const char *change, const char *old_fp, const char *new_fp) {
+    if (!strcmp(fp, old_fp)) return "OLD";
+    if (!strcmp(fp, change)) return "JOINT";
+    if (!strcmp(fp, new_fp)) return "NEW";
+    return NULL;
+}
+
+/* The step a handle of configuration me (a config_name, or NULL) refused
+ * in phase takes. */
+static const char *step_to_take(rl_phase_t phase, const char *me) {
+    if (phase == RL_PHASE_LEFT) return "this node left the node set: take it out of the node list";
+    if (!me)
+        return "this handle's node list belongs to no change recorded here: use the lists `redlock membership "
+               "show` prints";
+    switch (phase) {
+    case RL_PHASE_BEGUN:
+        return "the change has only begun: use the old list with the new one as next nodes until `redlock "
+               "membership advance` is done";
+    case RL_PHASE_JOINT:
+        if (!strcmp(me, "NEW")) return "`redlock membership advance` is not done: use both lists until it is";
+        return "this handle still uses the old list: redeploy it with the new list as next nodes";
+    case RL_PHASE_ADVANCED: return "this handle still uses the old list: redeploy it with the new list";
+    default: return "the change is finished: use the new list alone (no next nodes)";
+    }
+}
+
+void rl_record_refusal(const char *text, const char *fp, char *detail, size_t n) {
+    char phase[16] = "", f[5][RL_FP_HEX + 2] = {"", "", "", "", ""};
+    if (!strncmp(text, "MEMBERSHIP-UNREADABLE", 21)) {
+        snprintf(detail, n, "membership record cannot be read (%s): no vote until it is fixed",
+                 text + 21 + (text[21] == ' '));
+        return;
+    }
+    int got = sscanf(text, "MEMBERSHIP %15s %17s %17s %17s %17s %17s", phase, f[0], f[1], f[2], f[3], f[4]);
+    rl_phase_t p = RL_PHASE_NONE;
+    for (size_t k = RL_PHASE_BEGUN; k < sizeof phase_names / sizeof phase_names[0]; k++)
+        if (!strcmp(phase, phase_names[k])) p = (rl_phase_t)k;
+    if (got < 4 || p == RL_PHASE_NONE) {
+        snprintf(detail, n, "membership record cannot be read (the guard said: %.120s): no vote until it is fixed",
+                 text);
+        return;
+    }
+    const char *a = got > 4 ? config_name(f[3], f[0], f[1], f[2]) : NULL;
+    const char *b = got > 5 ? config_name(f[4], f[0], f[1], f[2]) : NULL;
+    const char *me = config_name(fp, f[0], f[1], f[2]);
+    char accepts[48];
+    if (!a)
+        snprintf(accepts, sizeof accepts, "%s", got > 4 ? "another change's lists" : "no node list");
+    else
+        snprintf(accepts, sizeof accepts, "%s%s%s only", a, b ? " and " : "", b ? b : "");
+    snprintf(detail, n, "membership record (phase %s) accepts %s; this handle uses %s (%s): %s", phase, accepts,
+             me ? me : "another list", fp, step_to_take(p, me));
+}

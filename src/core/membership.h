@@ -12,6 +12,10 @@
 #define RL_MEMBERSHIP_CHANNEL "redlock:membership" /* a step announces itself here */
 #define RL_FP_HEX 16                               /* hex characters of a fingerprint */
 #define RL_RECORD_ACCEPTS 2                        /* configurations a record accepts at most */
+/* A handle reads a node's record at least this often while it writes to
+ * it, and writes without the guard only within this long of reading none.
+ * `advance` waits this much beyond the longest TTL. */
+#define RL_RECORD_REFRESH_MS 1000
 
 /* The phases of a change, in order; each says what its nodes accept. */
 typedef enum rl_phase {
@@ -66,5 +70,11 @@ size_t rl_record_fields(const rl_record_t *rec, char *buf, const char **argv, si
 
 /* 1 when rec accepts the configuration of fingerprint fp. */
 int rl_record_accepts(const rl_record_t *rec, const char *fp);
+
+/* Explains the guard's refusal text (lua/guard/membership.lua: "MEMBERSHIP
+ * phase change old_fp new_fp accepted..." or "MEMBERSHIP-UNREADABLE why")
+ * to a handle of fingerprint fp: what the node accepts, which list the
+ * handle uses, and the step to take, into detail (n bytes). */
+void rl_record_refusal(const char *text, const char *fp, char *detail, size_t n);
 
 #endif

@@ -67,6 +67,13 @@ typedef struct rl_node {
                              * round trip behind the blocked connection */
     rl_waiting_t *waiting;  /* yes votes waiting for the next WAIT's answer */
     uint32_t nwaiting, capwaiting;
+    /* its membership record (record.c) */
+    uint8_t record;              /* RL_RECORD_*: what the last read found */
+    uint64_t record_due_us;      /* the next guarded-capable write reads the record first from then on */
+    uint64_t bare_until_us;      /* read as absent: writes go without the guard until then */
+    char record_why[96];         /* an unreadable record: why */
+    char refusal[RL_DETAIL_LEN]; /* the last refusal's detail (a report without per-node detail
+                             * rebuilds it from here) */
 } rl_node_t;
 
 /* The node whose connection c is (c must belong to a node set). */

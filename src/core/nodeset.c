@@ -20,6 +20,7 @@
 #include "dial.h"
 #include "group.h"
 #include "health.h"
+#include "record.h"
 #include "suspect.h"
 #include "replicate.h"
 #include "route.h"
@@ -246,6 +247,27 @@ static int pass_grant(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uin
     return 0;
 }
 
+/* The membership step of place, for a write that grants or keeps a lock:
+ * on a node whose record is checked, the guarded form of s (a copy in g)
+ * unless the node was read lately as holding none. Returns the request to
+ * send, or NULL after r's vote says why none goes. */
+static const rl_send_t *pass_record(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s,
+                                    rl_send_t *g, uint64_t now) {
+    char why[160];
+    switch (rl_record_form(&ns->cfg, c, now, why, sizeof why)) {
+    case RL_FORM_BARE: return s;
+    case RL_FORM_GUARDED:
+        *g = *s;
+        g->cmd = s->gcmd, g->len = s->glen, g->script = s->gscript;
+        return g;
+    case RL_FORM_REFUSED:
+        snprintf(rl_node_of(c)->refusal, sizeof rl_node_of(c)->refusal, "%s", why);
+        if (r) vote(ns, r, i, REDLOCK_VOTE_MEMBERSHIP, REDLOCK_ERR_MEMBERSHIP, -1, why, now);
+        return NULL;
+    default: out_of_memory(ns, c, now); return NULL;
+    }
+}
+
 /* The deadline of request s on c: its own (a redirect's), else an op
  * timeout from now; a connection still connecting adds a connect's time,
  * also to a redirect's deadline. */
@@ -293,6 +315,8 @@ static void place(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const r
     if (!pass_suspect(ns, c, &r, i, s, now)) return;
     if (c->state == RL_CONN_DOWN && !pass_open(ns, c, r, i, now)) return;
     if (r && s->grants && !pass_grant(ns, c, r, i, now)) return;
+    rl_send_t g;
+    if (s->gcmd && !(s = pass_record(ns, c, r, i, s, &g, now))) return;
     queue_request(ns, c, r, i, s, now);
 }
 
@@ -337,7 +361,10 @@ static void submit(rl_nodes_t *ns, rl_round_t *r, size_t i, int ask_suspect, uin
                    .grants = (uint8_t)r->grants,
                    .send_all = (uint8_t)r->send_all,
                    .skip = (uint8_t)r->skip,
-                   .ask_suspect = (uint8_t)ask_suspect};
+                   .ask_suspect = (uint8_t)ask_suspect,
+                   .gcmd = r->gcmd,
+                   .glen = r->gcmd_len,
+                   .gscript = r->gscript};
     if (r->node_cmd)
         submit_own(ns, r, i, &s, now);
     else
@@ -500,6 +527,12 @@ static void vote_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, int 
     int err = REDLOCK_OK;
     char detail[RL_DETAIL_LEN] = "";
     redlock_vote_t v = judge(r, c, rep, redirected, &err, detail, sizeof detail);
+    if (err == REDLOCK_ERR_MEMBERSHIP) { /* the guard's refusal, in words the caller can act on */
+        char text[RL_DETAIL_LEN];
+        snprintf(text, sizeof text, "%s", detail);
+        rl_record_refusal(text, ns->cfg.fp, detail, sizeof detail);
+        snprintf(rl_node_of(c)->refusal, sizeof rl_node_of(c)->refusal, "%s", detail);
+    }
     if (v == REDLOCK_VOTE_YES && then_wait) { /* the vote waits for the replicas: the next WAIT's answer */
         if (rl_repl_defer(c, r, (uint64_t)((int64_t)now - rtt)) == 0) return;
         v = REDLOCK_VOTE_ERROR;

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "round.h"
 #include "log.h"
+#include "membership.h"
 #include "node.h"
 #include "uri.h"
 
@@ -39,6 +40,8 @@ typedef struct rl_nodes_config {
                                           * unless the node's URI says replicas=N */
     int subscriber;                      /* pub/sub connections (subs.c): no script loads or probes on
                                           * connect; push frames go to the pubsub hook */
+    char fp[RL_FP_HEX + 1];              /* the handle's configuration fingerprint: membership records
+                                          * are read and checked (record.c); "": they are not */
 } rl_nodes_config_t;
 
 /* Kinds of pub/sub frames a subscriber node set reports. */
@@ -79,7 +82,10 @@ typedef struct rl_send {
     uint8_t redirects, asking;     /* hops so far; ASKING goes first (an ASK redirect) */
     uint8_t grants, send_all;      /* the round's (a detached request's: 0, 1) */
     uint8_t skip;                  /* replies to drop before the one that votes (rl_round.skip) */
-    uint8_t ask_suspect;           /* the nodes not suspect cannot make the round's quorum: a
+    const char *gcmd;              /* the round's guarded form (rl_round.gcmd), or NULL */
+    size_t glen;
+    const struct rl_script *gscript;
+    uint8_t ask_suspect; /* the nodes not suspect cannot make the round's quorum: a
                                     * suspect node is asked too (and probed at once) */
 } rl_send_t;
 

@@ -83,6 +83,10 @@ void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_
         /* why it failed: the quarantine's reason, the node's last words, or the code's name */
         if (nr->err == REDLOCK_ERR_QUARANTINED && rl_node_quarantined(c, rl->clock(), nr->detail, sizeof nr->detail))
             continue;
+        if (nr->err == REDLOCK_ERR_MEMBERSHIP && rl_node_of_const(c)->refusal[0]) {
+            snprintf(nr->detail, sizeof nr->detail, "%s", rl_node_of_const(c)->refusal);
+            continue;
+        }
         snprintf(nr->detail, sizeof nr->detail, "%s",
                  c->last_err == nr->err && c->last_detail[0] ? c->last_detail : redlock_strerror(nr->err));
     }

@@ -14,6 +14,7 @@
 #include "nodeset.h"
 #include "log.h"
 #include "map.h"
+#include "membership.h"
 #include "redlock.h"
 #include "scripts.h"
 #include "stats.h"
@@ -48,13 +49,14 @@ struct redlock {
     const rl_script_t *s_fence_set, *s_fenced_set, *s_acquire_wait;
     const rl_script_t *s_acquire_permit, *s_release_permit;
     const rl_script_t *s_acquire_shared, *s_extend_shared, *s_release_shared;
-    pthread_mutex_t held_mu; /* guards held, waitq, pool, and every lock's holds/held links */
-    int is_async;            /* 1 inside a redlock_async_t */
-    size_t cluster_nodes;    /* how many nodes are whole Redis Clusters (their keys are named
+    const rl_script_t *s_acquire; /* SET NX PX as a script: only its guarded twin is sent */
+    pthread_mutex_t held_mu;      /* guards held, waitq, pool, and every lock's holds/held links */
+    int is_async;                 /* 1 inside a redlock_async_t */
+    size_t cluster_nodes;         /* how many nodes are whole Redis Clusters (their keys are named
                               * apart: slot.h's rl_cluster_key) */
-    rl_map_t held;           /* outstanding single-resource locks by resource and thread (re-entry,
+    rl_map_t held;                /* outstanding single-resource locks by resource and thread (re-entry,
                               * detach on free; blocking/held.c) */
-    redlock_lock_t *pool;    /* released single-resource lock objects kept for reuse */
+    redlock_lock_t *pool;         /* released single-resource lock objects kept for reuse */
     unsigned pool_n;
     unsigned pool_max; /* released lock objects kept at most (the driver's choice) */
     /* fallback polls of waiters (attempt.c): at most RL_POLLS_PER_INTERVAL
@@ -69,6 +71,8 @@ struct redlock {
      * list's first, and opt.next_nodes is NULL; lists[i] has node i's RL_LIST_* bits */
     int joint;
     uint8_t lists[REDLOCK_MAX_NODES];
+    char fp[RL_FP_HEX + 1]; /* its configuration's fingerprint (a joint handle's: the joint one),
+                             * which the nodes' membership records are checked against */
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
@@ -151,6 +155,9 @@ void rl_joint_options(const redlock_t *rl, redlock_options_t *o, const char **cu
 /* joint.c: prepares r as rl_round_init does, for every node of rl, and
  * counts it per list when rl is joint. */
 void rl_round_begin(const redlock_t *rl, rl_round_t *r, int stop, redlock_node_report_t *nodes);
+/* Sets rl->fp from its node list(s) (membership.h). Returns 0, or -1 when
+ * out of memory. */
+int rl_joint_fingerprint(redlock_t *rl);
 
 /* ctx.c: the node set's configuration, and the parsed node URIs (n_nodes
  * entries; the caller hands them to rl_nodes_init). */

@@ -11,6 +11,9 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->cmd_len = 0;
     r->ccmd = NULL;
     r->ccmd_len = 0;
+    r->gcmd = NULL;
+    r->gcmd_len = 0;
+    r->gscript = NULL;
     r->hslot = RL_SLOT_NONE;
     r->script = NULL;
     r->classify = NULL;
@@ -30,7 +33,7 @@ void rl_round_init(rl_round_t *r, size_t n, int stop, redlock_node_report_t *nod
     r->lists = NULL;
     for (size_t i = 0; i < n; i++)
         r->pn[i] = (rl_round_node_t){.u.slot = RL_NO_SLOT, .rtt_us = -1, .vote = REDLOCK_VOTE_NONE};
-    r->yes = r->no = r->failed = r->auth_failed = 0;
+    r->yes = r->no = r->failed = r->auth_failed = r->refused = 0;
     r->pending = n;
     r->done = 0;
     r->t0_us = 0;
@@ -67,7 +70,8 @@ size_t rl_round_tallies(const rl_round_t *r, rl_tally_t *t) {
                         .no = r->no,
                         .failed = r->failed,
                         .pending = r->pending,
-                        .auth_failed = r->auth_failed};
+                        .auth_failed = r->auth_failed,
+                        .refused = r->refused};
     return 1;
 }
 
@@ -81,8 +85,9 @@ static int settled(size_t count, size_t pending, size_t slack) {
  * settled (AUTH, then TAKEN / NOT_HELD, else NO_QUORUM). */
 static int lost_settled(const rl_tally_t *t) {
     size_t slack = t->n - t->quorum;
-    if (t->auth_failed > slack) return 1;
-    return settled(t->auth_failed, t->pending, slack) && settled(t->no, t->pending, slack);
+    if (t->auth_failed > slack || t->refused > slack) return 1;
+    return settled(t->auth_failed, t->pending, slack) && settled(t->refused, t->pending, slack) &&
+           settled(t->no, t->pending, slack);
 }
 
 int rl_round_won(const rl_round_t *r) {
@@ -214,9 +219,9 @@ int rl_round_decided(const rl_round_t *r) {
         if (!slots_out_of_reach(r)) return 0;
         for (size_t k = 0; k < nt; k++) {
             size_t slack = t[k].n - t[k].quorum;
-            if (t[k].auth_failed > slack) return 1;
-            if (!(settled(t[k].auth_failed, t[k].pending, slack) && settled(t[k].no, t[k].pending, slack) &&
-                  (t[k].no > slack || t[k].failed > 0)))
+            if (t[k].auth_failed > slack || t[k].refused > slack) return 1;
+            if (!(settled(t[k].auth_failed, t[k].pending, slack) && settled(t[k].refused, t[k].pending, slack) &&
+                  settled(t[k].no, t[k].pending, slack) && (t[k].no > slack || t[k].failed > 0)))
                 return 0;
         }
         return 1;
@@ -263,17 +268,18 @@ uint64_t rl_round_grace_us(const rl_round_t *r, uint32_t rtts, uint64_t cap_us) 
 }
 
 /* One vote into a set of counters (a round's, or one list's). */
-#define count(pending, yes, no, failed, auth, v, err) \
-    do {                                              \
-        (pending)--;                                  \
-        if ((v) == REDLOCK_VOTE_YES)                  \
-            (yes)++;                                  \
-        else if ((v) == REDLOCK_VOTE_NO)              \
-            (no)++;                                   \
-        else {                                        \
-            (failed)++;                               \
-            if ((err) == REDLOCK_ERR_AUTH) (auth)++;  \
-        }                                             \
+#define count(pending, yes, no, failed, auth, refused, v, err) \
+    do {                                                       \
+        (pending)--;                                           \
+        if ((v) == REDLOCK_VOTE_YES)                           \
+            (yes)++;                                           \
+        else if ((v) == REDLOCK_VOTE_NO)                       \
+            (no)++;                                            \
+        else {                                                 \
+            (failed)++;                                        \
+            if ((err) == REDLOCK_ERR_AUTH) (auth)++;           \
+            if ((err) == REDLOCK_ERR_MEMBERSHIP) (refused)++;  \
+        }                                                      \
     } while (0)
 
 int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rtt_us, const char *detail) {
@@ -281,11 +287,11 @@ int rl_round_vote(rl_round_t *r, size_t i, redlock_vote_t v, int err, int64_t rt
     r->pn[i].vote = (uint8_t)v;
     r->pn[i].err = (int8_t)err;
     r->pn[i].rtt_us = rtt_us > INT32_MAX ? INT32_MAX : (int32_t)rtt_us;
-    count(r->pending, r->yes, r->no, r->failed, r->auth_failed, v, err);
+    count(r->pending, r->yes, r->no, r->failed, r->auth_failed, r->refused, v, err);
     for (unsigned k = 0; r->lists && k < 2; k++)
         if ((r->lists[i] >> k) & 1u) {
             rl_tally_t *t = &r->lt[k];
-            count(t->pending, t->yes, t->no, t->failed, t->auth_failed, v, err);
+            count(t->pending, t->yes, t->no, t->failed, t->auth_failed, t->refused, v, err);
         }
     if (r->nodes) {
         redlock_node_report_t *nr = &r->nodes[i];
@@ -306,23 +312,28 @@ int rl_round_reason(const rl_round_t *r, int no_code) {
         for (k = 0; k + 1 < nt && t[k].yes >= t[k].quorum;) k++;
     size_t slack = t[k].n - t[k].quorum; /* votes that may be lost and still leave a quorum */
     if (t[k].auth_failed > slack) return REDLOCK_ERR_AUTH;
+    if (t[k].refused > slack) return REDLOCK_ERR_MEMBERSHIP;
     if (t[k].no > slack) return no_code;
     return REDLOCK_ERR_NO_QUORUM;
 }
 
 int rl_error_code(const char *text) {
+    if (!strncmp(text, "MEMBERSHIP", 10)) return REDLOCK_ERR_MEMBERSHIP; /* lua/guard/membership.lua */
     if (!strncmp(text, "NOAUTH", 6) || !strncmp(text, "WRONGPASS", 9) || !strncmp(text, "NOPERM", 6) ||
         !strncmp(text, "ERR AUTH", 8) || strstr(text, "invalid password"))
         return REDLOCK_ERR_AUTH;
     return REDLOCK_ERR_SERVER;
 }
 
-/* Fills err/detail from an error reply or an unexpected type; returns ERROR. */
+/* Fills err/detail from an error reply or an unexpected type; returns
+ * ERROR, or MEMBERSHIP for the guard's refusal (its words kept whole for
+ * the node set, which explains them). */
 static redlock_vote_t unexpected(const redisReply *rep, int *err, char *detail, size_t n) {
     if (rep->type == REDIS_REPLY_ERROR) {
         *err = rl_error_code(rep->str);
         snprintf(detail, n, "%.*s", (int)(rep->len > 120 ? 120 : rep->len), rep->str);
         if (!detail[0]) snprintf(detail, n, "error reply with no text");
+        if (*err == REDLOCK_ERR_MEMBERSHIP) return REDLOCK_VOTE_MEMBERSHIP;
     } else {
         *err = REDLOCK_ERR_IO;
         snprintf(detail, n, "unexpected reply type %d", rep->type);

@@ -39,6 +39,7 @@ enum {
 /* One list's count of a round's votes. */
 typedef struct rl_tally {
     uint8_t n, quorum, yes, no, failed, pending, auth_failed;
+    uint8_t refused; /* failed votes that a membership record refused */
 } rl_tally_t;
 
 /* Turns a hiredis reply into a vote (REDLOCK_VOTE_YES/NO/ERROR); on ERROR
@@ -68,7 +69,11 @@ typedef struct rl_round {
     const char *ccmd; /* the same for Redis Cluster nodes, its keys named as there
                        * (slot.h's rl_cluster_key); NULL: cmd serves them too */
     size_t ccmd_len;
-    const struct rl_script *script; /* set when cmd is EVALSHA <script's sha1> ...: on
+    const char *gcmd; /* a write that grants or keeps a lock: its guarded form, for a plain
+                       * node that may hold a membership record (record.c); NULL: none */
+    size_t gcmd_len;
+    const struct rl_script *gscript; /* the script gcmd runs (its NOSCRIPT fallback) */
+    const struct rl_script *script;  /* set when cmd is EVALSHA <script's sha1> ...: on
                                      * NOSCRIPT the engine sends the EVAL form, rebuilt
                                      * from cmd's arguments and the script's text */
     rl_classify_fn classify;
@@ -85,7 +90,7 @@ typedef struct rl_round {
     uint8_t done;      /* kept by the core: decided */
     uint8_t n, quorum; /* nodes (at most REDLOCK_MAX_NODES) and the quorum */
     /* kept by the core as votes come */
-    uint8_t yes, no, failed, pending, auth_failed;
+    uint8_t yes, no, failed, pending, auth_failed, refused;
     rl_tally_t lt[2];             /* a joint round's counts per list (kept by the core) */
     const uint8_t *lists;         /* per node: RL_LIST_* bits (joint); NULL: one list, the whole round */
     redlock_node_report_t *nodes; /* optional per-node detail, n entries */

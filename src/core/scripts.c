@@ -8,3 +8,7 @@ const rl_script_t *rl_script_find(const char *name) {
         if (strcmp(s->name, name) == 0) return s;
     return NULL;
 }
+
+const rl_script_t *rl_script_guarded(const rl_script_t *s) {
+    return s && s->guarded >= 0 ? &rl_scripts[s->guarded] : NULL;
+}

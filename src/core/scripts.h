@@ -8,6 +8,7 @@ typedef struct rl_script {
     const char *text;
     size_t len;
     const char *sha1; /* 40 lowercase hex chars, for EVALSHA */
+    int guarded;      /* index of its twin with the membership guard ahead of it, or -1 */
 } rl_script_t;
 
 /* Generated table, ended by an entry whose name is NULL. */
@@ -15,5 +16,9 @@ extern const rl_script_t rl_scripts[];
 
 /* Returns the script called name, or NULL. */
 const rl_script_t *rl_script_find(const char *name);
+
+/* The guarded twin of s (the membership record checked first, the
+ * handle's fingerprint as an extra first argument), or NULL. */
+const rl_script_t *rl_script_guarded(const rl_script_t *s);
 
 #endif

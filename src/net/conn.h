@@ -40,7 +40,8 @@ enum {
     RL_REQ_SLOTS,  /* CLUSTER SLOTS: a cluster node's slot map */
     RL_REQ_ASKING, /* ASKING ahead of a request an ASK redirect sent here */
     RL_REQ_WAIT,   /* WAIT behind replicated writes */
-    RL_REQ_ROLE    /* ROLE: is the address still a master? */
+    RL_REQ_ROLE,   /* ROLE: is the address still a master? */
+    RL_REQ_RECORD  /* HGETALL of the membership record (core/record.c) */
 };
 
 typedef struct rl_req {

@@ -155,6 +155,11 @@ static void check_classify(rl_classify_fn fn, const redisReply *rep) {
     char detail[DETAIL_LEN] = "";
     memset(detail + 1, 0x5a, sizeof detail - 1); /* no NUL but the first, so a missing one shows */
     redlock_vote_t v = fn(rep, &err, detail, sizeof detail);
+    /* the membership guard's refusal (an error reply led by MEMBERSHIP) is a vote of its own kind */
+    int guard = rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "MEMBERSHIP", 10);
+    FUZZ_CHECK(guard == (v == REDLOCK_VOTE_MEMBERSHIP));
+    FUZZ_CHECK(guard == (err == REDLOCK_ERR_MEMBERSHIP));
+    if (guard) v = REDLOCK_VOTE_ERROR; /* (otherwise checked as an error vote) */
     FUZZ_CHECK(v == REDLOCK_VOTE_YES || v == REDLOCK_VOTE_NO || v == REDLOCK_VOTE_ERROR);
     int want = expected_vote(fn, rep);
     FUZZ_CHECK(v == (want == 1 ? REDLOCK_VOTE_YES : want == 0 ? REDLOCK_VOTE_NO : REDLOCK_VOTE_ERROR));
@@ -166,7 +171,7 @@ static void check_classify(rl_classify_fn fn, const redisReply *rep) {
     if (rep->type == REDIS_REPLY_ERROR) {
         /* the node's own words, at most 120 bytes of them */
         FUZZ_CHECK(err == rl_error_code(rep->str));
-        FUZZ_CHECK(err == REDLOCK_ERR_AUTH || err == REDLOCK_ERR_SERVER);
+        FUZZ_CHECK(err == REDLOCK_ERR_AUTH || err == REDLOCK_ERR_SERVER || err == REDLOCK_ERR_MEMBERSHIP);
         size_t n = strnlen(rep->str, rep->len > 120 ? 120 : rep->len);
         if (n == 0) /* an empty error text is explained in words, never left blank */
             FUZZ_CHECK(!strcmp(detail, "error reply with no text"));

@@ -3,7 +3,9 @@
 # cluster ($REDLOCK_CLUSTER_DIR, $REDLOCK_CLUSTER_SH): the records each step
 # writes (read back with show --json and with redis-cli), steps out of order
 # refused with 64 naming the phase, a record of another change refused
-# unless --force, the wait of advance, a node that cannot be written
+# unless --force, the wait of advance, the old, joint and new handles each
+# step grants (exit 0) or refuses (78; an old holder's extend 2, its
+# release never), a node that cannot be written
 # failing the step with 69 naming it, and --skip for a dead node that is
 # leaving. OLD = nodes 0,1,2 and NEW = nodes 1,2,3 (node 0 leaves, node 3
 # joins). Exits non-zero on the first failed check; always restarts what it
@@ -21,7 +23,7 @@ port() { echo "${U[$1]##*:}"; }
 cleanup() {
   local i
   for i in "${killed[@]}"; do "$REDLOCK_CLUSTER_SH" restart "$i" -d "$REDLOCK_CLUSTER_DIR" >/dev/null 2>&1; done
-  for i in 0 1 2 3 4; do redis-cli -p "$(port $i)" DEL "$KEY" >/dev/null 2>&1; done
+  for i in 0 1 2 3 4; do redis-cli -p "$(port $i)" DEL "$KEY" steps:held >/dev/null 2>&1; done
   rm -rf "$out"
 }
 trap cleanup EXIT
@@ -30,7 +32,19 @@ NAME=membership_steps.sh OUT=$out
 . "$(dirname "$0")/../support/expect.sh"
 # field I NAME: node I's record field NAME, read by redis-cli.
 field() { redis-cli -p "$(port "$1")" HGET "$KEY" "$2"; }
-for i in 0 1 2 3 4; do redis-cli -p "$(port $i)" DEL "$KEY" >/dev/null || fail "redis-cli cannot reach node $i"; done
+# grants OLD JOINT NEW: the exit codes of `exec` through an old, a joint
+# and a new handle: 0 granted, 78 refused by the records.
+grants() {
+  local i=0 want
+  local -a lists=("--nodes $OLD" "--nodes $OLD --next-nodes $NEW" "--nodes $NEW")
+  for want in "$@"; do
+    # shellcheck disable=SC2086
+    expect "$want" "$CLI" ${lists[i]} exec --ttl 2s --wait 0 "steps:grants:$i" -- true
+    [[ $want == 0 ]] || said stderr "membership records do not accept"
+    i=$((i + 1))
+  done
+}
+for i in 0 1 2 3 4; do redis-cli -p "$(port $i)" DEL "$KEY" steps:held >/dev/null || fail "redis-cli cannot reach node $i"; done
 
 # before: no records, every configuration accepted
 expect 0 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership show
@@ -41,6 +55,9 @@ expect 64 "$CLI" --nodes "$OLD" membership begin
 said stderr "--next-nodes"
 
 # begin: OLD and JOINT accepted on the four nodes, node 4 untouched
+grants 0 0 0
+expect 0 "$CLI" --nodes "$OLD" acquire --ttl 30s steps:held
+token=$(cat "$out/stdout")
 expect 0 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership begin
 said stdout "4 nodes now begun"
 expect 0 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership show --json
@@ -54,6 +71,8 @@ EOF
 [[ $(field 3 phase) == begun && $(field 1 old) == *"127.0.0.1:$(port 0)/0"* ]] || fail "node 3's record: $(field 3 phase) $(field 1 old)"
 [[ -z $(field 4 phase) ]] || fail "node 4, in neither list, got a record"
 # out of order, and another change
+grants 0 0 78
+expect 0 "$CLI" --nodes "$OLD" extend --ttl 30s steps:held "$token"
 expect 64 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership finish
 said stderr "is at phase begun: finish comes after advance"
 expect 64 "$CLI" --nodes "$OLD" --next-nodes "${U[1]},${U[2]},${U[4]}" membership begin
@@ -67,6 +86,11 @@ said stdout "4 nodes now joint"
 said stdout "waiting 2000 ms"
 said stdout "4 nodes now advanced"
 [[ $(field 2 accepts) == "$(field 2 change) $(field 2 new_fp)" ]] || fail "advanced accepts '$(field 2 accepts)'"
+grants 78 0 0
+# the old holder's extend is refused (exit 2, the records named), its release is not
+expect 2 "$CLI" --nodes "$OLD" extend --ttl 30s steps:held "$token"
+said stderr "membership records do not accept"
+expect 0 "$CLI" --nodes "$OLD" release steps:held "$token"
 
 # finish: NEW's nodes accept NEW only, node 0 (left) nothing
 expect 0 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership finish
@@ -76,6 +100,7 @@ said stdout "1 node now left"
   fail "after finish: node 3 accepts '$(field 3 accepts)', node 0 $(field 0 phase) '$(field 0 accepts)'"
 expect 0 "$CLI" --nodes "$NEW" membership show
 [[ $(grep -c "finished, accepts NEW .*; this handle accepted" "$out/stdout") == 3 ]] || fail "show: $(cat "$out/stdout")"
+grants 78 78 0
 
 # the next change, NEW -> {1,2,4}: node 3 leaves, dead. Every step must
 # write every node, so begin fails naming it; --skip lets it go, but only

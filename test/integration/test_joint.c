@@ -20,32 +20,12 @@ static void setup(void) {
 
 TestSuite(joint, .init = setup, .timeout = 120);
 
-/* A node list of the fixture: n indices. */
-typedef struct {
-    size_t n;
-    int at[5];
-} list_t;
+typedef rt_list_t list_t;
 
-/* A handle over cur (its nodes) and, when next is not NULL, next (its
- * next_nodes); o: options (NULL: the tests' defaults). */
+/* A handle over cur and, when next is not NULL, next; o: options (NULL:
+ * the tests' defaults). */
 static redlock_t *handle(const list_t *cur, const list_t *next, const redlock_options_t *o) {
-    static const char *cu[5], *nu[5]; /* redlock_new copies them */
-    redlock_options_t opt;
-    if (o)
-        opt = *o;
-    else
-        rt_options(&opt);
-    for (size_t i = 0; i < cur->n; i++) cu[i] = C.uri[cur->at[i]];
-    opt.nodes = cu;
-    opt.n_nodes = cur->n;
-    for (size_t i = 0; next && i < next->n; i++) nu[i] = C.uri[next->at[i]];
-    opt.next_nodes = next ? nu : NULL;
-    opt.n_next_nodes = next ? next->n : 0;
-    redlock_t *rl = NULL;
-    char err[256];
-    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
-    cr_assert_eq(rc, REDLOCK_OK, "redlock_new: %s (%s)", redlock_strerror(rc), err);
-    return rl;
+    return rt_new_lists(&C, cur, next, o);
 }
 
 /* The fixture nodes holding key with value val, as a bit mask. */

@@ -15,6 +15,17 @@ void rt_options(redlock_options_t *o);
  * Fails the current Criterion test if it cannot be made. */
 redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o);
 
+/* A list of the test cluster's nodes, by index. */
+typedef struct rt_list {
+    size_t n;
+    int at[TC_MAX_NODES];
+} rt_list_t;
+
+/* A redlock_t over c's nodes of cur and, when next is not NULL, those of
+ * next as its next_nodes (a joint handle); o: options (NULL: rt_options).
+ * Fails the current Criterion test if it cannot be made. */
+redlock_t *rt_new_lists(const tc_cluster_t *c, const rt_list_t *cur, const rt_list_t *next, const redlock_options_t *o);
+
 /* Loads the cluster, heals it (all nodes up and empty) and returns it. */
 void rt_setup(tc_cluster_t *c);
 

@@ -89,8 +89,9 @@ Test(error, unknown_codes) {
 }
 
 Test(error, vote_names) {
-    static const redlock_vote_t votes[] = {REDLOCK_VOTE_NONE,    REDLOCK_VOTE_YES,  REDLOCK_VOTE_NO,
-                                           REDLOCK_VOTE_TIMEOUT, REDLOCK_VOTE_DOWN, REDLOCK_VOTE_ERROR};
+    static const redlock_vote_t votes[] = {REDLOCK_VOTE_NONE,      REDLOCK_VOTE_YES,  REDLOCK_VOTE_NO,
+                                           REDLOCK_VOTE_TIMEOUT,   REDLOCK_VOTE_DOWN, REDLOCK_VOTE_ERROR,
+                                           REDLOCK_VOTE_MEMBERSHIP};
     const size_t n = sizeof votes / sizeof votes[0];
     for (size_t i = 0; i < n; i++) {
         const char *s = redlock_vote_name(votes[i]);
@@ -105,6 +106,7 @@ Test(error, vote_names) {
     cr_assert_str_eq(redlock_vote_name(REDLOCK_VOTE_YES), "yes");
     cr_assert_str_eq(redlock_vote_name(REDLOCK_VOTE_NO), "no");
     cr_assert_str_eq(redlock_vote_name(REDLOCK_VOTE_TIMEOUT), "timeout");
+    cr_assert_str_eq(redlock_vote_name(REDLOCK_VOTE_MEMBERSHIP), "membership");
     /* A value outside the enum still gets a string, not NULL. */
     cr_assert_not_null(redlock_vote_name((redlock_vote_t)99));
 }

@@ -2,6 +2,7 @@
  * (src/core/membership.c), no server. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "membership.h"
@@ -116,4 +117,49 @@ Test(membership, a_record_that_cannot_be_read_says_why) {
     rl_record_t back;
     cr_assert_eq(rl_record_parse(only, ol, 2, &back, err, 200), -1);
     cr_assert(strstr(err, "lacks a field"), "%s", err);
+}
+
+/* rl_record_refusal's detail for the guard's text t and fingerprint fp. */
+static const char *refusal(const char *t, const char *fp) {
+    static char d[256];
+    rl_record_refusal(t, fp, d, sizeof d);
+    return d;
+}
+
+Test(membership, a_refusal_names_what_the_node_accepts_which_list_the_handle_uses_and_the_step) {
+    const char *o = "1111111111111111", *n = "2222222222222222", *j = "3333333333333333";
+    char t[160];
+    snprintf(t, sizeof t, "MEMBERSHIP joint %s %s %s %s", j, o, n, j);
+    cr_assert_str_eq(refusal(t, o), "membership record (phase joint) accepts JOINT only; this handle uses OLD "
+                                    "(1111111111111111): this handle still uses the old list: redeploy it with the "
+                                    "new list as next nodes");
+    cr_assert(strstr(refusal(t, n), "uses NEW") && strstr(refusal(t, n), "advance` is not done"), "%s", refusal(t, n));
+    snprintf(t, sizeof t, "MEMBERSHIP advanced %s %s %s %s %s", j, o, n, j, n);
+    cr_assert(strstr(refusal(t, o), "accepts JOINT and NEW only") && strstr(refusal(t, o), "redeploy it with the new"),
+              "%s", refusal(t, o));
+    snprintf(t, sizeof t, "MEMBERSHIP begun %s %s %s %s %s", j, o, n, o, j);
+    cr_assert(strstr(refusal(t, n), "accepts OLD and JOINT only") && strstr(refusal(t, n), "has only begun"), "%s",
+              refusal(t, n));
+    snprintf(t, sizeof t, "MEMBERSHIP finished %s %s %s %s", j, o, n, n);
+    cr_assert(strstr(refusal(t, j), "uses JOINT") && strstr(refusal(t, j), "use the new list alone"), "%s",
+              refusal(t, j));
+    snprintf(t, sizeof t, "MEMBERSHIP left %s %s %s", j, o, n);
+    cr_assert(strstr(refusal(t, o), "accepts no node list") && strstr(refusal(t, o), "left the node set"), "%s",
+              refusal(t, o));
+    /* a handle of neither list, and a record of another change */
+    snprintf(t, sizeof t, "MEMBERSHIP finished %s %s %s %s", j, o, n, n);
+    cr_assert(strstr(refusal(t, "4444444444444444"), "uses another list (4444444444444444)"), "%s",
+              refusal(t, "4444444444444444"));
+}
+
+Test(membership, a_refusal_of_an_unreadable_record_says_so) {
+    cr_assert(strstr(refusal("MEMBERSHIP-UNREADABLE the record lacks its phase or accepts field", "1"),
+                     "cannot be read (the record lacks its phase or accepts field)"),
+              "%s", refusal("MEMBERSHIP-UNREADABLE the record lacks its phase or accepts field", "1"));
+    cr_assert(strstr(refusal("MEMBERSHIP sideways - - - x", "1"), "cannot be read"), "%s",
+              refusal("MEMBERSHIP sideways - - - x", "1"));
+    cr_assert(strstr(refusal("MEMBERSHIP", "1"), "cannot be read"), "%s", refusal("MEMBERSHIP", "1"));
+    char tiny[8];
+    rl_record_refusal("MEMBERSHIP joint a b c d", "1", tiny, sizeof tiny); /* truncated, terminated */
+    cr_assert_eq(strlen(tiny), sizeof tiny - 1);
 }

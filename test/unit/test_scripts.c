@@ -180,6 +180,31 @@ Test(scripts, every_table_entry_is_well_formed) {
     cr_assert_geq(n, 2u);
 }
 
+/* The granting scripts, each with its guarded twin: the membership guard's
+ * prologue (lua/guard/membership.lua), then the script's own text. */
+Test(scripts, granting_scripts_have_guarded_twins_and_releases_none) {
+    static const char *const granting[] = {"acquire",        "acquire_multi", "acquire_wait", "acquire_permit",
+                                           "acquire_shared", "extend",        "extend_multi", "extend_shared"};
+    static const char *const others[] = {"release",   "release_multi", "release_permit", "release_shared",
+                                         "fence_set", "fenced_set",    "status",         "membership_set"};
+    for (size_t i = 0; i < sizeof granting / sizeof granting[0]; i++) {
+        const rl_script_t *s = rl_script_find(granting[i]), *g = rl_script_guarded(s);
+        char name[64];
+        snprintf(name, sizeof name, "%s_guarded", granting[i]);
+        cr_assert_not_null(g, "%s has no guarded twin", granting[i]);
+        cr_assert_eq(g, rl_script_find(name), "%s's twin is not %s", granting[i], name);
+        cr_assert_null(rl_script_guarded(g), "a guarded twin has a twin");
+        cr_assert_gt(g->len, s->len);
+        cr_assert_eq(memcmp(g->text + g->len - s->len, s->text, s->len), 0, "%s does not end with %s's text", name,
+                     granting[i]);
+        cr_assert_not_null(strstr(g->text, "table.remove(ARGV, 1)"), "%s takes no fingerprint off ARGV", name);
+        cr_assert(strstr(g->text, "redlock:membership") < g->text + g->len - s->len, "%s checks after the body", name);
+    }
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        cr_assert_null(rl_script_guarded(rl_script_find(others[i])), "%s is guarded", others[i]);
+    cr_assert_null(rl_script_guarded(NULL));
+}
+
 Test(scripts, unknown_name_is_null) {
     cr_assert_null(rl_script_find("nope"));
     cr_assert_null(rl_script_find(""));
