@@ -8,9 +8,15 @@
 #   joint     the same with a joint handle: nodes 0..4 and next nodes
 #             0..3 and 5 (one node leaves, one joins: 6 distinct nodes),
 #             every grant needing a quorum of each list
-# The two alternate in REPS rounds; medians.
+#   guarded   the 5-node handle again, its nodes holding the membership
+#             record `redlock membership begin` writes (which accepts it):
+#             every grant goes through the record's check
+# The three alternate in REPS rounds (the records written before each
+# guarded run and deleted after it); medians.
 #
-# Target (bench/targets.tsv): joint serial p50 <= 1.2 x the 5-node handle's.
+# Targets (bench/targets.tsv): joint serial p50 <= 1.2 x the 5-node
+# handle's; guarded acquire + release p50 <= 1.35 x the same without
+# records.
 # Full mode writes bench/RESULTS-membership.md; --quick writes
 # $BENCH_BUILD/bench/RESULTS-membership-quick.md.
 #
@@ -22,6 +28,7 @@ set -euo pipefail
 export LC_ALL=C
 
 LIB=$BUILD/bench/bench_redlock
+TOOL=$BUILD/src/cli/redlock
 bench_args membership.sh "quick note" -- "$@"
 if ((QUICK)); then
   REPS=3 D=0.5 OUT_MD=$BUILD/bench/RESULTS-membership-quick.md MODE=quick
@@ -29,6 +36,7 @@ else
   REPS=7 D=2 OUT_MD=$ROOT/bench/RESULTS-membership.md MODE=full
 fi
 [[ -x $LIB ]] || fail "$LIB is not built (run: make bench-membership)"
+[[ -x $TOOL ]] || fail "$TOOL is not built (run: make bench-membership)"
 
 bench_scratch membership
 cluster_start 6 nodes6
@@ -42,19 +50,33 @@ run() {
   timeout --foreground -k 5 300 "$LIB" -u "$OLD" -w serial -d "$D" --ttl 10000 --impl libredlock "$@" \
     2>>"$LOG" | grep '^RESULT' | tail -n 1
 }
+# records begin|clear: the membership records of OLD -> NEW written by the
+# tool (accepting OLD), or deleted from the six nodes.
+records() {
+  if [[ $1 == begin ]]; then
+    "$TOOL" --nodes "$OLD" --next-nodes "$NEW" membership begin >>"$LOG" 2>&1 || fail "membership begin failed (see $LOG)"
+  else
+    for u in "${URI[@]}"; do redis-cli -p "${u##*:}" DEL redlock:membership >/dev/null || fail "DEL on $u"; done
+  fi
+}
 : >"$SCRATCH/rows"
 for ((r = 1; r <= REPS; r++)); do
   p=$(run) j=$(run --next-uris "$NEW")
-  printf '%s %s %s %s\n' "$(kv "$p" acq_p50_us)" "$(kv "$p" cyc_p50_us)" "$(kv "$j" acq_p50_us)" \
-    "$(kv "$j" cyc_p50_us)" >>"$SCRATCH/rows"
-  note "round $r/$REPS: acquire p50 $(kv "$p" acq_p50_us) us on 5 nodes, $(kv "$j" acq_p50_us) us joint"
+  records begin
+  g=$(run)
+  records clear
+  printf '%s %s %s %s %s %s\n' "$(kv "$p" acq_p50_us)" "$(kv "$p" cyc_p50_us)" "$(kv "$j" acq_p50_us)" \
+    "$(kv "$j" cyc_p50_us)" "$(kv "$g" acq_p50_us)" "$(kv "$g" cyc_p50_us)" >>"$SCRATCH/rows"
+  note "round $r/$REPS: acquire p50 $(kv "$p" acq_p50_us) us on 5 nodes, $(kv "$j" acq_p50_us) us joint," \
+    "$(kv "$g" acq_p50_us) us guarded"
 done
 col() { awk -v c="$1" '{ print $c }' "$SCRATCH/rows" | median; }
-A5=$(col 1) C5=$(col 2) AJ=$(col 3) CJ=$(col 4)
-RA=$(ratio "$AJ" "$A5") RC=$(ratio "$CJ" "$C5")
+A5=$(col 1) C5=$(col 2) AJ=$(col 3) CJ=$(col 4) AG=$(col 5) CG=$(col 6)
+RA=$(ratio "$AJ" "$A5") RC=$(ratio "$CJ" "$C5") RGA=$(ratio "$AG" "$A5") RG=$(ratio "$CG" "$C5")
 cluster_down
 
 target joint_serial "$RA" "${RA:+${RA}× ($AJ vs $A5 µs)}" "" "${RA:+${RA}×}" - "5 nodes: 1.00×"
+target guarded_cycle "$RG" "${RG:+${RG}× ($CG vs $C5 µs)}" "" "${RG:+${RG}×}" - "no records: 1.00×"
 TARGETS=$(targets_table "target")
 
 machine_info
@@ -68,15 +90,19 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   echo "Six masters on loopback. Each round runs bench_redlock serial (one caller, acquire + release of"
   echo "distinct keys, ${D} s) with a 5-node handle (nodes 0..4, quorum 3) and with a joint handle (nodes"
-  echo "0..4, next nodes 0..3 and 5: 6 distinct nodes, a quorum of 3 in each list); medians over $REPS"
-  echo "rounds, the two alternating."
+  echo "0..4, next nodes 0..3 and 5: 6 distinct nodes, a quorum of 3 in each list), and with the 5-node"
+  echo "handle again while the nodes hold the membership record \`redlock membership begin\` writes (every"
+  echo "grant and extend then runs the record's check in its script); medians over $REPS rounds, the three"
+  echo "alternating."
   [[ -z $NOTE ]] || { echo; echo "$NOTE"; }
   echo
   echo "| handle | acquire p50 (µs) | lock cycle p50 (µs) |"
   echo "|---|---:|---:|"
   echo "| 5 nodes | $A5 | $C5 |"
   echo "| joint, 5 + 1 | $AJ | $CJ |"
-  echo "| ratio | ${RA:-n/a}× | ${RC:-n/a}× |"
+  echo "| joint ÷ 5 nodes | ${RA:-n/a}× | ${RC:-n/a}× |"
+  echo "| 5 nodes, records checked | $AG | $CG |"
+  echo "| checked ÷ 5 nodes | ${RGA:-n/a}× | ${RG:-n/a}× |"
   echo
   echo "$TARGETS"
 } >"$OUT_MD"

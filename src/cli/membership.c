@@ -90,6 +90,12 @@ static int change_init(cli_t *c, change_t *ch) {
     ch->n_new = c->next.n;
     for (size_t i = 0; i < ch->n_old; i++) add_union(ch, c->nodes.uri[i], &ch->old[i], REDLOCK_IN_NODES);
     for (size_t i = 0; i < ch->n_new; i++) add_union(ch, c->next.uri[i], &ch->new[i], REDLOCK_IN_NEXT_NODES);
+    for (size_t k = 0; k < ch->n; k++) /* a script on a cluster reaches its own slot only: no record is checked */
+        if (ch->parsed[k]->cluster)
+            return cli_usage_error(c,
+                                   "membership: node '%s' is a Redis Cluster, where handles check no record: change "
+                                   "a cluster node set with a joint handle alone (doc/membership.md)",
+                                   ch->uri[k]);
     if (rl_fingerprint(ch->old, ch->n_old, ch->old_fp) < 0 || rl_fingerprint(ch->new, ch->n_new, ch->new_fp) < 0 ||
         rl_identity_list(ch->old, ch->n_old, ch->old_ids, sizeof ch->old_ids) < 0 ||
         rl_identity_list(ch->new, ch->n_new, ch->new_ids, sizeof ch->new_ids) < 0) {

@@ -53,6 +53,8 @@ expect 64 "$CLI" --nodes "$OLD" --next-nodes "$NEW" membership advance --max-ttl
 said stderr "has no record, phase none: advance comes after begin"
 expect 64 "$CLI" --nodes "$OLD" membership begin
 said stderr "--next-nodes"
+expect 64 "$CLI" --nodes "$OLD" --next-nodes "redis+cluster://127.0.0.1:1,${U[1]},${U[2]}" membership begin
+said stderr "is a Redis Cluster, where handles check no record"
 
 # begin: OLD and JOINT accepted on the four nodes, node 4 untouched
 grants 0 0 0
