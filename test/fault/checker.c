@@ -71,7 +71,7 @@ typedef struct history {
     event_t *e;
     size_t ne, cape;
     /* from the S lines */
-    uint64_t acquired, taken, no_quorum, expired, other, skipped, rel_ok, rel_not_held, rel_other;
+    uint64_t acquired, taken, no_quorum, expired, other, skipped, rel_ok, rel_not_held, rel_other, refused;
     int processes;
 } history_t;
 
@@ -137,6 +137,8 @@ static int parse_line(history_t *h, const char *line, const char *file, int line
                    &pid, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8]) == 10) {
             h->acquired += v[0], h->taken += v[1], h->no_quorum += v[2], h->expired += v[3], h->other += v[4];
             h->skipped += v[5], h->rel_ok += v[6], h->rel_not_held += v[7], h->rel_other += v[8];
+            const char *r = strstr(line, " refused ");
+            if (r) h->refused += strtoull(r + 9, NULL, 10);
             h->processes++;
         }
         return 0;
@@ -560,6 +562,8 @@ static int cmd_check(int argc, char **argv) {
         v.acquisitions, v.writes, (unsigned long long)h.taken, (unsigned long long)h.no_quorum,
         (unsigned long long)h.expired, (unsigned long long)h.other, (unsigned long long)h.skipped,
         (unsigned long long)h.rel_ok, (unsigned long long)h.rel_not_held, (unsigned long long)h.rel_other);
+    if (h.refused)
+        say("  acquire calls refused by the nodes' membership records: %llu\n", (unsigned long long)h.refused);
     say("  overlaps %zu, lost updates %zu (forks %zu, broken links %zu), stale writes %zu\n", v.overlaps, v.lost,
         v.forks, v.broken, v.stale);
     int ok;

@@ -11,7 +11,7 @@
 # rules with them) and removes RUN, unless the run failed or FAULT_KEEP=1,
 # in which case RUN keeps the histories and the node logs for a post-mortem.
 #
-# Environment: FAULT_WORKER, FAULT_CHECK (the binaries; CTest sets them),
+# Environment: FAULT_WORKER, FAULT_CHECK, FAULT_CLI (the binaries; CTest sets them),
 # REDLOCK_CLUSTER_SH (deploy/cluster.sh), FAULT_KEEP=1 (keep RUN),
 # FAULT_TIMEOUT_S (default 150: the run ends itself, cleanly, after that).
 
@@ -22,6 +22,7 @@ FAULT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FAULT_DIR/../.." && pwd)
 : "${FAULT_WORKER:=$ROOT/build/test/fault_worker}"
 : "${FAULT_CHECK:=$ROOT/build/test/fault_check}"
+: "${FAULT_CLI:=$ROOT/build/src/cli/redlock}"
 : "${REDLOCK_CLUSTER_SH:=$ROOT/deploy/cluster.sh}"
 CLUSTER_SH=$REDLOCK_CLUSTER_SH
 RESOURCE=fault:resource

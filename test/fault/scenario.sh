@@ -42,6 +42,15 @@
 #                         Safe because every holder finishes well before its
 #                         key on the jumping node runs out (TTL - jump); see
 #                         outside_clock_jump for when it does not
+#   membership            the node set changes from OLD = nodes 0,1,2 to NEW =
+#                         nodes 2,3,4 under contention, by `redlock membership`
+#                         begin, advance and finish (doc/membership.md): old
+#                         clients give way to joint ones, joint ones to new
+#                         ones, while a forgotten old client tries all along;
+#                         node 2 (in both lists) is killed and restarted with
+#                         its data during begin, node 3 during finish. The
+#                         forgotten client must be refused from advance on
+#                         (outside_membership_bare shows the overlap without)
 # Outside the assumptions (the checker MUST report the violation; the test
 # passes when it does):
 #   outside_restart_majority  kill -9 3 of 5 nodes while a lock is held and
@@ -50,6 +59,9 @@
 #   outside_paused_client a client stops (SIGSTOP) inside its critical
 #                         section for 2.5 x TTL, is resumed, and writes
 #                         without checking its validity
+#   outside_membership_bare  membership's redeploys without its steps (no
+#                         records): the forgotten old client and the new
+#                         clients share only node 2, and both take the lock
 #   outside_clock_jump    a third one: a holder with exactly a bare majority
 #                         loses its key on one node to a SIMULATED clock jump
 #                         past the TTL; a second client takes the lock
@@ -57,8 +69,8 @@
 #   bypass                the workers skip the lock entirely; the checker
 #                         must find overlaps and lost updates
 #
-# Environment: FAULT_WORKER, FAULT_CHECK, REDLOCK_CLUSTER_SH (CTest sets
-# them), FAULT_KEEP=1 keeps the run directory, FAULT_LIVENESS_MS (4000),
+# Environment: FAULT_WORKER, FAULT_CHECK, FAULT_CLI (the redlock tool),
+# REDLOCK_CLUSTER_SH (CTest sets them), FAULT_KEEP=1 keeps the run directory, FAULT_LIVENESS_MS (4000),
 # FAULT_JUMP_MS (clock_jump's simulated jump, default 500).
 set -euo pipefail
 NAME=${1:-}
@@ -287,6 +299,66 @@ sc_clock_jump() {
   expect_safe
 }
 
+# membership_change [bare]: sc_membership's schedule; bare: the redeploys
+# alone, no step taken (no records: nothing refuses the forgotten client).
+membership_change() {
+  local -a u
+  local old new done_us late refused bare=${1:-}
+  setup_run
+  cluster_start --persist
+  IFS=, read -r -a u <<<"$URIS"
+  old="${u[0]},${u[1]},${u[2]}" new="${u[2]},${u[3]},${u[4]}"
+  member() {
+    if [[ -n $bare ]]; then
+      [[ $1 != advance ]] || sleep_ms $((TTL + 1000)) # (the wait alone)
+      return 0
+    fi
+    "$FAULT_CLI" --nodes "$old" --next-nodes "$new" membership "$@" >>"$RUN/membership.out" 2>&1 ||
+      { cat "$RUN/membership.out" >&2; die "redlock membership $* failed"; }
+  }
+  start_workers 1 "$THREADS" 16000 "${COMMON[@]}" --nodes "$old" # w0: the forgotten old client
+  start_workers 1 "$THREADS" 3500 "${COMMON[@]}" --nodes "$old"
+  at 1000
+  member begin
+  event note begun
+  at 1500
+  start_workers 2 "$THREADS" 8500 "${COMMON[@]}" --nodes "$old" --next-nodes "$new"
+  at 2500
+  event fault kill_restart_shared_node
+  kill_nodes 2
+  restart_nodes 2
+  event heal kill_restart_shared_node
+  at 4000
+  member advance --max-ttl "${TTL}ms"
+  done_us=$(now_us)
+  event note advanced
+  start_workers 2 "$THREADS" 12000 "${COMMON[@]}" --nodes "$new"
+  at 10500
+  member finish
+  event note finished
+  at 11500
+  event fault kill_restart_new_node
+  kill_nodes 3
+  restart_nodes 3
+  event heal kill_restart_new_node
+  at 16000
+  wait_workers 30000
+  if [[ -n $bare ]]; then
+    check --expect-violation overlap
+    return
+  fi
+  expect_safe
+  # the forgotten client: no grant once advance was done, and refusals
+  late=$(awk -v t="$done_us" '$1 == "R" && $6 > t { n++ } END { print n + 0 }' "$RUN/hist/w0.log")
+  refused=$(awk '$1 == "S" { for (i = 2; i < NF; i++) if ($i == "refused") print $(i + 1) }' "$RUN/hist/w0.log")
+  log "forgotten old client: ${refused:-0} acquire calls refused by the records, $late granted after advance"
+  ((late == 0)) || die "the forgotten old client was granted $late times after advance"
+  ((${refused:-0} > 0)) || die "the forgotten old client was never refused"
+}
+
+sc_membership() { membership_change; }
+sc_outside_membership_bare() { membership_change bare; }
+
 sc_outside_restart_majority() {
   local round
   setup_run
@@ -353,14 +425,15 @@ sc_outside_paused_client() {
 
 case $NAME in
   bypass | pause_minority | pause_one | pause_rolling | pause_majority | kill_restart_persist | restart_delayed | partition_minority | \
-    partition_majority | slow_node | clock_jump | sentinel_failover | outside_restart_majority | \
+    partition_majority | slow_node | clock_jump | sentinel_failover | membership | outside_membership_bare | \
+    outside_restart_majority | \
     outside_paused_client | outside_clock_jump)
     "sc_$NAME" ;;
   *)
     echo "usage: $0 SCENARIO  (bypass pause_minority pause_one pause_rolling pause_majority kill_restart_persist" >&2
     echo "       restart_delayed" >&2
-    echo "       partition_minority partition_majority slow_node clock_jump sentinel_failover" >&2
-    echo "       outside_restart_majority" >&2
+    echo "       partition_minority partition_majority slow_node clock_jump sentinel_failover membership" >&2
+    echo "       outside_restart_majority outside_membership_bare" >&2
     echo "       outside_paused_client outside_clock_jump)" >&2
     exit 2 ;;
 esac

@@ -30,7 +30,8 @@
  *   The holder's window is [acq, min(rel, dl)].
  * At exit each process appends one summary line:
  *   S pid acquired N taken N no_quorum N expired N other N skipped N
- *     rel_ok N rel_not_held N rel_other N
+ *     rel_ok N rel_not_held N rel_other N refused N
+ *     (refused: acquire calls the nodes' membership records refused)
  *
  * The protected value is a fixed-size record "COUNTER TAG\n" at offset 0 of
  * a file, read with pread and written with pwrite: nothing but the lock
@@ -68,9 +69,9 @@
 #define MAX_THREADS 64
 
 typedef struct config {
-    char *nodes_csv;
-    const char *nodes[REDLOCK_MAX_NODES];
-    size_t n_nodes;
+    char *nodes_csv, *next_csv;
+    const char *nodes[REDLOCK_MAX_NODES], *next[REDLOCK_MAX_NODES];
+    size_t n_nodes, n_next; /* next: a joint handle's next list (--next-nodes) */
     const char *resource, *value_path, *log_path, *stall_dir;
     int threads;
     uint32_t duration_ms, ttl_ms, hold_min_ms, hold_max_ms, margin_ms, pause_ms;
@@ -85,6 +86,7 @@ typedef struct config {
 
 typedef struct counters {
     uint64_t acquired, taken, no_quorum, expired, other, skipped, rel_ok, rel_not_held, rel_other;
+    uint64_t refused; /* acquire calls the nodes' membership records refused */
 } counters_t;
 
 static config_t cfg;
@@ -245,7 +247,10 @@ static void *thread_main(void *p) {
                     c.no_quorum++;
                 else if (rc == REDLOCK_ERR_EXPIRED)
                     c.expired++;
-                else {
+                else if (rc == REDLOCK_ERR_MEMBERSHIP) { /* a client left behind by a change of the node set */
+                    c.refused++;
+                    sleep_us(20000);
+                } else {
                     c.other++;
                     fprintf(stderr, "worker %d.%d: acquire: %s: %s\n", (int)getpid(), tid, redlock_strerror(rc),
                             rep.message);
@@ -329,12 +334,14 @@ static void *thread_main(void *p) {
     totals.rel_ok += c.rel_ok;
     totals.rel_not_held += c.rel_not_held;
     totals.rel_other += c.rel_other;
+    totals.refused += c.refused;
     pthread_mutex_unlock(&count_mu);
     return NULL;
 }
 
 static void usage(FILE *f) {
     fprintf(f, "usage: fault_worker --nodes URI[,URI...] --value FILE --log FILE [options]\n"
+               "  --next-nodes URI[,URI...]  a joint handle: its next list\n"
                "  --resource NAME          lock resource (default fault:resource)\n"
                "  --threads N              contending threads in this process (default 2)\n"
                "  --duration-ms MS         stop starting new cycles after MS (default 8000)\n"
@@ -364,6 +371,18 @@ static int parse_u32(const char *s, uint32_t *out) {
     return 0;
 }
 
+/* Splits a comma-separated node list (NULL: none) in place into out. */
+static int split_list(char *csv, const char **out, size_t *n) {
+    for (char *save = NULL, *u = csv ? strtok_r(csv, ",", &save) : NULL; u; u = strtok_r(NULL, ",", &save)) {
+        if (*n == REDLOCK_MAX_NODES) {
+            fprintf(stderr, "fault_worker: more than %d nodes in a list\n", REDLOCK_MAX_NODES);
+            return -1;
+        }
+        out[(*n)++] = u;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv) {
     cfg.resource = "fault:resource";
     cfg.threads = 2;
@@ -390,6 +409,10 @@ static int parse_args(int argc, char **argv) {
         if (!strcmp(a, "--nodes") && v) {
             free(cfg.nodes_csv);
             cfg.nodes_csv = strdup(v);
+            i++;
+        } else if (!strcmp(a, "--next-nodes") && v) {
+            free(cfg.next_csv);
+            cfg.next_csv = strdup(v);
             i++;
         } else if (!strcmp(a, "--value") && v) {
             cfg.value_path = v;
@@ -459,14 +482,8 @@ static int parse_args(int argc, char **argv) {
         fprintf(stderr, "fault_worker: --retry-jitter-ms must not exceed --retry-delay-ms\n");
         return -1;
     }
-    if (cfg.nodes_csv)
-        for (char *save = NULL, *u = strtok_r(cfg.nodes_csv, ",", &save); u; u = strtok_r(NULL, ",", &save)) {
-            if (cfg.n_nodes == REDLOCK_MAX_NODES) {
-                fprintf(stderr, "fault_worker: more than %d nodes\n", REDLOCK_MAX_NODES);
-                return -1;
-            }
-            cfg.nodes[cfg.n_nodes++] = u;
-        }
+    if (split_list(cfg.nodes_csv, cfg.nodes, &cfg.n_nodes) < 0 || split_list(cfg.next_csv, cfg.next, &cfg.n_next) < 0)
+        return -1;
     return 0;
 }
 
@@ -502,6 +519,8 @@ int main(int argc, char **argv) {
         redlock_options_init(&o);
         o.nodes = cfg.nodes;
         o.n_nodes = cfg.n_nodes;
+        o.next_nodes = cfg.n_next ? cfg.next : NULL;
+        o.n_next_nodes = cfg.n_next;
         o.op_timeout_ms = cfg.op_timeout_ms;
         o.connect_timeout_ms = cfg.connect_timeout_ms;
         o.retry_delay_ms = cfg.retry_delay_ms;
@@ -541,12 +560,12 @@ int main(int argc, char **argv) {
     redlock_free(rl);
 
     char line[512];
-    int len =
-        snprintf(line, sizeof line,
-                 "S %d acquired %" PRIu64 " taken %" PRIu64 " no_quorum %" PRIu64 " expired %" PRIu64 " other %" PRIu64
-                 " skipped %" PRIu64 " rel_ok %" PRIu64 " rel_not_held %" PRIu64 " rel_other %" PRIu64 "\n",
-                 (int)getpid(), totals.acquired, totals.taken, totals.no_quorum, totals.expired, totals.other,
-                 totals.skipped, totals.rel_ok, totals.rel_not_held, totals.rel_other);
+    int len = snprintf(line, sizeof line,
+                       "S %d acquired %" PRIu64 " taken %" PRIu64 " no_quorum %" PRIu64 " expired %" PRIu64
+                       " other %" PRIu64 " skipped %" PRIu64 " rel_ok %" PRIu64 " rel_not_held %" PRIu64
+                       " rel_other %" PRIu64 " refused %" PRIu64 "\n",
+                       (int)getpid(), totals.acquired, totals.taken, totals.no_quorum, totals.expired, totals.other,
+                       totals.skipped, totals.rel_ok, totals.rel_not_held, totals.rel_other, totals.refused);
     if (len > 0) {
         write_all(log_fd, line, (size_t)len);
         fputs(line + 2, stdout);
@@ -554,5 +573,6 @@ int main(int argc, char **argv) {
     close(log_fd);
     close(value_fd);
     free(cfg.nodes_csv);
+    free(cfg.next_csv);
     return started == cfg.threads ? 0 : 1;
 }
