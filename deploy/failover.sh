@@ -5,7 +5,7 @@
 #
 #   deploy/failover.sh [--compose] [--cli PATH] [EXPERIMENT...]
 #
-# EXPERIMENTs, run in the order given (default: all five, in this order):
+# EXPERIMENTs, run in the order given (default: all six, in this order):
 #   minority  2 of 5 nodes killed: the lock is still granted (quorum 3).
 #   majority  3 of 5 nodes killed: NO_QUORUM (exit 69), and the report says
 #             why, node by node.
@@ -20,6 +20,13 @@
 #             lock while the first still runs -- two holders at once, the
 #             known Redlock weakness (see the README); the first holder's
 #             watchdog only notices at its next extension (79).
+#   membership the node set changes from nodes 1-3 to nodes 3-5. Without
+#             the procedure an old and a new client hold one lock at once
+#             (two holders, on purpose); with `redlock membership` begin,
+#             advance and finish, a joint client is refused while an old
+#             one holds (75), the old holder's extension is refused after
+#             advance (79), and a forgotten old client is refused by the
+#             nodes' records (78) while new clients get the lock.
 #   lagging   Sentinel groups whose replicas lag are failed over: three
 #             groups of a master and a replica, the replication links of two
 #             of them cut (iptables, in a network namespace of the
@@ -63,7 +70,7 @@ COMPOSE_FILE=$HERE/docker-compose.yml
 MODE=local
 CLI=${REDLOCK_CLI:-}
 EXPERIMENTS=()
-ALL_EXPERIMENTS=(minority majority pause restart lagging)
+ALL_EXPERIMENTS=(minority majority pause restart membership lagging)
 INNER=0           # --lagging-inner: this process is the lagging experiment in its namespace
 
 DIR=""            # local cluster directory
@@ -87,7 +94,7 @@ while [[ $# -gt 0 ]]; do
     --compose) MODE=compose; shift ;;
     --cli) [[ $# -ge 2 ]] || { log "--cli needs a path"; exit 2; }; CLI=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    minority|majority|pause|restart|lagging) EXPERIMENTS+=("$1"); shift ;;
+    minority|majority|pause|restart|membership|lagging) EXPERIMENTS+=("$1"); shift ;;
     --lagging-inner) INNER=1; shift ;;
     *) log "unknown argument '$1' (try --help)"; exit 2 ;;
   esac
@@ -220,15 +227,17 @@ show() {
 }
 
 # Starts a background holder of resource $1 with TTL $2 whose command writes
-# a marker file and sleeps $3 s; sets HOLDER (pid) and HOLDER_LOG, and waits
-# until the command runs. Returns 1 if it never does.
+# a marker file and sleeps $3 s, on the nodes $HOLDER_NODES (default: all);
+# sets HOLDER (pid) and HOLDER_LOG, and waits until the command runs.
+# Returns 1 if it never does.
 start_holder() {
   local res=$1 ttl=$2 secs=$3 i
   local marker=$WORK/holder.$res.running
   HOLDER_LOG=$WORK/holder.$res.log
   rm -f "$marker"
   # Not through rl(): $! must be the tool itself, not a subshell.
-  "$CLI" --nodes "$NODES" -v exec --ttl "$ttl" "$res" -- sh -c 'touch "$1"; exec sleep "$2"' sh "$marker" "$secs" \
+  "$CLI" --nodes "${HOLDER_NODES:-$NODES}" -v exec --ttl "$ttl" "$res" -- sh -c 'touch "$1"; exec sleep "$2"' sh \
+    "$marker" "$secs" \
     >/dev/null 2>"$HOLDER_LOG" &
   HOLDER=$!
   BG+=("$HOLDER")
@@ -371,6 +380,62 @@ exp_restart() {
     verdict 1 "with the AOF the restarted nodes still held A's key and B was refused (75); without it B got the lock while A ran -- two holders at once (the known weakness: keep a restarted node out for a TTL, or persist with appendfsync always); A learnt it at its next extension (79)"
   else
     verdict 0 "B with AOF exit $rc_kept (expected 75), B after data loss exit $rc_empty (expected 0, while A runs: $a_running), A exit $HOLDER_RC (expected 79)"
+  fi
+}
+
+# ------------------------------------------------- membership (node-set change)
+
+# records_clear: deletes the membership record from the five nodes.
+records_clear() {
+  local u
+  for u in ${NODES//,/ }; do redis-cli -p "${u##*:}" DEL redlock:membership >/dev/null 2>&1; done
+}
+
+exp_membership() {
+  local res=failover:membership:$RUN_ID old new a_running rc_b rc_j rc_c rc_n rc_o rc_f
+  local -a u
+  IFS=, read -r -a u <<<"$NODES"
+  old="${u[0]},${u[1]},${u[2]}" new="${u[2]},${u[3]},${u[4]}"
+  title "membership: the node set changes from nodes 1-3 to nodes 3-5 (they share node 3)"
+  records_clear
+  say "without the procedure: an old client on nodes 1-3 holds a lock, a new client on nodes 3-5 asks"
+  HOLDER_NODES=$old start_holder "$res:bare" 20s 20 || { verdict 0 "the old holder did not start"; return; }
+  "$CLI" --nodes "$new" exec --ttl 2s --wait 0 "$res:bare" -- true 2>/dev/null >/dev/null
+  rc_b=$?
+  a_running=0
+  kill -0 "$HOLDER" 2>/dev/null && a_running=1
+  say "new client: redlock --nodes NEW exec --wait 0 -> exit $rc_b$( ((a_running)) && printf ', while the old holder runs')"
+  wait_holder "$HOLDER" 0
+  say "with the procedure (redlock membership --nodes OLD --next-nodes NEW):"
+  "$CLI" --nodes "$old" --next-nodes "$new" membership begin | sed 's/^/    /'
+  HOLDER_NODES=$old start_holder "$res" 3s 30 || { verdict 0 "the old holder did not start after begin"; return; }
+  say "old holder A: redlock --nodes OLD exec --ttl 3s $res -- sleep 30   (extends every 1 s)"
+  "$CLI" --nodes "$old" --next-nodes "$new" exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_j=$?
+  say "joint client: redlock --nodes OLD --next-nodes NEW exec --wait 0 -> exit $rc_j"
+  "$CLI" --nodes "$old" --next-nodes "$new" membership advance --max-ttl 3s | sed 's/^/    /'
+  wait_holder "$HOLDER" 5
+  say "old holder A ended with exit $HOLDER_RC:"
+  grep -E 'lost while|membership' "$HOLDER_LOG" | head -n 3 | sed 's/^/    /'
+  "$CLI" --nodes "$old" -v exec --ttl 2s --wait 0 "$res" -- true 2>"$WORK/out" >/dev/null
+  rc_c=$?
+  say "forgotten old client: redlock --nodes OLD -v exec --wait 0 $res -> exit $rc_c"
+  show "$WORK/out" | head -n 4
+  "$CLI" --nodes "$new" exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_n=$?
+  say "new client: redlock --nodes NEW exec --wait 0 $res -> exit $rc_n"
+  "$CLI" --nodes "$old" --next-nodes "$new" membership finish | sed 's/^/    /'
+  "$CLI" --nodes "$old" exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_o=$?
+  "$CLI" --nodes "$new" exec --ttl 2s --wait 0 "$res" -- true 2>/dev/null >/dev/null
+  rc_f=$?
+  say "after finish: old client exit $rc_o, new client exit $rc_f"
+  records_clear
+  if ((rc_b == 0 && a_running && rc_j == 75 && HOLDER_RC == 79 && rc_c == 78 && rc_n == 0 && rc_o == 78 &&
+    rc_f == 0)); then
+    verdict 1 "without the procedure an old and a new client held the lock at once (two holders, on purpose); with it the joint client was refused while the old one held (75), the old holder's extension was refused after advance (79), the forgotten old client was refused by the records (78) while new clients got the lock (0)"
+  else
+    verdict 0 "bare new client $rc_b (expected 0 while the old holder ran: $a_running), joint $rc_j (75), old holder $HOLDER_RC (79), forgotten old $rc_c (78), new $rc_n (0), after finish old $rc_o (78) new $rc_f (0)"
   fi
 }
 
