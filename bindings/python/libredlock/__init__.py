@@ -27,6 +27,7 @@ from . import _abi
 __all__ = [
     "Redlock", "Lock", "Report", "NodeReport", "Error", "ConfigError", "InvalidArgument", "Taken", "NoQuorum",
     "Expired", "NotHeld", "AuthError", "ServerError", "Stale", "Cancelled", "Deadlock", "OutOfMemory",
+    "MembershipRefused",
 ]
 __version__ = "0.1.0"
 
@@ -114,6 +115,11 @@ class Deadlock(Error):
     """This thread would wait for a lock it holds itself (REDLOCK_ERR_DEADLOCK)."""
 
 
+class MembershipRefused(Error):
+    """The nodes' membership records do not accept this handle's node list now
+    (REDLOCK_ERR_MEMBERSHIP): redeploy it with the lists the change is at."""
+
+
 class OutOfMemory(Error, MemoryError):
     """An allocation failed (REDLOCK_ERR_NOMEM)."""
 
@@ -123,6 +129,7 @@ _CLASSES = {
     _E["CONFIG"]: ConfigError, _E["INVALID"]: InvalidArgument, _E["TAKEN"]: Taken, _E["NO_QUORUM"]: NoQuorum,
     _E["EXPIRED"]: Expired, _E["NOT_HELD"]: NotHeld, _E["AUTH"]: AuthError, _E["SERVER"]: ServerError,
     _E["STALE"]: Stale, _E["CANCELLED"]: Cancelled, _E["DEADLOCK"]: Deadlock, _E["NOMEM"]: OutOfMemory,
+    _E["MEMBERSHIP"]: MembershipRefused,
 }
 
 

@@ -1,6 +1,7 @@
 """The binding's locks against the fixture cluster's 5 masters: the context
 manager, extend, the report of a refusal, a lost lock, NoQuorum with nodes
 down, ConfigError, fencing, semaphores, readers and threads on one handle."""
+import os
 import re
 import subprocess
 import threading
@@ -56,6 +57,27 @@ def test_a_joint_handle_needs_a_quorum_of_each_list(nodes, fresh):
                 holder.acquire(res, ttl=10.0)
     with pytest.raises(libredlock.ConfigError, match="next_nodes names the same"):
         libredlock.Redlock(old, next_nodes=list(reversed(old)))
+
+
+def test_a_handle_the_membership_records_refuse_raises_membership_refused(nodes, cli, fresh):
+    res = fresh()
+    old, new = nodes[0:3], nodes[2:5]
+    env = dict(os.environ, REDLOCK_NODES=",".join(old), REDLOCK_NEXT_NODES=",".join(new))
+    step = subprocess.run([cli, "membership", "begin"], env=env, capture_output=True, text=True, timeout=60)
+    try:
+        assert step.returncode == 0, step.stderr
+        with libredlock.Redlock(new) as early:
+            with pytest.raises(libredlock.MembershipRefused) as caught:
+                early.acquire(res, ttl=10.0)
+            assert any(n.vote == "membership" and "accepts OLD and JOINT only" in n.detail
+                       for n in caught.value.report.nodes), caught.value.report
+        with libredlock.Redlock(old, next_nodes=new) as joint, joint.lock(res, ttl=10.0) as lk:
+            assert lk.valid()
+    finally:
+        for uri in nodes:
+            host, port = uri.rsplit("/", 1)[-1].rsplit(":", 1)
+            subprocess.run(["redis-cli", "-h", host, "-p", port, "DEL", "redlock:membership"], capture_output=True,
+                           timeout=10)
 
 
 def test_explicit_acquire_and_release(rl, fresh):
