@@ -8,10 +8,12 @@
 #   joint     the same with a joint handle: nodes 0..4 and next nodes
 #             0..3 and 5 (one node leaves, one joins: 6 distinct nodes),
 #             every grant needing a quorum of each list
+#   6 nodes   a plain handle over all six nodes (quorum 4): what the sixth
+#             node's fan-out costs by itself, for comparison
 #   guarded   the 5-node handle again, its nodes holding the membership
 #             record `redlock membership begin` writes (which accepts it):
 #             every grant goes through the record's check
-# The three alternate in REPS rounds (the records written before each
+# The four alternate in REPS rounds (the records written before each
 # guarded run and deleted after it); medians.
 #
 # Targets (bench/targets.tsv): joint serial p50 <= 1.2 x the 5-node
@@ -42,6 +44,7 @@ bench_scratch membership
 cluster_start 6 nodes6
 mapfile -t URI <"$CLUSTER/nodes"
 OLD=$(IFS=,; echo "${URI[*]:0:5}")
+ALL6=$(IFS=,; echo "${URI[*]}")
 NEW=$(IFS=,; echo "${URI[*]:0:4},${URI[5]}")
 note "$MODE mode: $REPS rounds of ${D} s per variant on 6 masters"
 
@@ -61,17 +64,19 @@ records() {
 }
 : >"$SCRATCH/rows"
 for ((r = 1; r <= REPS; r++)); do
-  p=$(run) j=$(run --next-uris "$NEW")
+  p=$(run) j=$(run --next-uris "$NEW") s=$(run -u "$ALL6")
   records begin
   g=$(run)
   records clear
-  printf '%s %s %s %s %s %s\n' "$(kv "$p" acq_p50_us)" "$(kv "$p" cyc_p50_us)" "$(kv "$j" acq_p50_us)" \
-    "$(kv "$j" cyc_p50_us)" "$(kv "$g" acq_p50_us)" "$(kv "$g" cyc_p50_us)" >>"$SCRATCH/rows"
+  printf '%s %s %s %s %s %s %s %s\n' "$(kv "$p" acq_p50_us)" "$(kv "$p" cyc_p50_us)" "$(kv "$j" acq_p50_us)" \
+    "$(kv "$j" cyc_p50_us)" "$(kv "$g" acq_p50_us)" "$(kv "$g" cyc_p50_us)" "$(kv "$s" acq_p50_us)" \
+    "$(kv "$s" cyc_p50_us)" >>"$SCRATCH/rows"
   note "round $r/$REPS: acquire p50 $(kv "$p" acq_p50_us) us on 5 nodes, $(kv "$j" acq_p50_us) us joint," \
     "$(kv "$g" acq_p50_us) us guarded"
 done
 col() { awk -v c="$1" '{ print $c }' "$SCRATCH/rows" | median; }
-A5=$(col 1) C5=$(col 2) AJ=$(col 3) CJ=$(col 4) AG=$(col 5) CG=$(col 6)
+A5=$(col 1) C5=$(col 2) AJ=$(col 3) CJ=$(col 4) AG=$(col 5) CG=$(col 6) A6=$(col 7) C6=$(col 8)
+R6=$(ratio "$A6" "$A5") R6C=$(ratio "$C6" "$C5")
 RA=$(ratio "$AJ" "$A5") RC=$(ratio "$CJ" "$C5") RGA=$(ratio "$AG" "$A5") RG=$(ratio "$CG" "$C5")
 cluster_down
 
@@ -90,7 +95,8 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   echo "Six masters on loopback. Each round runs bench_redlock serial (one caller, acquire + release of"
   echo "distinct keys, ${D} s) with a 5-node handle (nodes 0..4, quorum 3) and with a joint handle (nodes"
-  echo "0..4, next nodes 0..3 and 5: 6 distinct nodes, a quorum of 3 in each list), and with the 5-node"
+  echo "0..4, next nodes 0..3 and 5: 6 distinct nodes, a quorum of 3 in each list), with a plain handle over"
+  echo "the six (quorum 4: the sixth node's fan-out alone), and with the 5-node"
   echo "handle again while the nodes hold the membership record \`redlock membership begin\` writes (every"
   echo "grant and extend then runs the record's check in its script); medians over $REPS rounds, the three"
   echo "alternating."
@@ -101,6 +107,8 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo "| 5 nodes | $A5 | $C5 |"
   echo "| joint, 5 + 1 | $AJ | $CJ |"
   echo "| joint ÷ 5 nodes | ${RA:-n/a}× | ${RC:-n/a}× |"
+  echo "| 6 nodes, one list | $A6 | $C6 |"
+  echo "| 6 nodes ÷ 5 nodes | ${R6:-n/a}× | ${R6C:-n/a}× |"
   echo "| 5 nodes, records checked | $AG | $CG |"
   echo "| checked ÷ 5 nodes | ${RGA:-n/a}× | ${RG:-n/a}× |"
   echo
