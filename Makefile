@@ -69,7 +69,11 @@ stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
 test: build
 	$(call run_suite,$(BUILD))
 
-# The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# The same suite built with AddressSanitizer + UndefinedBehaviorSanitizer,
+# at -O1 (SANITIZE_OPT): what the sanitizers' authors advise, and the
+# CPU-bound tests (the simulator's seeds) run about three times faster
+# than at -O0, with the same reports.
+SANITIZE_OPT ?= -g -O1
 # abort_on_error=1: a leak found when a process exits aborts it, which is
 # what fails a Criterion test (its runner ignores a worker's exit status,
 # so LeakSanitizer's exit code alone would pass). Left out: the tests that
@@ -77,7 +81,8 @@ test: build
 # exported symbols; deploy: the compose files; docs: the documentation's
 # programs compiled, the tool's usage text), which `make test` runs alike.
 test-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_SANITIZE=ON >/dev/null
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$(SANITIZE_OPT)" \
+	  "-DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZE_OPT)" -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
 	  $(call run_suite,$(BUILD_ASAN),,|abi|deploy|docs)

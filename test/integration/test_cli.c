@@ -793,7 +793,7 @@ Test(cli, exec_limit_2_runs_at_most_two_commands_at_once) {
     holder_script(script, sizeof script, "$REDLOCK_SLOT");
     pid_t pids[3];
     for (int i = 0; i < 3; i++) {
-        char log[16], idx[4];
+        char log[32], idx[16];
         snprintf(log, sizeof log, "sem%d.log", i);
         snprintf(idx, sizeof idx, "%d", i);
         pids[i] =
@@ -858,7 +858,7 @@ Test(cli, exec_shared_readers_overlap_and_keep_a_writer_out) {
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
     cr_assert(strstr(r.out, "shared: 2 reader(s) hold it on a quorum"), "%s", r.out);
     for (int i = 0; i < 2; i++) {
-        char name[16], token[64] = "", line[64];
+        char name[32], token[64] = "", line[64];
         snprintf(name, sizeof name, "start.%d", i);
         cr_assert_eq(sscanf(slurp(name), "%63s", token), 1);
         cr_assert(is_hex40(token, strlen(token)), "REDLOCK_TOKEN='%s'", token);

@@ -248,7 +248,7 @@ static void setup(void) {
     load();
     for (int g = 0; g < GROUPS; g++)
         for (int m = 0; m < 2; m++) {
-            char a[16];
+            char a[32];
             snprintf(a, sizeof a, "%d.%d", g, m);
             sh("resume", a);
         }
@@ -263,7 +263,7 @@ static void setup(void) {
 static void teardown(void) {
     for (int g = 0; g < GROUPS; g++) {
         for (int m = 0; m < 2; m++) {
-            char a[16];
+            char a[32];
             snprintf(a, sizeof a, "%d.%d", g, m);
             sh("resume", a);
         }
