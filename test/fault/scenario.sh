@@ -313,8 +313,16 @@ membership_change() {
       [[ $1 != advance ]] || sleep_ms $((TTL + 1000)) # (the wait alone)
       return 0
     fi
-    "$FAULT_CLI" --nodes "$old" --next-nodes "$new" membership "$@" >>"$RUN/membership.out" 2>&1 ||
-      { cat "$RUN/membership.out" >&2; die "redlock membership $* failed"; }
+    # a step writes every node or none, and may be taken again: on a loaded
+    # machine (the sanitizer runs) a node may miss the tool's timeouts once
+    local try
+    for try in 1 2 3; do
+      "$FAULT_CLI" --connect-timeout 2s --op-timeout 2s --nodes "$old" --next-nodes "$new" membership "$@" \
+        >>"$RUN/membership.out" 2>&1 && return 0
+      log "redlock membership $* failed (try $try)"
+    done
+    cat "$RUN/membership.out" >&2
+    die "redlock membership $* failed"
   }
   start_workers 1 "$THREADS" 16000 "${COMMON[@]}" --nodes "$old" # w0: the forgotten old client
   start_workers 1 "$THREADS" 3500 "${COMMON[@]}" --nodes "$old"
