@@ -560,7 +560,7 @@ Test(sentinel, with_min_replicas_1_and_two_groups_replicas_paused_nothing_is_gra
     }
     redlock_free(rl);
     /* the same with votes on the masters' word: granted */
-    rl = groups_rl(0, 0);
+    rl = groups_rl_ms(0, 0, 2000); /* a fresh handle's first call, granted at once */
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:paused", 10000, 0, &lk, &rep), REDLOCK_OK, "%s", rep.message);
     cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
     redlock_free(rl);
@@ -686,7 +686,7 @@ Test(sentinel, a_lock_counted_after_replication_outlives_its_masters) {
  * promoted replica, where its next votes are written. */
 Test(sentinel, the_handle_follows_an_announced_failover_away_from_a_master_it_still_reaches) {
     rt_sleep_ms(2100); /* the servers run longer than max_ttl_ms: no restart quarantine */
-    redlock_t *rl = groups_rl(0, 0);
+    redlock_t *rl = groups_rl_ms(0, 0, 2000); /* a fresh handle's first call */
     redlock_lock_t *lk = NULL;
     redlock_report_t rep;
     cr_assert_eq(redlock_acquire_ex(rl, "sentinel:switch", 10000, 2000, &lk, &rep), REDLOCK_OK, "%s", rep.message);
