@@ -48,10 +48,13 @@ unsigned rl_drive_started(void);
 
 /* listen.c: the release channels' thread. rl_listener_new sets it up (no
  * thread, no connection yet) and sets rl->channel; returns 0 or
- * REDLOCK_ERR_NOMEM. rl_listener_free stops and frees it (NULL-safe). */
+ * REDLOCK_ERR_NOMEM. rl_listener_free stops and frees it (NULL-safe).
+ * rl_listener_watch listens for membership steps from now on (starting
+ * the thread), once a record was met (rl->notices). */
 typedef struct rl_listener rl_listener_t;
 int rl_listener_new(redlock_t *rl);
 void rl_listener_free(redlock_t *rl);
+void rl_listener_watch(redlock_t *rl);
 
 /* extend.c: the extend round for keys/token (doc/design.md, "The algorithm":
  * extend from a fresh t0): REDLOCK_OK when a quorum extended and validity

@@ -1,7 +1,8 @@
 /* listen.c -- the blocking handle's release channels (doc/design.md, "Waiting"): a
  * thread, started by the first wait, that drives the subscriber
  * connections of core/subs.c in its own poll loop and wakes the head of
- * a local queue when its resource's release is announced. Waiting
+ * a local queue when its resource's release is announced. A handle that
+ * met a membership record starts it too, to hear the steps announced. Waiting
  * threads join and leave channels through rl->channel; the thread and
  * they share the listener's mutex, which is taken before held_mu (the
  * wake-up marks the queue's head) and never the other way round. */
@@ -94,6 +95,21 @@ static void channel_blocking(redlock_t *rl, const char *res, size_t len, int joi
     if (join && !L->running && pthread_create(&L->th, NULL, listen_main, L) == 0) L->running = 1;
     if (L->running) {
         rl_subs_waiter(&L->subs, res, len, join, now);
+        rl_nodes_flush(&L->subs.ns, now);
+        if (needs_turn(&L->subs.ns)) wake(L);
+    }
+    pthread_mutex_unlock(&L->mu);
+}
+
+void rl_listener_watch(redlock_t *rl) {
+    rl_listener_t *L = rl_blocking_of(rl)->listener;
+    int wanted = RL_WATCH_WANTED;
+    if (!L || !rl->channel || !atomic_compare_exchange_strong(&rl->notices.found, &wanted, RL_WATCH_ON)) return;
+    pthread_mutex_lock(&L->mu);
+    uint64_t now = rl->clock();
+    if (!L->running && pthread_create(&L->th, NULL, listen_main, L) == 0) L->running = 1;
+    if (L->running) {
+        rl_subs_watch(&L->subs, now);
         rl_nodes_flush(&L->subs.ns, now);
         if (needs_turn(&L->subs.ns)) wake(L);
     }

@@ -103,7 +103,7 @@ void rl_ctx_destroy(redlock_t *rl) {
     if (rl->mu_ready) pthread_mutex_destroy(&rl->held_mu);
 }
 
-void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {
+void rl_ctx_nodes_config(redlock_t *rl, rl_nodes_config_t *cfg) {
     *cfg = (rl_nodes_config_t){
         .connect_timeout_ms = rl->opt.connect_timeout_ms,
         .op_timeout_ms = rl->opt.op_timeout_ms,
@@ -125,6 +125,7 @@ void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg) {
         .clock_jump_ms = rl->opt.clock_jump_ms,
         .clock_check_ms = rl->opt.clock_check_ms,
         .stats = rl->stats,
+        .notices = &rl->notices,
     };
     memcpy(cfg->fp, rl->fp, sizeof cfg->fp);
 }

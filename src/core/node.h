@@ -71,6 +71,7 @@ typedef struct rl_node {
     uint8_t record;              /* RL_RECORD_*: what the last read found */
     uint64_t record_due_us;      /* the next guarded-capable write reads the record first from then on */
     uint64_t bare_until_us;      /* read as absent: writes go without the guard until then */
+    unsigned notices_seen;       /* rl_notices_t.heard when the record was last read */
     char record_why[96];         /* an unreadable record: why */
     char refusal[RL_DETAIL_LEN]; /* the last refusal's detail (a report without per-node detail
                              * rebuilds it from here) */

@@ -6,6 +6,7 @@
  * other. The functions over a set are in nodeset.h. */
 #ifndef RL_NODETYPES_H
 #define RL_NODETYPES_H
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,18 @@
 
 struct rl_stats;
 struct rl_cluster;
+
+/* What a handle knows of membership steps, shared by its command
+ * connections (record.c) and its subscriber connections (subs.c), which
+ * may be driven by different threads. */
+typedef struct rl_notices {
+    atomic_uint heard; /* steps announced on RL_MEMBERSHIP_CHANNEL, on any node */
+    atomic_int found;  /* RL_WATCH_*: whether a record was read, and the channel listened on */
+} rl_notices_t;
+
+/* rl_notices_t.found: no record read yet; one was (the driver is to listen
+ * for the steps' announcements); the driver listens. */
+enum { RL_WATCH_NONE = 0, RL_WATCH_WANTED, RL_WATCH_ON };
 
 typedef struct rl_nodes_config {
     uint32_t connect_timeout_ms, op_timeout_ms;
@@ -42,6 +55,7 @@ typedef struct rl_nodes_config {
                                           * connect; push frames go to the pubsub hook */
     char fp[RL_FP_HEX + 1];              /* the handle's configuration fingerprint: membership records
                                           * are read and checked (record.c); "": they are not */
+    rl_notices_t *notices;               /* the handle's (record.c, subs.c); NULL: none heard */
 } rl_nodes_config_t;
 
 /* Kinds of pub/sub frames a subscriber node set reports. */

@@ -1,9 +1,11 @@
 /* record.h -- a node's membership record as a handle sees it
  * (doc/membership.md): read when the node is opened and again ahead of a
  * write that grants or keeps a lock once RL_RECORD_REFRESH_MS / 2 has
- * passed, and the form such a write takes on the node: bare (the node
- * was read lately and holds no record), guarded (the record's check runs
- * in the same script), or none at all (its record cannot be read).
+ * passed or a step was announced since (cfg->notices, which the driver's
+ * subscriber connections count once a record was met), and the form such
+ * a write takes on the node: bare (the node was read lately and holds no
+ * record), guarded (the record's check runs in the same script), or none
+ * at all (its record cannot be read).
  * Redis Cluster nodes keep no record: their writes stay bare. */
 #ifndef RL_RECORD_H
 #define RL_RECORD_H

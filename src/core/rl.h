@@ -73,6 +73,7 @@ struct redlock {
     uint8_t lists[REDLOCK_MAX_NODES];
     char fp[RL_FP_HEX + 1]; /* its configuration's fingerprint (a joint handle's: the joint one),
                              * which the nodes' membership records are checked against */
+    rl_notices_t notices;   /* membership steps announced, and whether the driver listens for them */
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */
@@ -161,7 +162,7 @@ int rl_joint_fingerprint(redlock_t *rl);
 
 /* ctx.c: the node set's configuration, and the parsed node URIs (n_nodes
  * entries; the caller hands them to rl_nodes_init). */
-void rl_ctx_nodes_config(const redlock_t *rl, rl_nodes_config_t *cfg);
+void rl_ctx_nodes_config(redlock_t *rl, rl_nodes_config_t *cfg);
 int rl_ctx_parse_uris(const redlock_t *rl, rl_uri_t *uris);
 
 /* check.c: checks a call's resource set and TTL. Returns REDLOCK_OK or

@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "cluster.h"
+#include "membership.h"
 #include "redlock.h"
 #include "slot.h"
 
 #define PREFIX_LEN (sizeof RL_RELEASED_PREFIX - 1)
+#define NOTICE_LEN (sizeof RL_MEMBERSHIP_CHANNEL - 1)
 
 /* The entry for res, or NULL. */
 static rl_sub_t *find(const rl_subs_t *s, const char *res, size_t len) {
@@ -83,6 +85,14 @@ static int send_verb(rl_subs_t *s, size_t i, const char *verb, const char *res, 
     return rc;
 }
 
+/* Queues SUBSCRIBE of the membership steps' channel on plain node i
+ * (opening it when down and due). Returns 0 or the error. */
+static int send_watch(rl_subs_t *s, size_t i, uint64_t now) {
+    static const char cmd[] = "*2\r\n$9\r\nSUBSCRIBE\r\n$18\r\n" RL_MEMBERSHIP_CHANNEL "\r\n";
+    _Static_assert(NOTICE_LEN == 18, "the channel's length in cmd");
+    return rl_nodes_command(&s->ns, i, RL_SLOT_NONE, cmd, sizeof cmd - 1, now);
+}
+
 /* Marks cluster node i for a resubscription of every channel (soon). */
 static void mark_dirty(rl_subs_t *s, size_t i, uint64_t now) {
     if (!s->dirty[i] && (!s->retry_us || s->retry_us > now + RL_SUBS_RETRY_US)) s->retry_us = now + RL_SUBS_RETRY_US;
@@ -103,10 +113,12 @@ static void resubscribe(rl_map_node_t *x, void *arg) {
 }
 
 /* Opens node i's connection (it is down and due) by subscribing it to
- * every channel with waiters (pipelined: they leave in one write). A
- * cluster node's channels go to their shards; returns the first error. */
+ * every channel with waiters, and to the membership steps' when watched
+ * (pipelined: they leave in one write). A cluster node's channels go to
+ * their shards; returns the first error. */
 static int reopen(rl_subs_t *s, size_t i, uint64_t now) {
     reopen_t r = {s, i, now, 0};
+    if (s->watch && !cluster_of(s, i)) r.rc = send_watch(s, i, now);
     rl_map_each(&s->map, resubscribe, &r);
     return r.rc;
 }
@@ -210,11 +222,27 @@ static rl_sub_t *find_cluster(const rl_subs_t *s, const char *key, size_t klen) 
     return NULL;
 }
 
+/* A membership step was announced on node (or its channel subscribed:
+ * one announced just before would have been missed): the command
+ * connections read their records again. */
+static void noticed(rl_subs_t *s, size_t node, int kind) {
+    if (kind == RL_PUSH_UNSUBSCRIBE || !s->ns.cfg.notices) return;
+    atomic_fetch_add_explicit(&s->ns.cfg.notices->heard, 1u, memory_order_relaxed);
+    if (kind == RL_PUSH_MESSAGE)
+        rl_logf(&s->ns.cfg.log, REDLOCK_LOG_INFO, "node %s: a membership step was announced: reading the records again",
+                s->ns.nodes[node].conn.uri.display);
+}
+
 /* nodes' pubsub hook: a message on a release channel wakes its resource;
  * so does the first confirmation of a new subscription (a release made
- * between the waiter's refused attempt and the subscription was missed). */
+ * between the waiter's refused attempt and the subscription was missed).
+ * The membership steps' channel goes to noticed(). */
 static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len) {
     rl_subs_t *s = arg;
+    if (len == NOTICE_LEN && !memcmp(ch, RL_MEMBERSHIP_CHANNEL, NOTICE_LEN) && !cluster_of(s, node)) {
+        noticed(s, node, kind);
+        return;
+    }
     if (len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
     rl_sub_t *e = cluster_of(s, node) ? find_cluster(s, ch + PREFIX_LEN, len - PREFIX_LEN)
                                       : find(s, ch + PREFIX_LEN, len - PREFIX_LEN);
@@ -235,7 +263,7 @@ static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len
 void rl_subs_expire(rl_subs_t *s, uint64_t now) {
     while (s->idle_head && now - s->idle_head->idle_us >= RL_SUB_LINGER_US) drop(s, s->idle_head, now);
     rl_nodes_expire(&s->ns, now);
-    for (size_t i = 0; s->n && i < s->ns.n; i++)
+    for (size_t i = 0; (s->n || s->watch) && i < s->ns.n; i++)
         if (due(s, i, now)) reopen(s, i, now);
     if (s->ns.cl) cluster_upkeep(s, now);
 }
@@ -244,12 +272,24 @@ uint64_t rl_subs_next_us(const rl_subs_t *s) {
     uint64_t next = rl_nodes_next_us(&s->ns);
     if (s->idle_head && s->idle_head->idle_us + RL_SUB_LINGER_US < next)
         next = s->idle_head->idle_us + RL_SUB_LINGER_US;
-    for (size_t i = 0; s->n && i < s->ns.n; i++) {
+    for (size_t i = 0; (s->n || s->watch) && i < s->ns.n; i++) {
         const rl_conn_t *c = &s->ns.nodes[i].conn;
         if (!cluster_of(s, i) && c->state == RL_CONN_DOWN && c->retry_at_us < next) next = c->retry_at_us;
     }
     if (s->n && s->retry_us && s->retry_us < next) next = s->retry_us;
     return next;
+}
+
+void rl_subs_watch(rl_subs_t *s, uint64_t now) {
+    if (s->watch) return;
+    s->watch = 1;
+    for (size_t i = 0; i < s->ns.n; i++) {
+        if (cluster_of(s, i)) continue; /* (no records there) */
+        if (due(s, i, now))
+            reopen(s, i, now);
+        else if (s->ns.nodes[i].conn.state != RL_CONN_DOWN)
+            send_watch(s, i, now);
+    }
 }
 
 int rl_subs_init(rl_subs_t *s, rl_uri_t *uris, size_t n, const rl_nodes_config_t *cfg, int notify_fd) {

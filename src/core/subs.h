@@ -16,6 +16,13 @@
  * slot map). A cluster node whose connections failed or whose map changed
  * is marked for a resubscription of every channel, tried until it works.
  *
+ * Once the handle met a membership record (rl_subs_watch), every plain
+ * node's connection also listens on RL_MEMBERSHIP_CHANNEL, where the
+ * membership tool announces its steps, waiters or not: each announcement,
+ * and each (re)subscription (a step just before it would have been
+ * missed), counts in cfg->notices, and the command connections read their
+ * records again at their next write (record.c).
+ *
  * Like nodeset.h, every function takes the driver's `now` and must be
  * called by one thread at a time (the blocking listener holds its mutex). */
 #ifndef RL_SUBS_H
@@ -61,6 +68,7 @@ typedef struct rl_subs {
     uint8_t *dirty;    /* per node: a cluster node whose channels must be subscribed again */
     uint32_t *seen;    /* per node: its cluster's failures and map loads when last subscribed */
     uint64_t retry_us; /* when dirty nodes are tried again */
+    int watch;         /* the plain nodes listen for membership steps (rl_subs_watch) */
 } rl_subs_t;
 
 /* A dirty cluster node's channels are tried again this often. */
@@ -80,8 +88,12 @@ void rl_subs_destroy(rl_subs_t *s);
  * waiter then just polls). */
 int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t now);
 
+/* Listens for membership steps on every plain node from now on, opening
+ * the connections (idempotent). */
+void rl_subs_watch(rl_subs_t *s, uint64_t now);
+
 /* Reopens failed connections whose backoff passed (while any channel is
- * subscribed), unsubscribes channels idle for RL_SUB_LINGER_US, and
+ * subscribed or steps are listened for), unsubscribes channels idle for RL_SUB_LINGER_US, and
  * judges the connections' deadlines. */
 void rl_subs_expire(rl_subs_t *s, uint64_t now);
 

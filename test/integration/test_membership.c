@@ -4,7 +4,9 @@
  * the records say, the handles that may coexist exclude each other, an
  * old lock's extend is refused once the change advanced while its release
  * never is, a record written after a handle read none is obeyed within
- * the refresh interval, and a record that cannot be read gives no vote.
+ * the refresh interval, a record that cannot be read gives no vote, and
+ * a handle that met a record hears the steps announced (one that met none
+ * listens for nothing).
  *
  * The 5-node fixture holds both lists: OLD = {0, 1, 2} and NEW = {2, 3, 4}
  * (quorum 2 each). The test writes the records itself, as `redlock
@@ -13,6 +15,7 @@
  * Built twice: blocking, and through the async API (RL_TEST_ASYNC). */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,4 +285,54 @@ Test(membership, a_record_that_cannot_be_read_gives_no_vote) {
     }
     cr_assert_eq(nodes_with("mem:bad", 0), 0, "an unreadable record granted");
     redlock_free(old);
+}
+
+/* Messages of the handle's log that say a membership step was announced. */
+static atomic_int announced;
+static void count_announced(void *arg, int level, const char *msg) {
+    (void)arg;
+    (void)level;
+    if (strstr(msg, "a membership step was announced")) atomic_fetch_add(&announced, 1);
+}
+
+/* How many clients of node i listen on the steps' channel, once that is
+ * want (or after 10 s: the handle subscribes after the call that met a
+ * record has returned). */
+static long listeners(int i, long want) {
+    long n = -1;
+    for (int t = 0; t < 1000 && n != want; t++) {
+        if (t) rt_sleep_ms(10);
+        redisContext *ctx = tc_connect(&C, i);
+        redisReply *r = ctx ? redisCommand(ctx, "PUBSUB NUMSUB %s", RL_MEMBERSHIP_CHANNEL) : NULL;
+        n = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_INTEGER
+                ? (long)r->element[1]->integer
+                : -1;
+        if (r) freeReplyObject(r);
+        if (ctx) redisFree(ctx);
+    }
+    return n;
+}
+
+Test(membership, a_handle_listens_for_the_steps_once_it_met_a_record_and_not_before) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.log = count_announced;
+    o.log_level = REDLOCK_LOG_INFO;
+    atomic_store(&announced, 0);
+    redlock_t *old = handle(&OLD, NULL, &o);
+    cr_assert_eq(try_lock(old, "mem:watch1"), REDLOCK_OK);
+    rt_sleep_ms(300);
+    for (size_t k = 0; k < OLD.n; k++)
+        cr_assert_eq(listeners(OLD.at[k], 0), 0, "node %d: listened on without a record", OLD.at[k]);
+    phase(RL_PHASE_BEGUN);
+    rt_sleep_ms(RL_RECORD_REFRESH_MS + 100); /* the next write reads the records */
+    cr_assert_eq(try_lock(old, "mem:watch2"), REDLOCK_OK, "begun refused an old handle");
+    for (size_t k = 0; k < OLD.n; k++)
+        cr_assert_eq(listeners(OLD.at[k], 1), 1, "node %d: no listener after the handle met its record", OLD.at[k]);
+    cr_assert_eq(tc_redis_cmd(&C, OLD.at[1], "PUBLISH %s %s", RL_MEMBERSHIP_CHANNEL, "a-step"), 0);
+    for (int t = 0; t < 1000 && atomic_load(&announced) == 0; t++) rt_sleep_ms(10);
+    cr_assert_eq(atomic_load(&announced), 1, "the handle logged %d announcements of one step", atomic_load(&announced));
+    redlock_free(old);
+    for (size_t k = 0; k < OLD.n; k++)
+        cr_assert_eq(listeners(OLD.at[k], 0), 0, "node %d: still listened on after the handle was freed", OLD.at[k]);
 }
