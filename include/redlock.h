@@ -702,7 +702,8 @@ typedef void (*redlock_lost_fn)(redlock_lock_t *lock, int reason, void *arg);
 typedef struct redlock_autoextend_options {
     uint32_t interval_ms;    /**< 0 (default): a third of the lock's TTL */
     uint32_t max_extensions; /**< 0 (default): no cap on the number of extensions */
-    uint64_t max_hold_ms;    /**< 0 (default): no cap on the total hold time */
+    uint64_t max_hold_ms;    /**< 0 (default): no cap on the total hold time; else the lock ends this long
+                              *   after its acquire: the last extension is cut to end there */
 } redlock_autoextend_options_t;
 
 /** @brief Fills o with the defaults (every field 0). o must not be NULL. */

@@ -44,7 +44,7 @@ void rl_async_autoextend_done(redlock_async_t *a, rl_call_t *c, uint64_t now) {
         }
         if (due == 0) {
             rl_keys_t keys = rl_lock_keys(l);
-            rl_extend_op_init(&c->u.life, &a->ctx, &keys, l->token, atomic_load(&l->ttl_ms), NULL);
+            rl_extend_op_init(&c->u.life, &a->ctx, &keys, l->token, rl_autoextend_ttl(l, now), NULL);
             rl_life_op_kind(&c->u.life, l);
             c->started = 1;
             if (c->u.op.next(&c->u.op, now) == RL_STEP_ROUND) return;

@@ -135,7 +135,7 @@ static size_t take_due(rl_watchdog_t *wd, uint64_t now) {
         wd->busy[wd->n_busy++] = l;
         if (!due) {
             rl_round_t *r = (rl_round_t *)(void *)(wd->rounds + k * rl_round_size(wd->rl->opt.n_nodes));
-            wd->jobs[k++] = (rl_extend_job_t){.lock = l, .ttl_ms = atomic_load(&l->ttl_ms), .r = r};
+            wd->jobs[k++] = (rl_extend_job_t){.lock = l, .ttl_ms = rl_autoextend_ttl(l, now), .r = r};
         }
     }
     return k;

@@ -30,6 +30,7 @@ enum {
     CLI_EX_TEMPFAIL = 75,    /* the lock is held by another owner (after --wait) */
     CLI_EX_CONFIG = 78,      /* configuration rejected: malformed URI, option out of range, no nodes */
     CLI_EX_LOST = 79,        /* the lock was lost while the command ran */
+    CLI_EX_MAXHOLD = 80,     /* exec: the lock ended at --max-hold while the command ran */
     CLI_EX_NOEXEC = 126,     /* the command exists but cannot be executed */
     CLI_EX_NOTFOUND = 127    /* the command was not found */
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -40,7 +41,19 @@ typedef struct exec_state {
     _Atomic pid_t child; /* the command while the watchdog may signal it */
     atomic_int lost;
     atomic_int lost_reason;
+    atomic_int held_out;  /* the lock ended at --max-hold */
+    int64_t max_hold_ms;  /* --max-hold; 0: none */
+    int64_t ttl_ms;       /* --ttl */
+    int64_t locked_at_ms; /* monotonic, when the acquire returned */
+    const char *max_hold_s;
 } exec_state_t;
+
+/* The monotonic clock in ms. */
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* SIGINT/SIGTERM/SIGHUP handler: passes the signal on to the command. A
  * signal the kernel sent (a terminal's ^C or hangup) went to the whole
@@ -53,19 +66,28 @@ static void forward_signal(int sig, siginfo_t *si, void *uc) {
     errno = saved;
 }
 
-/* on_lost, from the watchdog thread. */
+/* on_lost, from the watchdog thread. A lock that expired once the
+ * watchdog no longer extended it for --max-hold (within a TTL of it) ended
+ * at the cap, not lost. */
 static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     exec_state_t *st = arg;
     (void)lock;
+    int capped = st->max_hold_ms && reason == REDLOCK_ERR_EXPIRED &&
+                 mono_ms() - st->locked_at_ms >= st->max_hold_ms - st->ttl_ms;
     atomic_store(&st->lost_reason, reason);
+    atomic_store(&st->held_out, capped);
     atomic_store(&st->lost, 1);
     pid_t p = atomic_load(&st->child);
     if (p > 0 && st->lost_sig) kill(p, st->lost_sig);
-    fprintf(stderr, "%s: lock on '%s' lost while the command runs: %s; %s\n", st->cli->prog, st->resource,
-            redlock_strerror(reason),
-            st->lost_sig == SIGTERM   ? "sending it SIGTERM"
-            : st->lost_sig == SIGKILL ? "sending it SIGKILL"
-                                      : "letting it finish (--on-lost ignore)");
+    const char *then = st->lost_sig == SIGTERM   ? "sending it SIGTERM"
+                       : st->lost_sig == SIGKILL ? "sending it SIGKILL"
+                                                 : "letting it finish (--on-lost ignore)";
+    if (capped)
+        fprintf(stderr, "%s: lock on '%s' ended at --max-hold %s while the command runs; %s\n", st->cli->prog,
+                st->resource, st->max_hold_s, then);
+    else
+        fprintf(stderr, "%s: lock on '%s' lost while the command runs: %s; %s\n", st->cli->prog, st->resource,
+                redlock_strerror(reason), then);
 }
 
 /* The variables the tool sets for the command; inherited values of all of
@@ -340,7 +362,8 @@ static int run_command(exec_state_t *st, char **cmd, char **env, const sigset_t 
 
 /* exec's command line. */
 typedef struct exec_args {
-    int64_t ttl, wait;
+    int64_t ttl, wait, max_hold;
+    const char *max_hold_s; /* --max-hold as given, for messages */
     int lost_sig, cmd_at, ttl_given, fencing;
     const char *resource;
     const char *limit_s; /* --limit as given, for messages */
@@ -364,6 +387,15 @@ static int exec_option(cli_t *c, int argc, char **argv, int *i, exec_args_t *a) 
     }
     if ((r = cli_opt_value(c, argc, argv, i, "--wait", &v)) != 0)
         return r < 0 || cli_wait_value(c, v, &a->wait) ? CLI_EX_USAGE : 1;
+    if ((r = cli_opt_value(c, argc, argv, i, "--max-hold", &v)) != 0) {
+        char err[200];
+        if (r < 0) return CLI_EX_USAGE;
+        if (cli_parse_duration(v, &a->max_hold, err, sizeof err) < 0)
+            return cli_usage_error(c, "invalid value for --max-hold: %s", err);
+        if (a->max_hold == 0) return cli_usage_error(c, "invalid value for --max-hold: '%s' must be more than 0", v);
+        a->max_hold_s = v;
+        return 1;
+    }
     if ((r = cli_opt_value(c, argc, argv, i, "--on-lost", &v)) != 0) {
         if (r < 0) return CLI_EX_USAGE;
         if ((a->lost_sig = parse_on_lost(v)) < 0)
@@ -416,6 +448,11 @@ static int exec_parse(cli_t *c, int argc, char **argv, exec_args_t *a) {
     if (exec_check(c, a, argc)) return CLI_EX_USAGE;
     if (a->wait != 0) c->opt.retry_count = UINT32_MAX; /* the wait bounds the retries */
     if (cli_fit_ttl(c, &a->ttl, a->ttl_given)) return CLI_EX_USAGE;
+    if (a->max_hold && a->max_hold < a->ttl)
+        return cli_usage_error(c,
+                               "exec: --max-hold %s is shorter than the lock's TTL (%lld ms): give a longer --max-hold "
+                               "or a shorter --ttl",
+                               a->max_hold_s, (long long)a->ttl);
     c->opt.fencing = a->fencing;
     return -1;
 }
@@ -483,7 +520,10 @@ static int exec_run(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *l
     size_t n_env = 0, n_own = 0;
     char **env = NULL;
     int code;
-    *wrc = redlock_autoextend(rl, lock, NULL, on_lost, st);
+    redlock_autoextend_options_t ao;
+    redlock_autoextend_options_init(&ao);
+    ao.max_hold_ms = (uint64_t)a->max_hold;
+    *wrc = redlock_autoextend(rl, lock, &ao, on_lost, st);
     if (*wrc != REDLOCK_OK) {
         cli_error(c, "cannot auto-extend the lock on '%s': %s", a->resource, redlock_strerror(*wrc));
         code = *wrc == REDLOCK_ERR_NOT_HELD ? CLI_EX_TEMPFAIL : cli_exit_code(*wrc);
@@ -500,8 +540,9 @@ static int exec_run(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *l
 }
 
 /* Releases lock once the command ended with code, saying what went wrong
- * (with -v, the release's report). Returns code, or CLI_EX_LOST when the
- * lock was lost while the command ran. */
+ * (with -v, the release's report). Returns code, CLI_EX_MAXHOLD when the
+ * lock ended at --max-hold, or CLI_EX_LOST when it was lost while the
+ * command ran. */
 static int exec_release(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_t *lock, const exec_args_t *a, int wrc,
                         int code) {
     int was_lost = atomic_load(&st->lost) || redlock_lock_lost(lock);
@@ -523,6 +564,13 @@ static int exec_release(cli_t *c, exec_state_t *st, redlock_t *rl, redlock_lock_
         cli_print_report(stderr, &rrep);
     }
     if (!was_lost || wrc != REDLOCK_OK) return code;
+    if (atomic_load(&st->held_out)) {
+        cli_error(c,
+                  "exiting with status %d: the lock on '%s' ended at --max-hold %s while the command ran (its own "
+                  "status: %d)",
+                  CLI_EX_MAXHOLD, a->resource, a->max_hold_s, code);
+        return CLI_EX_MAXHOLD;
+    }
     cli_error(c, "exiting with status %d: the lock on '%s' was lost while the command ran (its own status: %d)",
               CLI_EX_LOST, a->resource, code);
     return CLI_EX_LOST;
@@ -544,6 +592,11 @@ int cli_cmd_exec(cli_t *c, int argc, char **argv) {
         st.cli = c;
         st.resource = a.resource;
         st.lost_sig = a.lost_sig;
+        st.max_hold_ms = a.max_hold;
+        st.max_hold_s = a.max_hold_s;
+        st.ttl_ms = a.ttl;
+        st.locked_at_ms = mono_ms();
+        atomic_init(&st.held_out, 0);
         atomic_init(&st.child, 0);
         atomic_init(&st.lost, 0);
         atomic_init(&st.lost_reason, 0);

@@ -53,8 +53,9 @@ static void print_membership(FILE *f) {
 /* Writes the whole reference (commands, options, exit status) to f. */
 void cli_print_usage(FILE *f, const char *prog) {
     fprintf(f,
-            "Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--on-lost ACTION]\n"
-            "                 [--fencing] [--limit N | --shared] RESOURCE -- COMMAND [ARG...]\n"
+            "Usage: %s [GLOBAL OPTIONS] exec [--ttl DUR] [--wait DUR] [--max-hold DUR]\n"
+            "                 [--on-lost ACTION] [--fencing] [--limit N | --shared]\n"
+            "                 RESOURCE -- COMMAND [ARG...]\n"
             "       %s [GLOBAL OPTIONS] acquire [--ttl DUR] [--wait DUR] [--fencing] [--json] RESOURCE\n"
             "       %s [GLOBAL OPTIONS] extend [--ttl DUR] [--json] RESOURCE TOKEN|--token-env NAME|--token-stdin\n"
             "       %s [GLOBAL OPTIONS] release [--json] RESOURCE TOKEN|--token-env NAME|--token-stdin\n"
@@ -80,6 +81,10 @@ void cli_print_usage(FILE *f, const char *prog) {
             "                      attempt); 'forever' never gives up. No attempt starts\n"
             "                      after DUR, so a refusal may come up to one retry delay\n"
             "                      early\n"
+            "    --max-hold DUR    hold the lock at most DUR after it was granted: no\n"
+            "                      extension past it; when it ends COMMAND gets the\n"
+            "                      --on-lost signal and redlock exits 80 afterwards\n"
+            "                      (DUR at least the TTL)\n"
             "    --on-lost ACTION  when the lock is lost while COMMAND runs: 'term' sends\n"
             "                      COMMAND SIGTERM (default), 'kill' sends SIGKILL, 'ignore'\n"
             "                      lets it finish; either way redlock exits 79 afterwards\n"
@@ -93,25 +98,25 @@ void cli_print_usage(FILE *f, const char *prog) {
             "                      same N\n"
             "    --shared          take a reader's lock: readers run together, a plain exec\n"
             "                      (a writer) runs alone; a waiting writer goes first\n"
-            "                      (not with --limit or --fencing)\n"
-            "  status    Show, node by node, whether RESOURCE is locked: reachable, key\n"
-            "            (a string, the readers' hash or none), the first 8 characters\n"
-            "            of the token, PTTL, round trip; then every holder of the three\n"
-            "            kinds (exclusive, shared, permit slot i) with its token's first\n"
-            "            8 characters, on how many nodes, whether that is a quorum, and\n"
-            "            its PTTL node by node; then whether a quorum agrees.\n"
-            "    --limit N         look at permit slots 0 .. N-1 only (default: all 64)\n"
-            "  ping      Show each node's round trip, Redis version, uptime, role and\n"
-            "            persistence settings (appendonly, appendfsync, AOF, last RDB save).\n"
-            "    --json            status, ping: print one JSON object instead of a table\n"
-            "  stats     Run a probe of N acquire + release cycles on RESOURCE (default\n"
-            "            redlock:stats-probe) and print what the library counted: calls by\n"
-            "            result, rounds, each node's votes, reconnects and mean round trip.\n"
-            "    --count N         probe cycles (default 10; 0: none)\n"
-            "    --ttl DUR         the probe locks' TTL (default 5s)\n"
-            "    --prometheus      print the counters in the Prometheus text format\n"
-            "",
+            "                      (not with --limit or --fencing)\n",
             prog, prog, prog, prog, prog, prog, prog, prog, prog);
+    fputs("  status    Show, node by node, whether RESOURCE is locked: reachable, key\n"
+          "            (a string, the readers' hash or none), the first 8 characters\n"
+          "            of the token, PTTL, round trip; then every holder of the three\n"
+          "            kinds (exclusive, shared, permit slot i) with its token's first\n"
+          "            8 characters, on how many nodes, whether that is a quorum, and\n"
+          "            its PTTL node by node; then whether a quorum agrees.\n"
+          "    --limit N         look at permit slots 0 .. N-1 only (default: all 64)\n"
+          "  ping      Show each node's round trip, Redis version, uptime, role and\n"
+          "            persistence settings (appendonly, appendfsync, AOF, last RDB save).\n"
+          "    --json            status, ping: print one JSON object instead of a table\n"
+          "  stats     Run a probe of N acquire + release cycles on RESOURCE (default\n"
+          "            redlock:stats-probe) and print what the library counted: calls by\n"
+          "            result, rounds, each node's votes, reconnects and mean round trip.\n"
+          "    --count N         probe cycles (default 10; 0: none)\n"
+          "    --ttl DUR         the probe locks' TTL (default 5s)\n"
+          "    --prometheus      print the counters in the Prometheus text format\n",
+          f);
     print_membership(f);
     fputs("  help      The same as --help.\n\n", f);
     print_steps(f);
@@ -180,6 +185,7 @@ void cli_print_usage(FILE *f, const char *prog) {
           "  78      configuration error: malformed node URI, option out of range, no nodes,\n"
           "          or a node list the nodes' membership records do not accept now\n"
           "  79      exec: the lock was lost while COMMAND ran\n"
+          "  80      exec: the lock ended at --max-hold while COMMAND ran\n"
           "  126     exec: COMMAND was found but cannot be executed\n"
           "  127     exec: COMMAND was not found\n"
           "  130, 143  exec --wait, acquire --wait: SIGINT or SIGTERM came while waiting\n"

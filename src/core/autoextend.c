@@ -15,16 +15,25 @@ int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *o
     l->interval_ms = interval;
     l->max_ext = opt->max_extensions;
     l->hold_until_us = opt->max_hold_ms ? l->acquired_us + opt->max_hold_ms * 1000u : 0;
+    l->hold_reached = 0;
     l->on_lost = on_lost;
     l->lost_arg = arg;
     l->next_us = now + (uint64_t)interval * 1000u;
     return REDLOCK_OK;
 }
 
-/* 1 when the lock's cap forbids another extension at now. */
+uint32_t rl_autoextend_ttl(const redlock_lock_t *l, uint64_t now) {
+    uint32_t ttl = atomic_load(&l->ttl_ms);
+    if (!l->hold_until_us || now + (uint64_t)ttl * 1000u <= l->hold_until_us) return ttl;
+    return now >= l->hold_until_us ? 0 : (uint32_t)((l->hold_until_us - now) / 1000u);
+}
+
+/* 1 when the lock's cap forbids another extension at now: the extensions
+ * are used up, or the hold cap is reached or leaves nothing to extend. */
 static int capped(const redlock_lock_t *l, uint64_t now) {
     if (l->max_ext && atomic_load(&l->extensions) >= l->max_ext) return 1;
-    return l->hold_until_us && now + (uint64_t)atomic_load(&l->ttl_ms) * 1000u > l->hold_until_us;
+    if (!l->hold_until_us) return 0;
+    return l->hold_reached || rl_autoextend_ttl(l, now) == 0 || l->hold_until_us <= atomic_load(&l->deadline_us);
 }
 
 int rl_autoextend_due(redlock_lock_t *l, uint64_t now) {
@@ -40,6 +49,10 @@ int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now) {
     if (rc == REDLOCK_OK) {
         atomic_fetch_add(&l->extensions, 1);
         l->next_us = now + (uint64_t)l->interval_ms * 1000u;
+        if (l->hold_until_us && now + (uint64_t)atomic_load(&l->ttl_ms) * 1000u >= l->hold_until_us) {
+            l->hold_reached = 1; /* (cut to the cap: it is lost when its validity ends) */
+            if (l->next_us > atomic_load(&l->deadline_us)) l->next_us = atomic_load(&l->deadline_us);
+        }
         return 0;
     }
     if (rc == REDLOCK_ERR_NOT_HELD || rc == REDLOCK_ERR_AUTH) return rc;

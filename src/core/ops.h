@@ -192,13 +192,15 @@ void rl_life_op_kind(rl_life_op_t *e, const redlock_lock_t *lock);
  * from opt (NULL: defaults); INVALID when the interval is not below the
  * TTL. rl_autoextend_due, when l's next_us has come: REDLOCK_ERR_EXPIRED (its
  * validity is gone: lost), 1 (capped: next_us moved to its deadline, no
- * extension), 0 (extend it by its TTL now). rl_autoextend_after takes the
+ * extension), 0 (extend it now by rl_autoextend_ttl: its TTL, the last one
+ * before the hold cap cut to end at the cap). rl_autoextend_after takes the
  * extension's rc: 0 (next_us set: keep watching) or the reason l is lost.
  * rl_autoextend_lost marks l lost, counts and logs it (the caller then runs
  * on_lost). */
 int rl_autoextend_setup(redlock_lock_t *l, const redlock_autoextend_options_t *opt, redlock_lost_fn on_lost, void *arg,
                         uint64_t now);
 int rl_autoextend_due(redlock_lock_t *l, uint64_t now);
+uint32_t rl_autoextend_ttl(const redlock_lock_t *l, uint64_t now);
 int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now);
 void rl_autoextend_lost(redlock_t *rl, redlock_lock_t *l, int reason);
 

@@ -116,6 +116,7 @@ struct redlock_lock {
     uint64_t next_us;
     uint32_t interval_ms, max_ext;
     uint64_t hold_until_us; /* 0: no cap */
+    uint8_t hold_reached;   /* an extension made the lock last to hold_until_us: none follows */
     redlock_lost_fn on_lost;
     void *lost_arg;
     size_t wd_idx; /* its place in the watchdog's heap while watched */

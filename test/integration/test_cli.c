@@ -430,6 +430,9 @@ Test(cli, usage_errors_exit_64_and_name_the_bad_value) {
         {{"--op-timeout", "fast", "ping"}, "fast"},
         {{"--drift-factor", "lots", "ping"}, "lots"},
         {{"exec", "--on-lost", "maybe", "R", "--", "true"}, "maybe"},
+        {{"exec", "--max-hold", "soon", "R", "--", "true"}, "'soon'"},
+        {{"exec", "--max-hold", "0", "R", "--", "true"}, "'0'"},
+        {{"exec", "--max-hold", "500ms", "--ttl", "600ms", "R", "--", "true"}, "--max-hold 500ms is shorter"},
         {{"--bogus", "exec", "R", "--", "true"}, "--bogus"},
         {{"exec", "--bogus", "R", "--", "true"}, "--bogus"},
         {{"exec", "R", "true"}, "--"},
@@ -646,6 +649,32 @@ Test(cli, lost_lock_with_on_lost_kill_and_ignore) {
     cr_assert_eq(code, 79, "%s", slurp("lost.log"));
     cr_assert_str_eq(slurp("done"), "finished\n", "--on-lost ignore lets the command finish");
     cr_assert_str_eq(slurp("marker"), "");
+}
+
+/* `exec --max-hold 1500ms --ttl 600ms R -- <a trapped 10 s sleep>` (7.5 s
+ * and 3 s under valgrind): the watchdog stops extending at the cap, the
+ * command gets SIGTERM when the lock's validity ends, the tool exits 80,
+ * and the lock is free at once. */
+Test(cli, max_hold_ends_the_lock_at_the_cap_and_exits_80) {
+    char marker[256], script[512], said[64];
+    const char *hold = g_slow ? "7500ms" : "1500ms";
+    uint64_t hold_ms = g_slow ? 7500 : 1500;
+    path_of(marker, sizeof marker, "held-out");
+    snprintf(script, sizeof script, "trap 'echo term > %s; exit 0' TERM; %s", marker, BOUNDED_SLEEP);
+    run_t r;
+    RUN(&r, g_nodes, "exec", "--max-hold", (char *)hold, "--ttl", g_slow ? "3s" : "600ms", "cli:max-hold", "--",
+        "/bin/sh", "-c", script);
+    cr_assert_eq(r.code, 80, "exit %d; stderr: %s", r.code, r.err);
+    cr_assert_str_eq(slurp("held-out"), "term\n", "the command did not get SIGTERM");
+    snprintf(said, sizeof said, "ended at --max-hold %s", hold);
+    cr_assert(strstr(r.err, said), "stderr: %s", r.err);
+    cr_assert_geq(r.ms, hold_ms - 100, "the lock ended %llu ms after the start, before its %s cap",
+                  (unsigned long long)r.ms, hold);
+    cr_assert_lt(r.ms, hold_ms + scaled(2500), "the 10 s command ran %llu ms under a %s cap", (unsigned long long)r.ms,
+                 hold);
+    cr_assert_eq(tc_count_value(&C, "cli:max-hold", NULL), 0, "keys of the capped lock remain after the tool exited");
+    RUN(&r, g_nodes, "exec", "cli:max-hold", "--", "true");
+    cr_assert_eq(r.code, 0, "the lock was not free right after: %s", r.err);
 }
 
 /* ------------------------------------------------------------ environment, status */
