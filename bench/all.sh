@@ -79,6 +79,7 @@ SUITES=(
   "replicated|replicated.sh||RESULTS-replicated.md|||Votes counted after replication on Sentinel groups (issue 32)"
   "hosts|hosts.sh||RESULTS-hosts.md|||One node's host name unresolvable (issue 12)"
   "membership|membership.sh||RESULTS-membership.md|||Changing the node set: a joint handle against a plain one"
+  "lockdelay|lockdelay.sh||RESULTS-lockdelay.md|||Lock-delay: acquire + release with and without (issue 42)"
 )
 
 # ------------------------------------------------------------ the command line

@@ -5,7 +5,7 @@
  *                 [--warmup CYCLES] [--ttl MS] [--op-timeout MS] [--hold-us US]
  *                 [--retry-delay MS] [--retry-jitter MS] [--impl NAME]
  *                 [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N] [--no-stats]
- *                 [--next-uris URI,URI,...]
+ *                 [--next-uris URI,URI,...] [--lock-delay MS]
  *   bench_redlock --version
  *
  * Workloads (every one prints one RESULT line, see common.h):
@@ -54,6 +54,7 @@ typedef struct config {
     double max_ttl, clock_check;
     double min_replicas; /* votes counted after replication (bench/replicated.sh) */
     int no_stats;        /* redlock_options_t.stats = 0: what the counters cost */
+    double lock_delay;   /* redlock_options_t.lock_delay_ms (bench/lockdelay.sh) */
 } config_t;
 
 static config_t cfg = {
@@ -88,6 +89,7 @@ static redlock_t *make_redlock(uint32_t retry_count) {
     opt.next_nodes = cfg.n_next ? cfg.next_uris : NULL;
     opt.n_next_nodes = cfg.n_next;
     opt.stats = cfg.no_stats == 0;
+    opt.lock_delay_ms = (uint32_t)cfg.lock_delay;
     return bench_handle_new(&opt, "bench_redlock: redlock_new");
 }
 
@@ -421,6 +423,7 @@ static const char USAGE[] =
     "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
     "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N]"
     " [--no-stats]\n"
+    "          [--lock-delay MS]\n"
     "          [--next-uris URI,URI,... (a joint handle: every grant needs a quorum of each list)]\n";
 
 int main(int argc, char **argv) {
@@ -444,6 +447,7 @@ int main(int argc, char **argv) {
         {"--max-ttl", .num = &cfg.max_ttl},
         {"--clock-check", .num = &cfg.clock_check},
         {"--min-replicas", .num = &cfg.min_replicas},
+        {"--lock-delay", .num = &cfg.lock_delay},
     };
     if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], bench_print_version) != 0)
         bench_usage(argv[0], USAGE, 1);

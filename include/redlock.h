@@ -135,7 +135,7 @@ extern "C" {
     X(CANCELLED, -14, "cancelled before it completed")                                                    \
     X(DEADLOCK, -15, "this thread already holds the lock and reentrancy is off: waiting would never end") \
     X(SUSPECT, -16, "node stopped answering: skipped until a probe off the round path answers")           \
-    X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")         \
+    X(REPLICATION, -17, "the node's write was not acknowledged by enough of its replicas in time")        \
     X(MEMBERSHIP, -18, "the nodes' membership records do not accept this handle's node list now")
 
 /* The list's entries carry no comma, which clang-format cannot see. */
@@ -292,6 +292,13 @@ typedef struct redlock_options {
        db and Sentinel group) is one connection and one vote, counted in both. */
     const char *const *next_nodes; /**< the next node list (same URI forms as nodes), or NULL */
     size_t n_next_nodes;           /**< how many URIs next_nodes holds: 0 (no next list) .. #REDLOCK_MAX_NODES */
+    /* Lock-delay (doc/safety.md): a mutex that ends by expiring, not by its holder's release, is
+       refused to everyone for lock_delay_ms after its expiry (each grant leaves a marker key that
+       outlives the lock by the delay; a release deletes both). Every client of a resource must give
+       the same delay. Mutexes of one resource only (a writer's lock is one), waiting or not: with
+       fencing it is a configuration error, and permits, readers' locks and sets of resources refuse
+       it (REDLOCK_ERR_CONFIG). */
+    uint32_t lock_delay_ms; /**< 0 (default): none; at most 3600000 (an hour) */
     /* more fields may follow; callers always start from redlock_options_init */
 } redlock_options_t;
 

@@ -6,7 +6,8 @@
 -- semaphore's limit: where the slot is not ours on this node, a slot of
 -- the semaphore that holds our token -- a stray of the attempt, set on a
 -- node the attempt did not wait for -- is deleted instead).
--- KEYS[1] = resource, ARGV[1] = token. PUBLISH is a pcall: a user whose ACL
+-- KEYS[1] = resource, ARGV[1] = token. A lock-delay's marker
+-- (KEYS[1] .. ':redlock:delay', acquire_wait.lua) goes with our key. PUBLISH is a pcall: a user whose ACL
 -- does not allow it still releases (its waiters just are not woken).
 -- Returns 1 when our key was deleted, 0 when the key is absent or another's,
 -- -1 when it is a key of another kind (a read-write lock's readers, say).
@@ -26,8 +27,8 @@ if type(mine) == 'table' then
     return -1
 end
 local ours = mine == ARGV[1]
-if ours then
-    redis.call('DEL', KEYS[1])
+if ours then -- with the lock-delay's marker: a release is not an expiry
+    redis.call('DEL', KEYS[1], KEYS[1] .. ':redlock:delay')
 end
 if how == '1' and ours then
     redis.pcall(pub, 'redlock:released:' .. KEYS[1], '')

@@ -91,6 +91,10 @@ static int async_acquire(redlock_async_t *a, const char *resource, int kind, uns
         rl_logf(&a->ctx.log, REDLOCK_LOG_ERROR, "%s", msg);
         return REDLOCK_ERR_INVALID;
     }
+    if (kind && rl_check_delay(&a->ctx, kind == 1 ? "permits" : "readers' locks", msg, sizeof msg)) {
+        rl_logf(&a->ctx.log, REDLOCK_LOG_ERROR, "%s", msg);
+        return REDLOCK_ERR_CONFIG;
+    }
     rl_call_t *c = rl_call_get(a);
     if (!c || copy_name(c, resource, len) < 0 || (limit && permit_room(c) < 0)) {
         if (c) rl_call_recycle(a, c);

@@ -95,7 +95,8 @@ static int acquire_set(redlock_t *rl, const char *const *resources, size_t n, ui
     size_t lens[REDLOCK_MAX_RESOURCES];
     if (!resources) return rl_report_end(rl, rep, REDLOCK_ERR_INVALID, "resources is NULL");
     rl_keys_t keys = {n, resources, lens};
-    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)) ||
+        (n > 1 && (rc = rl_check_delay(rl, "sets of resources", msg, sizeof msg))))
         return rl_report_end(rl, rep, rc, msg);
     return acquire_keys(rl, &keys, KIND_MUTEX, ttl_ms, wait_ms, out, rep);
 }
@@ -116,7 +117,8 @@ static int acquire_permit(redlock_t *rl, const char *resource, unsigned limit, u
     size_t len;
     rl_keys_t keys = {1, &resource, &len};
     if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)) ||
-        (rc = rl_check_permit(rl, &keys, limit, msg, sizeof msg)))
+        (rc = rl_check_permit(rl, &keys, limit, msg, sizeof msg)) ||
+        (rc = rl_check_delay(rl, "permits", msg, sizeof msg)))
         return rl_report_end(rl, rep, rc, msg);
     return acquire_keys(rl, &keys, (int)limit, ttl_ms, wait_ms, out, rep);
 }
@@ -136,7 +138,8 @@ static int acquire_shared(redlock_t *rl, const char *resource, uint32_t ttl_ms, 
     char msg[256];
     size_t len;
     rl_keys_t keys = {1, &resource, &len};
-    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)))
+    if ((rc = rl_check_request(rl, &keys, ttl_ms, msg, sizeof msg)) || (rc = rl_check_wait(wait_ms, msg, sizeof msg)) ||
+        (rc = rl_check_delay(rl, "readers' locks", msg, sizeof msg)))
         return rl_report_end(rl, rep, rc, msg);
     if (wait_ms != 0 && rl_held_by_me(rl, resource, len, 0)) {
         snprintf(msg, sizeof msg, "this thread holds '%.60s' exclusively: waiting to read it would never end",

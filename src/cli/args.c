@@ -323,6 +323,7 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
         {"--max-ttl", offsetof(redlock_options_t, max_ttl_ms)},
         {"--clock-jump", offsetof(redlock_options_t, clock_jump_ms)},
         {"--clock-check", offsetof(redlock_options_t, clock_check_ms)},
+        {"--lock-delay", offsetof(redlock_options_t, lock_delay_ms)},
     };
     for (size_t k = 0; k < sizeof durations / sizeof durations[0]; k++) {
         if ((r = cli_opt_value(c, argc, argv, i, durations[k].name, &v)) != 0) {

@@ -14,19 +14,44 @@
 
 enum { ACQ_START = 0, ACQ_ATTEMPTED, ACQ_WRITTEN, ACQ_CLEANED, ACQ_RETRY, ACQ_QUEUED };
 
-/* A waiting attempt's reply: 1 set, <= -1 taken (see acquire_wait.lua). */
+/* The lock-delay's refusal in reply ("DELAY <left> <ago>", see
+ * acquire_wait.lua): 1 with *left and *ago (ms), else 0. */
+static int delay_refusal(const redisReply *r, long long *left, long long *ago) {
+    return r->type == REDIS_REPLY_STATUS && r->len > 6 && !memcmp(r->str, "DELAY ", 6) &&
+           sscanf(r->str + 6, "%lld %lld", left, ago) == 2 && *left >= 0 && *ago >= 0;
+}
+
+void rl_delay_detail(char *detail, size_t n, long long ago_ms, long long left_ms) {
+    snprintf(detail, n, "lock-delay: the previous holder's lock expired %lld ms ago (free in %lld ms)", ago_ms,
+             left_ms);
+}
+
+/* A waiting attempt's reply: 1 set, <= -1 taken, "DELAY ..." refused by
+ * the lock-delay (see acquire_wait.lua: a "no" whose err is TAKEN). */
 static redlock_vote_t classify_wait(const void *reply, int *err, char *detail, size_t n) {
     const redisReply *r = reply;
+    long long left, ago;
     if (r->type == REDIS_REPLY_INTEGER && r->integer <= -1) return REDLOCK_VOTE_NO;
+    if (delay_refusal(r, &left, &ago)) {
+        *err = REDLOCK_ERR_TAKEN;
+        rl_delay_detail(detail, n, ago, left);
+        return REDLOCK_VOTE_NO;
+    }
     return rl_classify_int(reply, err, detail, n);
 }
 
-/* Keeps what a refusal says of the holder's remaining TTL (on_reply). */
+/* Keeps what a refusal says of the holder's remaining TTL, or of the
+ * lock-delay's (on_reply). */
 static void note_left(void *arg, size_t node, const void *reply) {
     const redisReply *r = reply;
     rl_round_t *round = arg;
+    long long left, ago;
+    if (delay_refusal(r, &left, &ago)) {
+        round->pn[node].u.left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
+        return;
+    }
     if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return; /* (a "no" follows: the slot is done with) */
-    long long left = -1 - r->integer;
+    left = -1 - r->integer;
     round->pn[node].u.left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
 }
 
@@ -67,16 +92,20 @@ static int send_attempt(rl_acquire_op_t *a) {
         rl_run_script_as(rl, op->r, rl->s_acquire_shared, &a->keys, a->token, ttl, classify_wait);
         return RL_STEP_ROUND;
     }
-    if (a->wait_ms != 0 && rl->opt.retry_count > 0) {
-        op->r->stop = RL_STOP_GRANT; /* it will wait anyway: hear every node out */
+    int waits = a->wait_ms != 0 && rl->opt.retry_count > 0;
+    if (waits || rl->opt.lock_delay_ms) {       /* (a lock-delay is checked in the same script) */
+        if (waits) op->r->stop = RL_STOP_GRANT; /* it will wait anyway: hear every node out */
         op->r->on_reply = note_left;
         op->r->reply_arg = op->r;
         /* the writer's mark outlives its next attempt: a retry delay, jitter and a round's timeout, twice */
-        char mark[16];
-        snprintf(mark, sizeof mark, "%u",
-                 2u * (rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms + rl->opt.op_timeout_ms) + 100u);
-        const char *extra[2] = {ttl, mark};
-        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra, 2, classify_wait);
+        char mark[16] = "0", delay[16];
+        if (waits)
+            snprintf(mark, sizeof mark, "%u",
+                     2u * (rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms + rl->opt.op_timeout_ms) + 100u);
+        snprintf(delay, sizeof delay, "%u", rl->opt.lock_delay_ms);
+        const char *extra[3] = {ttl, mark, delay};
+        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra, rl->opt.lock_delay_ms ? 3 : 2,
+                           classify_wait);
         return RL_STEP_ROUND;
     }
     const char *argv[6] = {"SET", a->keys.k[0], a->token, "NX", "PX", ttl};

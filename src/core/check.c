@@ -100,6 +100,15 @@ int rl_check_wait(int64_t wait_ms, char *msg, size_t n) {
            REDLOCK_ERR_INVALID;
 }
 
+int rl_check_delay(const redlock_t *rl, const char *kind, char *msg, size_t n) {
+    if (!rl->opt.lock_delay_ms) return REDLOCK_OK;
+    return snprintf(msg, n,
+                    "lock_delay_ms=%u: %s have no lock-delay (only a mutex of one resource has): use a handle "
+                    "without it for them",
+                    rl->opt.lock_delay_ms, kind),
+           REDLOCK_ERR_CONFIG;
+}
+
 int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, char *msg, size_t n) {
     if (limit < 1 || limit > REDLOCK_MAX_PERMITS)
         return snprintf(msg, n, "limit=%u: a semaphore has 1 to %d permits", limit, REDLOCK_MAX_PERMITS),

@@ -38,7 +38,11 @@ static int extend_next(rl_op_t *op, uint64_t now) {
         const rl_script_t *script = e->shared        ? rl->s_extend_shared
                                     : e->keys.n == 1 ? rl->s_extend
                                                      : rl->s_extend_multi;
-        rl_run_script_as(rl, op->r, script, &e->keys, e->token, ttl, rl_classify_mine);
+        char delay[16]; /* a mutex's lock-delay marker outlives the new TTL by the delay */
+        snprintf(delay, sizeof delay, "%u", rl->opt.lock_delay_ms);
+        const char *extra[2] = {ttl, delay};
+        int delayed = rl->opt.lock_delay_ms && script == rl->s_extend && e->slot < 0;
+        rl_run_script_args(rl, op->r, script, &e->keys, e->token, extra, delayed ? 2 : 1, rl_classify_mine);
         return RL_STEP_ROUND;
     }
     rl_report_round(op->rep, op->r, now);

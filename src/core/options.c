@@ -57,8 +57,16 @@ static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
         out_of_range("probe_min_ms", o->probe_min_ms, 1, 60000, err, n) ||
         out_of_range("probe_max_ms", o->probe_max_ms, o->probe_min_ms, 600000, err, n) ||
         out_of_range("grace_rtts", o->grace_rtts, 1, 1000, err, n) ||
-        out_of_range("min_replicas", o->min_replicas, 0, 1000, err, n))
+        out_of_range("min_replicas", o->min_replicas, 0, 1000, err, n) ||
+        out_of_range("lock_delay_ms", o->lock_delay_ms, 0, 3600000, err, n))
         return REDLOCK_ERR_CONFIG;
+    if (o->lock_delay_ms && o->fencing) {
+        snprintf(err, n,
+                 "lock_delay_ms=%u cannot be used with fencing: fenced locks have no lock-delay (their tokens "
+                 "protect the resource instead)",
+                 o->lock_delay_ms);
+        return REDLOCK_ERR_CONFIG;
+    }
     if (o->log_level < REDLOCK_LOG_ERROR || o->log_level > REDLOCK_LOG_DEBUG) {
         snprintf(err, n, "log_level=%d is out of range: it must be %d..%d", o->log_level, REDLOCK_LOG_ERROR,
                  REDLOCK_LOG_DEBUG);

@@ -79,6 +79,10 @@ void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_
         nr->rtt_us = r->pn[i].rtt_us;
         if (nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO)
             memcpy(nr->address, c->addr, sizeof nr->address);
+        if (nr->vote == REDLOCK_VOTE_NO && nr->err == REDLOCK_ERR_TAKEN && r->pn[i].u.left_ms > 0) { /* lock-delay */
+            long long left = r->pn[i].u.left_ms, ago = (long long)rl->opt.lock_delay_ms - left;
+            rl_delay_detail(nr->detail, sizeof nr->detail, ago > 0 ? ago : 0, left);
+        }
         if (nr->vote == REDLOCK_VOTE_NONE || nr->vote == REDLOCK_VOTE_YES || nr->vote == REDLOCK_VOTE_NO) continue;
         /* why it failed: the quarantine's reason, the node's last words, or the code's name */
         if (nr->err == REDLOCK_ERR_QUARANTINED && rl_node_quarantined(c, rl->clock(), nr->detail, sizeof nr->detail))

@@ -175,6 +175,9 @@ int rl_check_wait(int64_t wait_ms, char *msg, size_t n); /* -1, 0 or a bound in 
 /* A permit request of keys (checked) with limit: 1..64 permits, slot keys
  * within REDLOCK_MAX_RESOURCE. */
 int rl_check_permit(const redlock_t *rl, const rl_keys_t *keys, unsigned limit, char *msg, size_t n);
+/* REDLOCK_ERR_CONFIG, naming the kind (e.g. "permits"), when the handle
+ * has a lock-delay: only a single-resource mutex has one. */
+int rl_check_delay(const redlock_t *rl, const char *kind, char *msg, size_t n);
 /* check.c: checks that lock may be used with rl (INVALID when it was
  * acquired through another handle). */
 int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, size_t n);
@@ -185,6 +188,9 @@ int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, si
 void rl_report_begin(const redlock_t *rl, redlock_report_t *rep);
 void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us);
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r);
+/* attempt.c: a lock-delay refusal's detail: the previous lock expired ago_ms
+ * ago, the resource is free in left_ms. */
+void rl_delay_detail(char *detail, size_t n, long long ago_ms, long long left_ms);
 int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg);
 
 /* commands.c: runs one round of argv (EVALSHA <script's sha1> ... when

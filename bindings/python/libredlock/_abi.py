@@ -60,6 +60,7 @@ class Options(ctypes.Structure):
         ("min_replicas", c_uint32),
         ("next_nodes", ctypes.POINTER(c_char_p)),
         ("n_next_nodes", c_size_t),
+        ("lock_delay_ms", c_uint32),
     ]
 
 

@@ -1,6 +1,7 @@
 """The binding's locks against the fixture cluster's 5 masters: the context
 manager, extend, the report of a refusal, a lost lock, NoQuorum with nodes
-down, ConfigError, fencing, semaphores, readers and threads on one handle."""
+down, ConfigError, fencing, a lock-delay, semaphores, readers and threads on
+one handle."""
 import os
 import re
 import subprocess
@@ -102,6 +103,21 @@ def test_lost_lock_release_raises_not_held(rl, nodes, fresh):
         assert sum(n.vote == "no" for n in caught.value.report.nodes) >= 3
         assert thief.valid()
         thief.release()
+
+
+def test_a_lock_delay_refuses_an_expired_lock_and_its_kinds(nodes, fresh):
+    res = fresh()
+    with libredlock.Redlock(nodes, lock_delay_ms=1500) as a, libredlock.Redlock(nodes, lock_delay_ms=1500) as b:
+        lk = a.acquire(res, ttl=0.3)
+        assert wait_until(lambda: lk.validity <= 0)  # expired, never released
+        time.sleep(0.2)
+        with pytest.raises(libredlock.Taken) as caught:
+            b.acquire(res, ttl=5.0)
+        assert any("lock-delay" in n.detail for n in caught.value.report.nodes), str(caught.value)
+        with b.acquire(res, ttl=5.0, wait=5.0) as again:  # granted once the delay has passed
+            assert again.valid()
+        with pytest.raises(libredlock.ConfigError, match="permits have no lock-delay"):
+            a.semaphore(fresh(), 2, 10.0)
 
 
 def test_bad_input_is_refused_naming_the_value(rl, nodes):
