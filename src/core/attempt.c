@@ -267,6 +267,15 @@ static uint64_t holder_gone_us(const rl_round_t *r) {
     return last == UINT64_MAX ? 0 : last;
 }
 
+/* 1 when every "no" of r is a lock-delay's (err TAKEN, see classify_wait):
+ * nothing but the markers' expiry frees the resource, so a waiter sleeps
+ * until then instead of polling. */
+static int delayed_only(const rl_round_t *r) {
+    for (size_t i = 0; i < r->n; i++)
+        if (r->pn[i].vote == REDLOCK_VOTE_NO && r->pn[i].err != REDLOCK_ERR_TAKEN) return 0;
+    return r->no > 0;
+}
+
 /* 1 when a's attempt split the vote: some yes, some no, no quorum (another
  * contender, likely another process's head, got the rest). Counts it,
  * and the splits in a row (reset by an attempt that did not split). */
@@ -315,8 +324,9 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
         (uint64_t)rl_random_between(o->retry_delay_ms - o->retry_jitter_ms, o->retry_delay_ms + o->retry_jitter_ms) *
         1000u;
     uint64_t gone = op->rc == REDLOCK_ERR_TAKEN || op->rc == REDLOCK_ERR_NO_QUORUM ? holder_gone_us(op->r) : 0;
-    a->poll = !heard && !(gone && gone < now + d);
-    if (gone && gone < now + d) d = gone > now ? gone - now : 0;
+    int until_gone = gone && (gone < now + d || delayed_only(op->r));
+    a->poll = !heard && !until_gone;
+    if (until_gone) d = gone > now ? gone - now : 0;
     if (heard) d = at > now ? at - now : 0;
     if (split) d = (heard ? d : 0) + split_backoff_us(a, heard ? 0 : d), a->poll = 0;
     uint64_t end = wait_end(a);
