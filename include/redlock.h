@@ -228,6 +228,10 @@ enum { REDLOCK_LOG_ERROR = 0, REDLOCK_LOG_WARN = 1, REDLOCK_LOG_INFO = 2, REDLOC
  */
 typedef void (*redlock_log_fn)(void *arg, int level, const char *msg);
 
+/** @brief redlock_options_t::retry_jitter_ms's default: half of retry_delay_ms, at most 100 ms, worked
+ *  out by redlock_new() (so that setting retry_delay_ms alone is never refused). */
+#define REDLOCK_RETRY_JITTER_AUTO UINT32_MAX
+
 /**
  * @brief The options of a handle (blocking or async). Fill it with
  * redlock_options_init() first, then set what differs: more fields may be
@@ -245,7 +249,8 @@ typedef struct redlock_options {
     uint32_t drift_min_ms;       /**< fixed part of the drift allowance, default 2 */
     uint32_t retry_count;        /**< retries after the first attempt, default 3 */
     uint32_t retry_delay_ms;     /**< mean pause between attempts, default 200 */
-    uint32_t retry_jitter_ms;    /**< the pause is uniform in delay +- jitter, default 100 */
+    uint32_t retry_jitter_ms;    /**< the pause is uniform in delay +- jitter; default
+                                    #REDLOCK_RETRY_JITTER_AUTO: half the delay, at most 100 */
     uint32_t node_down_ms;       /**< a node silent this long with requests owed is marked down, default 1000 */
     uint32_t reconnect_min_ms;   /**< first reconnect backoff after a node fails, default 50 */
     uint32_t reconnect_max_ms;   /**< backoff cap (doubles up to this), default 1000 */

@@ -328,7 +328,6 @@ int cli_global_option(cli_t *c, int argc, char **argv, int *i) {
     for (size_t k = 0; k < sizeof durations / sizeof durations[0]; k++) {
         if ((r = cli_opt_value(c, argc, argv, i, durations[k].name, &v)) != 0) {
             if (r < 0) return -1;
-            if (durations[k].off == offsetof(redlock_options_t, retry_jitter_ms)) c->jitter_given = 1;
             return duration_field(c, durations[k].name, v, (uint32_t *)((char *)&c->opt + durations[k].off));
         }
     }

@@ -64,7 +64,6 @@ typedef struct cli {
     cli_nodes_t nodes;     /* --nodes / REDLOCK_NODES */
     cli_nodes_t next;      /* --next-nodes / REDLOCK_NEXT_NODES: a joint handle's next list */
     int verbose;           /* -v count */
-    int jitter_given;      /* --retry-jitter was used */
 } cli_t;
 
 /* ---- args.c ---- */

@@ -84,10 +84,9 @@ int cli_open(cli_t *c, redlock_t **rl) {
 int cli_open_over(cli_t *c, const char *const *nodes, size_t n, const char *const *next, size_t nn, redlock_t **rl) {
     *rl = NULL;
     /* Settings the tool does not expose follow the ones it does, so that any
-     * accepted --op-timeout / --retry-delay makes a valid configuration. */
+     * accepted --op-timeout makes a valid configuration (the jitter's
+     * default follows --retry-delay in the library). */
     if (c->opt.node_down_ms < c->opt.op_timeout_ms) c->opt.node_down_ms = c->opt.op_timeout_ms;
-    if (!c->jitter_given && c->opt.retry_jitter_ms > c->opt.retry_delay_ms / 2)
-        c->opt.retry_jitter_ms = c->opt.retry_delay_ms / 2;
     c->opt.nodes = nodes;
     c->opt.n_nodes = n;
     c->opt.next_nodes = next;

@@ -63,6 +63,8 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
         return rc;
     }
     rl->opt = *opt;
+    if (rl->opt.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO) /* half the delay, at most 100 ms */
+        rl->opt.retry_jitter_ms = rl->opt.retry_delay_ms / 2 < 100 ? rl->opt.retry_delay_ms / 2 : 100;
     if (rl_joint_nodes(rl, opt) < 0) {
         snprintf(err, errlen, "out of memory");
         return REDLOCK_ERR_NOMEM;

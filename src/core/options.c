@@ -15,7 +15,7 @@ void redlock_options_init(redlock_options_t *opt) {
     opt->drift_min_ms = 2;
     opt->retry_count = 3;
     opt->retry_delay_ms = 200;
-    opt->retry_jitter_ms = 100;
+    opt->retry_jitter_ms = REDLOCK_RETRY_JITTER_AUTO;
     opt->node_down_ms = 1000;
     opt->reconnect_min_ms = 50;
     opt->reconnect_max_ms = 1000;
@@ -47,7 +47,8 @@ static int check_numbers(const redlock_options_t *o, char *err, size_t n) {
         out_of_range("op_timeout_ms", o->op_timeout_ms, 1, 60000, err, n) ||
         out_of_range("drift_min_ms", o->drift_min_ms, 0, 60000, err, n) ||
         out_of_range("retry_delay_ms", o->retry_delay_ms, 0, 3600000, err, n) ||
-        out_of_range("retry_jitter_ms", o->retry_jitter_ms, 0, o->retry_delay_ms, err, n) ||
+        (o->retry_jitter_ms != REDLOCK_RETRY_JITTER_AUTO &&
+         out_of_range("retry_jitter_ms", o->retry_jitter_ms, 0, o->retry_delay_ms, err, n)) ||
         out_of_range("node_down_ms", o->node_down_ms, o->op_timeout_ms, 3600000, err, n) ||
         out_of_range("reconnect_min_ms", o->reconnect_min_ms, 1, 60000, err, n) ||
         out_of_range("reconnect_max_ms", o->reconnect_max_ms, o->reconnect_min_ms, 600000, err, n) ||

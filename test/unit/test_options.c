@@ -157,7 +157,7 @@ Test(options, init_sets_documented_defaults) {
     cr_assert_eq(o.drift_min_ms, 2);
     cr_assert_eq(o.retry_count, 3);
     cr_assert_eq(o.retry_delay_ms, 200);
-    cr_assert_eq(o.retry_jitter_ms, 100);
+    cr_assert_eq(o.retry_jitter_ms, REDLOCK_RETRY_JITTER_AUTO);
     cr_assert_eq(o.node_down_ms, 1000);
     cr_assert_eq(o.reconnect_min_ms, 50);
     cr_assert_eq(o.reconnect_max_ms, 1000);
@@ -369,6 +369,8 @@ BAD_OPTION(drift_factor_infinite, o.drift_factor = INFINITY, "drift_factor=inf")
 BAD_OPTION(drift_min_too_big, o.drift_min_ms = 60001, "drift_min_ms=60001")
 BAD_OPTION(retry_jitter_above_delay, o.retry_jitter_ms = 201, "retry_jitter_ms=201")
 BAD_OPTION(retry_jitter_above_zero_delay, (o.retry_delay_ms = 0, o.retry_jitter_ms = 1), "retry_jitter_ms=1")
+BAD_OPTION(lock_delay_too_long, o.lock_delay_ms = 3600001, "lock_delay_ms=3600001")
+BAD_OPTION(lock_delay_with_fencing, (o.lock_delay_ms = 1000, o.fencing = 1), "lock_delay_ms=1000", "fencing")
 BAD_OPTION(node_down_below_op_timeout, o.node_down_ms = 49, "node_down_ms=49")
 BAD_OPTION(node_down_below_raised_op_timeout, o.op_timeout_ms = 2000, "node_down_ms=1000")
 BAD_OPTION(reconnect_min_zero, o.reconnect_min_ms = 0, "reconnect_min_ms=0")
@@ -396,6 +398,9 @@ Test(options, boundary_values_are_accepted) {
     ACCEPT(o.retry_count = 0);
     ACCEPT(o.retry_jitter_ms = o.retry_delay_ms);
     ACCEPT((o.retry_delay_ms = 0, o.retry_jitter_ms = 0));
+    ACCEPT(o.retry_delay_ms = 50); /* the jitter's default follows it: 25 */
+    ACCEPT(o.retry_delay_ms = 0);
+    ACCEPT(o.lock_delay_ms = 3600000);
     ACCEPT(o.node_down_ms = o.op_timeout_ms);
     ACCEPT(o.reconnect_max_ms = o.reconnect_min_ms);
     ACCEPT(o.max_inflight = 1);
