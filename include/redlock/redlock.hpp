@@ -121,6 +121,12 @@ struct options {
     unsigned retry_count, max_inflight, grace_rtts, min_replicas;
     bool reentrant, tls_verify_peer, fencing, quarantine, stats;
     std::string tls_ca_file, tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name; ///< "" for none
+    /// The next node list of a change of the node set (doc/membership.md): the client is then joint, every grant
+    /// needing a quorum of nodes and one of next_nodes. Empty: none.
+    std::vector<std::string> next_nodes;
+    /// A lock that expired, not released, is refused to everyone this long after its expiry (doc/safety.md,
+    /// "Lock-delay"); every client of a resource must give the same. 0: none.
+    std::chrono::milliseconds lock_delay;
     int log_level;
     /// Called from the library's and the callers' threads with a level and one line (never a token or password).
     std::function<void(int level, const std::string &line)> log;
@@ -137,6 +143,7 @@ struct options {
         max_inflight = c.max_inflight, grace_rtts = c.grace_rtts, min_replicas = c.min_replicas;
         reentrant = c.reentrant != 0, tls_verify_peer = c.tls_verify_peer != 0, fencing = c.fencing != 0;
         quarantine = c.quarantine != 0, stats = c.stats != 0, log_level = c.log_level;
+        lock_delay = ms(c.lock_delay_ms);
     }
 };
 
@@ -321,6 +328,11 @@ class client {
         for (const std::string &n : o.nodes) uris.push_back(n.c_str());
         c.nodes = uris.data();
         c.n_nodes = uris.size();
+        std::vector<const char *> next;
+        for (const std::string &n : o.next_nodes) next.push_back(n.c_str());
+        c.next_nodes = next.empty() ? nullptr : next.data();
+        c.n_next_nodes = next.size();
+        c.lock_delay_ms = detail::option_ms("lock_delay", o.lock_delay);
         c.connect_timeout_ms = detail::option_ms("connect_timeout", o.connect_timeout);
         c.op_timeout_ms = detail::option_ms("op_timeout", o.op_timeout);
         c.drift_factor = o.drift_factor;

@@ -1,8 +1,8 @@
 /* test_cpp.cpp -- the C++ wrapper (include/redlock/redlock.hpp) against the
  * fixture cluster's 5 redis-server masters ($REDLOCK_CLUSTER_DIR/nodes):
  * errors and their reports, the RAII lock, redlock::mutex under the
- * standard lock guards, a lost lock, semaphores and readers, and 4 threads
- * over 2 clients that must never overlap. Prints one line per case and
+ * standard lock guards, a lost lock, semaphores and readers, 4 threads
+ * over 2 clients that must never overlap, a joint client and a lock-delay. Prints one line per case and
  * "N passed, N failed"; exits 1 if any check failed. */
 #include <redlock/redlock.hpp>
 
@@ -259,6 +259,40 @@ void cancel_waits_ends_a_waiting_lock(const std::vector<std::string> &nodes) {
     CHECK(held.valid());
 }
 
+/* A joint client (nodes 0-2, next nodes 2-4) needs a quorum of each list; a lock-delay refuses a lock that
+   expired unreleased, saying so, until the delay has passed. */
+void joint_nodes_and_lock_delay_reach_the_library(const std::vector<std::string> &nodes) {
+    redlock::options jo;
+    jo.nodes = {nodes[0], nodes[1], nodes[2]};
+    jo.next_nodes = {nodes[2], nodes[3], nodes[4]};
+    redlock::client joint(jo), newer(std::vector<std::string>{nodes[2], nodes[3], nodes[4]});
+    std::string res = fresh("joint");
+    {
+        redlock::lock held = newer.acquire(res, 10s);
+        redlock::error e = expect_error(redlock::errc::taken, [&] { joint.acquire(res, 10s); });
+        CHECK(std::string(e.what()).find("new ") != std::string::npos);
+    }
+    CHECK(joint.acquire(res, 10s).valid());
+
+    redlock::options lo;
+    lo.nodes = nodes;
+    lo.lock_delay = 1500ms;
+    redlock::client a(lo), b(lo);
+    std::string gone = fresh("delay");
+    {
+        redlock::lock lk = a.acquire(gone, 300ms);
+        CHECK(wait_until([&] { return lk.validity() <= 0ms; }));
+        std::this_thread::sleep_for(300ms); /* expired; its release below finds nothing to delete */
+    }
+    redlock::error e = expect_error(redlock::errc::taken, [&] { b.acquire(gone, 5s); });
+    bool said = false;
+    for (const auto &n : e.report().nodes) said |= n.detail.find("lock-delay") != std::string::npos;
+    CHECK(said);
+    CHECK(b.acquire(gone, 5s, 5s).valid());
+    lo.fencing = true;
+    expect_error(redlock::errc::config, [&] { redlock::client f(lo); });
+}
+
 } // namespace
 
 int main() {
@@ -274,6 +308,7 @@ int main() {
         {"semaphore_and_reader_guards", semaphore_and_reader_guards},
         {"four_threads_over_two_clients_never_overlap", four_threads_over_two_clients_never_overlap},
         {"cancel_waits_ends_a_waiting_lock", cancel_waits_ends_a_waiting_lock},
+        {"joint_nodes_and_lock_delay_reach_the_library", joint_nodes_and_lock_delay_reach_the_library},
     };
     int passed = 0, failed = 0;
     for (const auto &c : cases) {
