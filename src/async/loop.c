@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "record.h"
 
 /* -------------------------------------------------------------- rounds */
 
@@ -134,19 +135,11 @@ static void run_ready(redlock_async_t *a) {
     }
 }
 
-/* Listens for membership steps once a record was met (rl->notices). */
-static void watch(redlock_async_t *a) {
-    int wanted = RL_WATCH_WANTED;
-    if (atomic_load_explicit(&a->ctx.notices.found, memory_order_relaxed) == RL_WATCH_WANTED &&
-        atomic_compare_exchange_strong(&a->ctx.notices.found, &wanted, RL_WATCH_ON))
-        rl_subs_watch(&a->subs, a->ctx.clock());
-}
-
 void rl_async_sync(redlock_async_t *a, int run) {
     for (;;) {
         if (run) run_ready(a);
         if (a->dead) return;
-        watch(a);
+        if (rl_record_claim_watch(&a->ctx.notices)) rl_subs_watch(&a->subs, a->ctx.clock()); /* a record met */
         rl_nodes_flush(&a->ns, a->ctx.clock());
         rl_nodes_flush(&a->subs.ns, a->ctx.clock());
         if (!run || !a->ready) break;

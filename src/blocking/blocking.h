@@ -50,7 +50,7 @@ unsigned rl_drive_started(void);
  * thread, no connection yet) and sets rl->channel; returns 0 or
  * REDLOCK_ERR_NOMEM. rl_listener_free stops and frees it (NULL-safe).
  * rl_listener_watch listens for membership steps from now on (starting
- * the thread), once a record was met (rl->notices). */
+ * the thread); its caller claimed the watch (rl_record_claim_watch). */
 typedef struct rl_listener rl_listener_t;
 int rl_listener_new(redlock_t *rl);
 void rl_listener_free(redlock_t *rl);

@@ -21,6 +21,7 @@
 
 #include "blocking.h"
 #include "engine.h"
+#include "record.h"
 
 /* This thread's rounds are started, not waited for (rl_drive_defer). */
 static _Thread_local unsigned tl_defer, tl_started;
@@ -31,7 +32,7 @@ static _Thread_local unsigned tl_defer, tl_started;
 void rl_send_blocking(redlock_t *rl, rl_round_t *r) {
     rl_blocking_t *b = rl_blocking_of(rl);
     if (!r->cmd) return;
-    if (atomic_load_explicit(&rl->notices.found, memory_order_relaxed) == RL_WATCH_WANTED) rl_listener_watch(rl);
+    if (rl_record_claim_watch(&rl->notices)) rl_listener_watch(rl); /* a record was met */
     if (r->done) { /* sent unwaited (a clean-up): written out, not counted as a round */
         rl_engine_run(b->eng, r);
         return;

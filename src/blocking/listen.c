@@ -103,8 +103,7 @@ static void channel_blocking(redlock_t *rl, const char *res, size_t len, int joi
 
 void rl_listener_watch(redlock_t *rl) {
     rl_listener_t *L = rl_blocking_of(rl)->listener;
-    int wanted = RL_WATCH_WANTED;
-    if (!L || !rl->channel || !atomic_compare_exchange_strong(&rl->notices.found, &wanted, RL_WATCH_ON)) return;
+    if (!L || !rl->channel) return;
     pthread_mutex_lock(&L->mu);
     uint64_t now = rl->clock();
     if (!L->running && pthread_create(&L->th, NULL, listen_main, L) == 0) L->running = 1;

@@ -232,11 +232,15 @@ int cli_limit_value(const cli_t *c, const char *v, unsigned *limit) {
     return 0;
 }
 
-int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl) {
+int cli_positive_duration(const cli_t *c, const char *opt, const char *v, int64_t *ms) {
     char err[200];
-    if (cli_parse_duration(v, ttl, err, sizeof err) < 0) return cli_usage_error(c, "invalid value for --ttl: %s", err);
-    if (*ttl == 0) return cli_usage_error(c, "invalid value for --ttl: '%s' must be more than 0", v);
+    if (cli_parse_duration(v, ms, err, sizeof err) < 0) return cli_usage_error(c, "invalid value for %s: %s", opt, err);
+    if (*ms == 0) return cli_usage_error(c, "invalid value for %s: '%s' must be more than 0", opt, v);
     return 0;
+}
+
+int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl) {
+    return cli_positive_duration(c, "--ttl", v, ttl);
 }
 
 int cli_wait_value(const cli_t *c, const char *v, int64_t *wait) {

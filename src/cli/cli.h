@@ -80,6 +80,9 @@ int cli_parse_double(const char *s, double *out, char *err, size_t errlen);
 /* The value of --ttl (a duration above 0) and of --wait (a duration, or
  * 'forever': -1). Return 0, or CLI_EX_USAGE after printing why. */
 int cli_ttl_value(const cli_t *c, const char *v, int64_t *ttl);
+/* v parsed as a duration above 0 for option opt, into *ms; 0, or
+ * CLI_EX_USAGE after printing why (naming opt and v). */
+int cli_positive_duration(const cli_t *c, const char *opt, const char *v, int64_t *ms);
 int cli_wait_value(const cli_t *c, const char *v, int64_t *wait);
 
 /* Parses a semaphore's limit (--limit): decimal digits, 1 to

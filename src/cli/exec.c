@@ -388,13 +388,8 @@ static int exec_option(cli_t *c, int argc, char **argv, int *i, exec_args_t *a) 
     if ((r = cli_opt_value(c, argc, argv, i, "--wait", &v)) != 0)
         return r < 0 || cli_wait_value(c, v, &a->wait) ? CLI_EX_USAGE : 1;
     if ((r = cli_opt_value(c, argc, argv, i, "--max-hold", &v)) != 0) {
-        char err[200];
-        if (r < 0) return CLI_EX_USAGE;
-        if (cli_parse_duration(v, &a->max_hold, err, sizeof err) < 0)
-            return cli_usage_error(c, "invalid value for --max-hold: %s", err);
-        if (a->max_hold == 0) return cli_usage_error(c, "invalid value for --max-hold: '%s' must be more than 0", v);
         a->max_hold_s = v;
-        return 1;
+        return r < 0 || cli_positive_duration(c, "--max-hold", v, &a->max_hold) ? CLI_EX_USAGE : 1;
     }
     if ((r = cli_opt_value(c, argc, argv, i, "--on-lost", &v)) != 0) {
         if (r < 0) return CLI_EX_USAGE;

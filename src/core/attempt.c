@@ -21,11 +21,6 @@ static int delay_refusal(const redisReply *r, long long *left, long long *ago) {
            sscanf(r->str + 6, "%lld %lld", left, ago) == 2 && *left >= 0 && *ago >= 0;
 }
 
-void rl_delay_detail(char *detail, size_t n, long long ago_ms, long long left_ms) {
-    snprintf(detail, n, "lock-delay: the previous holder's lock expired %lld ms ago (free in %lld ms)", ago_ms,
-             left_ms);
-}
-
 /* A waiting attempt's reply: 1 set, <= -1 taken, "DELAY ..." refused by
  * the lock-delay (see acquire_wait.lua: a "no" whose err is TAKEN). */
 static redlock_vote_t classify_wait(const void *reply, int *err, char *detail, size_t n) {
@@ -46,12 +41,10 @@ static void note_left(void *arg, size_t node, const void *reply) {
     const redisReply *r = reply;
     rl_round_t *round = arg;
     long long left, ago;
-    if (delay_refusal(r, &left, &ago)) {
-        round->pn[node].u.left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
-        return;
+    if (!delay_refusal(r, &left, &ago)) {
+        if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return; /* (a "no" follows: the slot is done with) */
+        left = -1 - r->integer;
     }
-    if (r->type != REDIS_REPLY_INTEGER || r->integer > -1) return; /* (a "no" follows: the slot is done with) */
-    left = -1 - r->integer;
     round->pn[node].u.left_ms = left > INT32_MAX ? INT32_MAX : (int32_t)left;
 }
 

@@ -39,9 +39,9 @@ static int extend_next(rl_op_t *op, uint64_t now) {
                                     : e->keys.n == 1 ? rl->s_extend
                                                      : rl->s_extend_multi;
         char delay[16]; /* a mutex's lock-delay marker outlives the new TTL by the delay */
-        snprintf(delay, sizeof delay, "%u", rl->opt.lock_delay_ms);
         const char *extra[2] = {ttl, delay};
         int delayed = rl->opt.lock_delay_ms && script == rl->s_extend && e->slot < 0;
+        if (delayed) snprintf(delay, sizeof delay, "%u", rl->opt.lock_delay_ms);
         rl_run_script_args(rl, op->r, script, &e->keys, e->token, extra, delayed ? 2 : 1, rl_classify_mine);
         return RL_STEP_ROUND;
     }

@@ -62,6 +62,12 @@ static void want_watch(const rl_nodes_config_t *cfg) {
     if (cfg->notices) atomic_compare_exchange_strong(&cfg->notices->found, &none, RL_WATCH_WANTED);
 }
 
+int rl_record_claim_watch(rl_notices_t *n) {
+    int wanted = RL_WATCH_WANTED;
+    return atomic_load_explicit(&n->found, memory_order_relaxed) == RL_WATCH_WANTED &&
+           atomic_compare_exchange_strong(&n->found, &wanted, RL_WATCH_ON);
+}
+
 /* c's record is unreadable for the reason given. */
 static void unreadable(const rl_nodes_config_t *cfg, rl_conn_t *c, const char *why) {
     rl_node_t *nd = rl_node_of(c);

@@ -36,6 +36,11 @@ int rl_record_open(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now);
  * bytes). */
 int rl_record_form(const rl_nodes_config_t *cfg, rl_conn_t *c, uint64_t now, char *buf, size_t n);
 
+/* 1 once, for the driver that is to start listening for the membership
+ * steps now that a record was met (n's found goes from WANTED to ON); 0
+ * otherwise, at the cost of one relaxed load. */
+int rl_record_claim_watch(rl_notices_t *n);
+
 /* Takes the reply to a read of c's record (sent at sent). */
 void rl_record_reply(const rl_nodes_config_t *cfg, rl_conn_t *c, const void *reply, uint64_t sent, uint64_t now);
 

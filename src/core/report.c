@@ -68,6 +68,11 @@ int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char
 }
 
 
+void rl_delay_detail(char *detail, size_t n, long long ago_ms, long long left_ms) {
+    snprintf(detail, n, "lock-delay: the previous holder's lock expired %lld ms ago (free in %lld ms)", ago_ms,
+             left_ms);
+}
+
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r) {
     if (!rep) return;
     counts(rep, r);

@@ -188,7 +188,7 @@ int rl_check_lock(const redlock_t *rl, const redlock_lock_t *lock, char *msg, si
 void rl_report_begin(const redlock_t *rl, redlock_report_t *rep);
 void rl_report_round(redlock_report_t *rep, const rl_round_t *r, uint64_t end_us);
 void rl_report_votes(const redlock_t *rl, redlock_report_t *rep, const rl_round_t *r);
-/* attempt.c: a lock-delay refusal's detail: the previous lock expired ago_ms
+/* A lock-delay refusal's detail: the previous lock expired ago_ms
  * ago, the resource is free in left_ms. */
 void rl_delay_detail(char *detail, size_t n, long long ago_ms, long long left_ms);
 int rl_report_end(const redlock_t *rl, redlock_report_t *rep, int rc, const char *msg);

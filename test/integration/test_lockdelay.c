@@ -49,6 +49,13 @@ static int said(const redlock_report_t *rep, const char *what) {
     return 0;
 }
 
+/* Releases lk through rl: no node may keep its marker (a release returns
+ * at its quorum: the other nodes are waited for, bounded). */
+static void release_cleanly(redlock_t *rl, redlock_lock_t *lk, const char *marker) {
+    cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK);
+    cr_assert_eq(tc_await_count(&C, marker, NULL, 0), 0, "the release left markers");
+}
+
 /* Takes res for ttl_ms through rl and abandons it (frees the lock object
  * without a release, as a holder that died would); returns when its keys
  * were seen to expire. */
@@ -76,8 +83,7 @@ Test(lockdelay, an_abandoned_lock_is_refused_for_the_delay_after_its_expiry) {
     cr_assert_gt(await_gone(MARKER("ld:abandoned")), 0, "the markers did not expire");
     rc = redlock_acquire_ex(b, "ld:abandoned", 5000, 0, &lk, &rep);
     cr_assert_eq(rc, REDLOCK_OK, "after the delay: %s (%s)", redlock_strerror(rc), rep.message);
-    cr_assert_eq(redlock_release(b, lk), REDLOCK_OK);
-    cr_assert_eq(tc_await_count(&C, MARKER("ld:abandoned"), NULL, 0), 0, "the release left markers");
+    release_cleanly(b, lk, MARKER("ld:abandoned"));
     redlock_free(a);
     redlock_free(b);
 }
@@ -91,8 +97,7 @@ Test(lockdelay, a_released_lock_is_granted_at_once) {
     redlock_report_t rep;
     int rc = redlock_acquire_ex(b, "ld:released", 5000, 0, &lk, &rep);
     cr_assert_eq(rc, REDLOCK_OK, "right after a release: %s (%s)", redlock_strerror(rc), rep.message);
-    cr_assert_eq(redlock_release(b, lk), REDLOCK_OK);
-    cr_assert_eq(tc_await_count(&C, MARKER("ld:released"), NULL, 0), 0, "the release left markers");
+    release_cleanly(b, lk, MARKER("ld:released"));
     redlock_free(a);
     redlock_free(b);
 }
@@ -134,8 +139,7 @@ Test(lockdelay, an_extend_keeps_the_marker_a_delay_beyond_the_lock) {
         for (int i = 0; i < 5; i++) longer += tc_pttl(&C, i, MARKER("ld:extended")) > 4000 + DELAY_MS - 1000;
     }
     cr_assert_eq(longer, 5, "%d of 5 markers outlive the extended lock by the delay", longer);
-    cr_assert_eq(redlock_release(a, lk), REDLOCK_OK);
-    cr_assert_eq(tc_await_count(&C, MARKER("ld:extended"), NULL, 0), 0);
+    release_cleanly(a, lk, MARKER("ld:extended"));
     redlock_free(a);
 }
 
@@ -162,19 +166,15 @@ Test(lockdelay, sets_and_fencing_refuse_it_and_say_which) {
     redlock_free(a);
     redlock_options_t o;
     rt_options(&o);
-    const char *nodes[5];
-    for (int i = 0; i < 5; i++) nodes[i] = C.uri[i];
-    o.nodes = nodes;
-    o.n_nodes = 5;
     o.lock_delay_ms = DELAY_MS;
     o.fencing = 1;
     char err[256] = "";
     redlock_t *f = NULL;
-    cr_assert_eq(redlock_new_ex(&f, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert_eq(rt_try_new(&C, 5, &o, &f, err, sizeof err), REDLOCK_ERR_CONFIG);
     cr_assert(strstr(err, "fencing"), "%s", err);
     o.fencing = 0;
     o.lock_delay_ms = 3600001;
-    cr_assert_eq(redlock_new_ex(&f, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert_eq(rt_try_new(&C, 5, &o, &f, err, sizeof err), REDLOCK_ERR_CONFIG);
     cr_assert(strstr(err, "lock_delay_ms=3600001"), "%s", err);
 }
 #endif

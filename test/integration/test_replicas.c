@@ -148,14 +148,10 @@ Test(replicas, acquire_and_extend_count_only_the_replicated_votes) {
 Test(replicas, min_replicas_out_of_range_is_refused_by_name) {
     redlock_options_t o;
     rt_options(&o);
-    const char *nodes[5];
-    for (int i = 0; i < 5; i++) nodes[i] = C.uri[i];
-    o.nodes = nodes;
-    o.n_nodes = 5;
     o.min_replicas = 1001;
     redlock_t *rl = NULL;
     char err[256] = "";
-    cr_assert_eq(redlock_new_ex(&rl, &o, err, sizeof err), REDLOCK_ERR_CONFIG);
+    cr_assert_eq(rt_try_new(&C, 5, &o, &rl, err, sizeof err), REDLOCK_ERR_CONFIG);
     cr_assert(strstr(err, "min_replicas=1001"), "'%s'", err);
     cr_assert_null(rl);
 }

@@ -8,7 +8,7 @@ void rt_options(redlock_options_t *o) {
     o->retry_count = 0;
 }
 
-redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o) {
+int rt_try_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o, redlock_t **out, char *err, size_t errlen) {
     static const char *uris[TC_MAX_NODES]; /* redlock_new copies them */
     redlock_options_t d;
     if (!o) {
@@ -19,9 +19,14 @@ redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o) {
     for (size_t i = 0; i < n; i++) uris[i] = c->uri[i];
     opt.nodes = uris;
     opt.n_nodes = n;
+    *out = NULL;
+    return redlock_new_ex(out, &opt, err, errlen);
+}
+
+redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o) {
     redlock_t *rl = NULL;
     char err[256];
-    int rc = redlock_new_ex(&rl, &opt, err, sizeof err);
+    int rc = rt_try_new(c, n, o, &rl, err, sizeof err);
     cr_assert_eq(rc, REDLOCK_OK, "redlock_new: %s (%s)", redlock_strerror(rc), err);
     return rl;
 }

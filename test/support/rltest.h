@@ -15,6 +15,10 @@ void rt_options(redlock_options_t *o);
  * Fails the current Criterion test if it cannot be made. */
 redlock_t *rt_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o);
 
+/* redlock_new_ex over the first n nodes of c with options o: its result,
+ * the handle in *out (NULL when refused) and why in err (errlen bytes). */
+int rt_try_new(const tc_cluster_t *c, size_t n, const redlock_options_t *o, redlock_t **out, char *err, size_t errlen);
+
 /* A list of the test cluster's nodes, by index. */
 typedef struct rt_list {
     size_t n;
