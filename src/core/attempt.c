@@ -55,6 +55,9 @@ static void note_left(void *arg, size_t node, const void *reply) {
 static int send_attempt(rl_acquire_op_t *a) {
     rl_op_t *op = &a->op;
     redlock_t *rl = op->rl;
+    /* a token per attempt: an earlier attempt's clean-up that a redirect
+       delays behind this attempt cannot delete what this one sets */
+    if (a->tries) rl_token_new(a->token);
     a->tries++;
     if (op->rep) op->rep->attempts = a->tries;
     op->phase = ACQ_ATTEMPTED;
@@ -321,7 +324,8 @@ static int cleaned(rl_acquire_op_t *a, uint64_t now) {
     a->poll = !heard && !until_gone;
     if (until_gone) d = gone > now ? gone - now : 0;
     if (heard) d = at > now ? at - now : 0;
-    if (split) d = (heard ? d : 0) + split_backoff_us(a, heard ? 0 : d), a->poll = 0;
+    int aimed = heard || until_gone; /* d then ends when the resource may be free: a backoff comes after it */
+    if (split) d = (aimed ? d : 0) + split_backoff_us(a, aimed ? 0 : d), a->poll = 0;
     uint64_t end = wait_end(a);
     if (now >= end) return waited(a, now);
     if (d >= end - now) d = end - now, a->last = 1;
@@ -425,7 +429,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
                         redlock_report_t *rep, uint64_t now) {
     rl_op_setup(&a->op, acquire_next, acquire_cancel, rl, rep, ACQ_START);
     a->keys = *keys;
-    rl_token_new(a->token); /* one token for every attempt of this call */
+    rl_token_new(a->token); /* the first attempt's (send_attempt draws one for each further attempt) */
     a->ttl_ms = ttl_ms;
     a->wait_ms = wait_ms;
     a->start_us = now;

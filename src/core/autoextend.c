@@ -56,11 +56,13 @@ int rl_autoextend_after(redlock_lock_t *l, int rc, uint64_t now) {
         return 0;
     }
     if (rc == REDLOCK_ERR_NOT_HELD || rc == REDLOCK_ERR_AUTH) return rc;
-    /* no quorum this time: try again soon, while validity lasts */
+    /* no quorum this time: try again soon, while validity lasts; never sooner than
+     * 1 ms, so rounds that fail at once (every node down) do not spin */
     int64_t left = rl_validity_us(atomic_load(&l->deadline_us), now);
     if (left <= 0) return rc;
     uint64_t retry = (uint64_t)l->interval_ms * 250u; /* a quarter interval, in µs */
     if (retry > (uint64_t)left / 2) retry = (uint64_t)left / 2;
+    if (retry < 1000u) retry = 1000u;
     l->next_us = now + retry;
     return 0;
 }

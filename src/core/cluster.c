@@ -93,7 +93,7 @@ static void note_replicas(rl_shard_t *s, const redisReply *e) {
 }
 
 int rl_cluster_apply(rl_cluster_t *cl, const void *reply, const char *default_host, rl_member_fn member,
-                     void (*promoted)(void *arg, rl_shard_t *s), void *arg, char *detail, size_t n) {
+                     rl_moved_fn moved, void *arg, char *detail, size_t n) {
     const redisReply *rep = reply;
     if (rep->type != REDIS_REPLY_ARRAY) {
         snprintf(detail, n, "CLUSTER SLOTS: %.100s", rep->type == REDIS_REPLY_ERROR ? rep->str : "not a slot map");
@@ -112,9 +112,10 @@ int rl_cluster_apply(rl_cluster_t *cl, const void *reply, const char *default_ho
         char id[RL_NODE_ID_LEN + 1];
         copy_id(id, p);
         rl_shard_t *old = before ? &cl->shard[before - 1] : NULL;
-        if (old && old != s && id[0] && was_replica(old, id)) { /* a replica took over the range */
-            cl->failovers++;
-            if (promoted) promoted(arg, s);
+        if (old && old != s) { /* another shard took the range over: a failover when it was the old one's replica */
+            int failover = id[0] && was_replica(old, id);
+            cl->failovers += failover;
+            if (moved) moved(arg, old, s, failover);
         }
         memcpy(s->id, id, sizeof id);
         note_replicas(s, e);

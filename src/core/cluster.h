@@ -90,12 +90,13 @@ int rl_cluster_redirect(const char *err, unsigned *slot, char *host, size_t hn, 
 
 /* The primaries of one CLUSTER SLOTS entry set: calls member(arg, host,
  * port) for each range's primary to get (or make) its shard, then points
- * the range's slots at it. A range whose primary was a replica of the
- * shard that served it before is a failover: promoted(arg, shard) is
- * called for the new primary. default_host stands for an empty address.
+ * the range's slots at it. A range that another shard served before
+ * calls moved(arg, from, to, failover), failover 1 when the new primary
+ * was a replica of the old. default_host stands for an empty address.
  * Returns 0, or -1 when the reply is not a slot map (detail says why). */
 typedef rl_shard_t *(*rl_member_fn)(void *arg, const char *host, int port);
+typedef void (*rl_moved_fn)(void *arg, rl_shard_t *from, rl_shard_t *to, int failover);
 int rl_cluster_apply(rl_cluster_t *cl, const void *reply, const char *default_host, rl_member_fn member,
-                     void (*promoted)(void *arg, rl_shard_t *s), void *arg, char *detail, size_t n);
+                     rl_moved_fn moved, void *arg, char *detail, size_t n);
 
 #endif

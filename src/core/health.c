@@ -132,6 +132,11 @@ int rl_node_quarantined(const rl_conn_t *c, uint64_t now, char *buf, size_t n) {
                  (unsigned long long)((now - nd->promoted_us) / 1000));
         return 1;
     }
+    if (nd->inherited_until_us > now) {
+        snprintf(buf, n, "quarantined (it took slots over from a quarantined shard, %llu ms more)",
+                 (unsigned long long)((nd->inherited_until_us - now + 999) / 1000));
+        return 1;
+    }
     if (nd->jump_until_us > now) {
         snprintf(buf, n, "quarantined (clock jumped %+lld ms, %llu ms ago)", (long long)(nd->jump_us / 1000),
                  (unsigned long long)((now - nd->jumped_us) / 1000));

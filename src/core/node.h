@@ -19,6 +19,7 @@ typedef struct rl_nodes_config rl_nodes_config_t;
 typedef struct rl_waiting {
     struct rl_round *round;
     int idx;
+    int32_t left_ms; /* what the round's on_reply kept in pn[idx].u (a permit's slot), given back with the vote */
     uint64_t sent_us;
 } rl_waiting_t;
 
@@ -34,6 +35,8 @@ typedef struct rl_node {
     /* promotion quarantine: a cluster shard's replica or a Sentinel group's master took over */
     uint64_t promoted_until_us; /* no acquire vote before this */
     uint64_t promoted_us;       /* when that was seen, on our clock */
+    /* a cluster shard that took slots over from a quarantined shard shares its quarantine */
+    uint64_t inherited_until_us; /* no acquire vote before this */
     /* clock samples and jumps (health.c) */
     rl_clock_sample_t tsample; /* last TIME sample; kept across reconnects */
     uint64_t time_due_us;      /* acquires send a TIME sample from then on */

@@ -57,9 +57,19 @@ int rl_repl_defer(rl_conn_t *c, rl_round_t *r, uint64_t sent) {
         nd->waiting = w;
         nd->capwaiting = cap;
     }
-    nd->waiting[nd->nwaiting++] = (rl_waiting_t){.round = r, .idx = c->idx, .sent_us = sent};
+    nd->waiting[nd->nwaiting++] =
+        (rl_waiting_t){.round = r, .idx = c->idx, .left_ms = r->pn[c->idx].u.left_ms, .sent_us = sent};
     r->pn[c->idx].u.slot = RL_SLOT_WAITING;
     return 0;
+}
+
+/* A waiting yes leaves the list: its node's field in the round gets back
+ * what the round's on_reply kept there (a permit's slot), just before the
+ * vote is cast. */
+static void give_back(const rl_waiting_t *w) {
+    rl_round_node_t *p = &w->round->pn[w->idx];
+    p->u.slot = RL_NO_SLOT;
+    if (w->round->on_reply) p->u.left_ms = w->left_ms;
 }
 
 /* The answer to a WAIT: every yes waiting on c since the last one counts
@@ -93,7 +103,7 @@ void rl_repl_answer(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_t no
         rl_waiting_t w = nd->waiting[--nd->nwaiting];
         char d[RL_DETAIL_LEN];
         memcpy(d, detail, sizeof d);
-        w.round->pn[w.idx].u.slot = RL_NO_SLOT;
+        give_back(&w);
         ns->ops->cast(ns, c, w.round, v, err, (int64_t)(now - w.sent_us), d, now);
     }
 }
@@ -104,7 +114,7 @@ void rl_repl_fail(rl_nodes_t *ns, rl_conn_t *c, redlock_vote_t v, int err, const
     rl_node_t *nd = rl_node_of(c);
     while (nd->nwaiting) {
         rl_waiting_t w = nd->waiting[--nd->nwaiting];
-        w.round->pn[w.idx].u.slot = RL_NO_SLOT;
+        give_back(&w);
         ns->ops->vote(ns, w.round, (size_t)w.idx, v, err, -1, detail, now);
     }
 }

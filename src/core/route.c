@@ -183,10 +183,31 @@ static rl_shard_t *map_member(void *arg, const char *host, int port) {
     return member_of(m->ns, m->i, host, port);
 }
 
-/* A replica took over a shard: it may lack the primary's last writes,
- * so it votes in no acquire for the restart quarantine (doc/design.md, "Cluster routing"). */
-static void map_promoted(void *arg, rl_shard_t *sh) {
+/* Slots of cluster node i moved from shard `from` to shard `to` (a MOVED,
+ * an ASK, a new map): while `from` is quarantined (restarted, promoted,
+ * its clock jumped), the keys it lost went with the slots, so `to` shares
+ * its quarantine. */
+static void inherit(rl_nodes_t *ns, size_t i, const rl_shard_t *from, rl_shard_t *to, uint64_t now) {
+    const rl_node_t *a = rl_node_of_const(from->c);
+    rl_node_t *b = rl_node_of(to->c);
+    uint64_t until = a->quarantine_until_us;
+    if (a->promoted_until_us > until) until = a->promoted_until_us;
+    if (a->jump_until_us > until) until = a->jump_until_us;
+    if (until <= now || until <= b->inherited_until_us) return;
+    b->inherited_until_us = until;
+    rl_logf(&ns->cfg.log, REDLOCK_LOG_WARN,
+            "node %s: shard %s:%d took slots over from %s:%d, which is quarantined: no acquire vote for %llu ms",
+            ns->nodes[i].conn.uri.display, to->c->uri.host, to->c->uri.port, from->c->uri.host, from->c->uri.port,
+            (unsigned long long)((until - now) / 1000));
+}
+
+/* rl_cluster_apply's moved callback. A replica that took over a shard may
+ * lack the primary's last writes, so it votes in no acquire for the
+ * restart quarantine (doc/design.md, "Cluster routing"). */
+static void map_moved(void *arg, rl_shard_t *from, rl_shard_t *sh, int failover) {
     map_ctx_t *m = arg;
+    inherit(m->ns, m->i, from, sh, m->now);
+    if (!failover) return;
     rl_conn_t *c = sh->c;
     rl_node_t *nd = rl_node_of(c);
     nd->promoted_us = m->now;
@@ -229,7 +250,7 @@ void rl_route_map_reply(rl_nodes_t *ns, rl_conn_t *c, const void *reply, uint64_
     map_ctx_t m = {ns, i, now};
     char why[RL_DETAIL_LEN];
     cl->loading = 0;
-    if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_promoted, &m, why, sizeof why) < 0) {
+    if (rl_cluster_apply(cl, rep, c->uri.host, map_member, map_moved, &m, why, sizeof why) < 0) {
         if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled"))
             snprintf(why, sizeof why,
                      "%s:%d is not a Redis Cluster member (cluster support disabled): "
@@ -263,6 +284,8 @@ void rl_route_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint64_t n
     rl_conn_pop(c);
     if (kind == 1) ns->cl[i]->moved++;
     if (kind == 2) ns->cl[i]->asked++;
+    rl_shard_t *from = c->k >= (int)ns->n ? rl_cluster_find(ns->cl[i], c->uri.host, c->uri.port) : NULL;
+    if (from && to && from != to) inherit(ns, i, from, to, now);
     if (kind == 1 && to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
     if (kind != 2) rl_route_map_reload(ns, i, now);
     if (!cmd || old.redirects >= RL_MAX_REDIRECTS) {
@@ -295,6 +318,8 @@ void rl_route_note_redirect(rl_nodes_t *ns, rl_conn_t *c, const char *err, uint6
     char host[256];
     if (rl_cluster_redirect(err, &slot, host, sizeof host, &port) != 1) return;
     rl_shard_t *to = member_of(ns, i, host, port);
+    rl_shard_t *from = c->k >= (int)ns->n ? rl_cluster_find(ns->cl[i], c->uri.host, c->uri.port) : NULL;
+    if (from && to && from != to) inherit(ns, i, from, to, now);
     ns->cl[i]->moved++;
     if (to) ns->cl[i]->owner[slot] = (uint16_t)(to - ns->cl[i]->shard + 1);
     rl_route_map_reload(ns, i, now);

@@ -417,41 +417,48 @@ static int current_replica_of(int c, int primary) {
     return -1;
 }
 
-/* A lock is held; on two of the three clusters the shard primary holding
- * it dies and its replica takes over without the key (replication is
- * asynchronous: the test deletes it on the promoted replica, the write it
- * may not have received). Without the quarantine a second client would
- * find the key missing on a quorum; it must not get the lock. */
+/* The failover both tests below begin with: b learns the slot maps (with
+ * their replicas), a takes resource (its cluster key `key`), then on
+ * clusters 0 and 1 the shard primary holding it dies and its replica takes
+ * over without the key (replication is asynchronous: the test deletes it
+ * on the promoted replica, the write it may not have received). Fills
+ * rep_m with the promoted members; returns a's lock (of ttl ms). */
+static redlock_lock_t *fail_over_two(redlock_t *a, redlock_t *b, const char *resource, const char *key, uint32_t ttl,
+                                     int rep_m[2]) {
+    int slot = tc_slot(key), prim[2];
+    for (int c = 0; c < 2; c++) {
+        prim[c] = tc_rc_slot_owner(&CS, c, slot);
+        rep_m[c] = current_replica_of(c, prim[c]);
+        cr_assert_geq(rep_m[c], 0, "cluster %d: no replica of member %d", c, prim[c]);
+    }
+    redlock_lock_t *probe = NULL, *held = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(b, resource, 5000, 0, &probe, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_release(b, probe), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_ex(a, resource, ttl, 0, &held, &rep), REDLOCK_OK, "%s", rep.message);
+    for (int c = 0; c < 2; c++) {
+        cr_assert_eq(tc_member_kill(&CS, c, prim[c]), 0);
+        cr_assert_eq(tc_member_failover(&CS, c, rep_m[c], NULL), 0, "cluster %d: no takeover", c);
+        redisReply *r = tc_member_command(&CS, c, rep_m[c], "DEL %s", key);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "cluster %d's new primary refused DEL", c);
+        freeReplyObject(r);
+    }
+    return held;
+}
+
+/* Without the quarantine a second client would find the key missing on a
+ * quorum after fail_over_two; it must not get the lock. */
 Test(cluster, a_failover_to_a_replica_that_lost_the_lock_gives_no_second_holder) {
     redlock_options_t o;
     opts(&o);
     o.max_ttl_ms = 20000; /* the quarantines' length: also a restarted member's (uptime below it) */
     o.retry_count = 3;
     o.retry_delay_ms = 300;
-    int slot = tc_slot("{fo}");
     wait_uptime(o.max_ttl_ms / 1000 + 2);
     redlock_t *a = handle(&o), *b = handle(&o);
-    int prim[2], rep_m[2];
-    for (int c = 0; c < 2; c++) {
-        prim[c] = tc_rc_slot_owner(&CS, c, slot);
-        rep_m[c] = current_replica_of(c, prim[c]);
-        cr_assert_geq(rep_m[c], 0, "cluster %d: no replica of member %d", c, prim[c]);
-    }
-    /* b learns the slot maps (with their replicas) before anything happens */
-    redlock_lock_t *probe = NULL;
+    int rep_m[2];
+    redlock_lock_t *held = fail_over_two(a, b, "fo", "{fo}", 20000, rep_m), *second = NULL;
     redlock_report_t rep;
-    cr_assert_eq(redlock_acquire_ex(b, "fo", 5000, 0, &probe, &rep), REDLOCK_OK, "%s", rep.message);
-    cr_assert_eq(redlock_release(b, probe), REDLOCK_OK);
-    redlock_lock_t *held = NULL;
-    cr_assert_eq(redlock_acquire(a, "fo", 20000, &held), REDLOCK_OK);
-    for (int c = 0; c < 2; c++) {
-        cr_assert_eq(tc_member_kill(&CS, c, prim[c]), 0);
-        cr_assert_eq(tc_member_failover(&CS, c, rep_m[c], NULL), 0, "cluster %d: no takeover", c);
-        redisReply *r = tc_member_command(&CS, c, rep_m[c], "DEL %s", "{fo}"); /* the write it lost */
-        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "cluster %d's new primary refused DEL", c);
-        freeReplyObject(r);
-    }
-    redlock_lock_t *second = NULL;
     int rc = redlock_acquire_ex(b, "fo", 5000, 1500, &second, &rep);
     /* (b's refusal is the quarantine's, as the report says below, whether
      * or not a slow failover let a's lock run out meanwhile) */
@@ -460,6 +467,76 @@ Test(cluster, a_failover_to_a_replica_that_lost_the_lock_gives_no_second_holder)
     for (size_t i = 0; i < rep.n_nodes; i++) promoted += strstr(rep.nodes[i].detail, "promoted") != NULL;
     cr_assert_geq(promoted, 1, "no vote says the shard's primary was promoted: %s / %s / %s", rep.nodes[0].detail,
                   rep.nodes[1].detail, rep.nodes[2].detail);
+    redlock_lock_free(held);
+    redlock_free(a);
+    redlock_free(b);
+}
+
+/* Moves slot of cluster c from member `from` to member `to`, keys and all. */
+static void move_slot(int c, int slot, int from, int to) {
+    cr_assert_geq(to, 0);
+    cr_assert_eq(tc_rc_slot_begin_move(&CS, c, slot, to), from, "cluster %d: the move of slot %d did not begin", c,
+                 slot);
+    cr_assert_geq(tc_rc_slot_move_keys(&CS, c, slot, from, to, 0), 0, "cluster %d: keys of slot %d", c, slot);
+    cr_assert_eq(tc_rc_slot_end_move(&CS, c, slot, from, to), 0);
+}
+
+/* After fail_over_two the slot moves on from each promoted replica (which
+ * lost the lock) to another primary, empty too. A handle that saw the
+ * failover must keep the new owner out of acquires as it kept the
+ * promoted replica: the keys the replica lacked are lacking there too. */
+Test(cluster, a_slot_moved_off_a_quarantined_shard_takes_its_quarantine_along) {
+    redlock_options_t o;
+    opts(&o);
+    o.max_ttl_ms = 15000;
+    wait_uptime(o.max_ttl_ms / 1000 + 2);
+    redlock_t *a = handle(&o), *b = handle(&o);
+    int rep_m[2], slot = tc_slot("{sq}");
+    redlock_lock_t *held = fail_over_two(a, b, "sq", "{sq}", 15000, rep_m), *second = NULL;
+    redlock_report_t rep;
+    /* b sees both failovers (its votes there are quarantined) ... */
+    int seen = 0;
+    for (int t = 0; t < 50 && seen < 2; t++, rt_sleep_ms(100)) {
+        cr_assert_neq(redlock_acquire_ex(b, "sq", 5000, 0, &second, &rep), REDLOCK_OK, "a second holder");
+        seen = (strstr(rep.nodes[0].detail, "promoted") != NULL) + (strstr(rep.nodes[1].detail, "promoted") != NULL);
+    }
+    cr_assert_eq(seen, 2, "b did not see both failovers: %s / %s", rep.nodes[0].detail, rep.nodes[1].detail);
+    /* ... and then the slot moves on to a shard that never had the key */
+    int sto[2], ofrom[2], oto[2];
+    for (int c = 0; c < 2; c++) move_slot(c, slot, rep_m[c], sto[c] = other_primary(c, rep_m[c]));
+    /* b's requests for it go nowhere while the promoted replica is
+     * quarantined (a quarantined shard is skipped), so b learns the move
+     * from the next map: another resource's slot moves, and its MOVED has
+     * b load the map again */
+    char other[16];
+    int oslot = -1;
+    for (int k = 0; oslot < 0; k++) {
+        snprintf(other, sizeof other, "{sr%d}", k);
+        int s0 = tc_slot(other), o0 = tc_rc_slot_owner(&CS, 0, s0), o1 = tc_rc_slot_owner(&CS, 1, s0);
+        if (o0 != rep_m[0] && o1 != rep_m[1] && s0 != slot) oslot = s0;
+    }
+    for (int c = 0; c < 2; c++) { /* (to the third primary: the promoted replica keeps its slots) */
+        int from = ofrom[c] = tc_rc_slot_owner(&CS, c, oslot), to = -1;
+        tc_clusters_refresh(&CS, c);
+        for (int j = 0; j < CS.c[c].n; j++)
+            if (j != from && j != rep_m[c] && CS.c[c].m[j].primary == 1) to = j;
+        move_slot(c, oslot, from, oto[c] = to);
+    }
+    redlock_lock_t *olock = NULL;
+    if (redlock_acquire_ex(b, other, 5000, 0, &olock, &rep) == REDLOCK_OK) redlock_release(b, olock);
+    int inherited = 0;
+    for (int t = 0; t < 50 && inherited < 2; t++, rt_sleep_ms(100)) {
+        int rc = redlock_acquire_ex(b, "sq", 5000, 0, &second, &rep);
+        cr_assert_neq(rc, REDLOCK_OK, "a second holder after the slot moved off the promoted replicas");
+        inherited = (strstr(rep.nodes[0].detail, "took slots over") != NULL) +
+                    (strstr(rep.nodes[1].detail, "took slots over") != NULL);
+    }
+    cr_assert_eq(inherited, 2, "the new owners' votes: %s / %s / %s", rep.nodes[0].detail, rep.nodes[1].detail,
+                 rep.nodes[2].detail);
+    for (int c = 0; c < 2; c++) { /* the slots go back: the clusters heal from a plain failover */
+        move_slot(c, oslot, oto[c], ofrom[c]);
+        move_slot(c, slot, sto[c], rep_m[c]);
+    }
     redlock_lock_free(held);
     redlock_free(a);
     redlock_free(b);

@@ -197,6 +197,30 @@ Test(wait, staggered_expiries_are_waited_for_until_a_quorum_is_free) {
     redlock_free(rl);
 }
 
+/* A holder's keys on 3 of 5 nodes: the first attempt splits (2 yes, 3 no).
+ * The split's backoff must come after the keys' expiry, not in place of
+ * it, or the default 3 retries are spent within a few round trips. */
+Test(wait, a_split_by_a_holders_keys_is_waited_out_with_the_default_retries) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.retry_count = 3;       /* the default */
+    o.retry_delay_ms = 2000; /* a poll would come after the wait's end */
+    o.retry_jitter_ms = 0;
+    o.op_timeout_ms = 1000;
+    o.node_down_ms = 5000;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    uint64_t t = rt_now_us();
+    for (int i = 2; i < C.n; i++) cr_assert_eq(tc_set(&C, i, "w:split", "gone", 500), 0);
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_ex(rl, "w:split", 5000, 1500, &l, &rep), REDLOCK_OK, "%s", rep.message);
+    uint64_t took = (rt_now_us() - t) / 1000;
+    cr_assert_geq(took, 480, "granted at %llu ms, before the keys expired", (unsigned long long)took);
+    cr_assert_leq(rep.attempts, 4, "%u attempts", rep.attempts);
+    cr_assert_eq(redlock_release(rl, l), REDLOCK_OK);
+    redlock_free(rl);
+}
+
 typedef struct fifo {
     redlock_t *rl;
     const char *resource;

@@ -152,10 +152,11 @@ static rl_shard_t *fake_member(void *arg, const char *host, int port) {
     return rl_cluster_add(f->cl, c);
 }
 
-static void fake_promoted(void *arg, rl_shard_t *s) {
+static void fake_promoted(void *arg, rl_shard_t *from, rl_shard_t *s, int failover) {
     fake_t *f = arg;
-    f->promoted++;
-    f->last_promoted = s;
+    (void)from;
+    f->promoted += failover;
+    if (failover) f->last_promoted = s;
 }
 
 /* A CLUSTER SLOTS entry in RESP: range lo-hi at primary port p (id ip),
