@@ -299,9 +299,10 @@ test-deb: build
 # ---------------------------------------------------------------- sim
 # `make sim`: the deterministic simulator (test/sim/README.md) on a longer
 # budget than the one `make test` runs: SIM_SEEDS seeds of every scenario
-# (safe, wan and pause-with-fencing must show no violation and meet their
-# floors of activity, the three breaking scenarios the kind of violation
-# each exists to show), then wan on several sets of node round trips
+# (safe, wan, pause-with-fencing, replicated and membership must show no
+# violation and meet their floors of activity, the six breaking scenarios
+# the kind of violation each exists to show; replicated with --min-replicas 0 must be
+# caught as two holders), then wan on several sets of node round trips
 # (SIM_RTTS), each acquire p50 within 1.10 quorum round trips. Fails when
 # any of them does.
 SIM_SEEDS ?= 2000
@@ -311,9 +312,12 @@ SIM       = $(BUILD)/test/sim/redlock-sim
 .PHONY: sim
 sim: build
 	@rc=0; \
-	for s in safe restart-no-quarantine drift-beyond-bound pause-without-fencing pause-with-fencing; do \
+	for s in safe restart-no-quarantine drift-beyond-bound pause-without-fencing pause-with-fencing \
+	  replicated lagging-promotion membership membership-no-record membership-no-wait cluster; do \
 	  echo "== $$s ($(SIM_SEEDS) seeds)"; $(SIM) --scenario $$s --seeds $(SIM_SEEDS) --floors --quiet --json || rc=1; \
 	done; \
+	echo "== replicated, min_replicas 0 ($(SIM_SEEDS) seeds)"; \
+	$(SIM) --scenario replicated --min-replicas 0 --expect two-holders --seeds $(SIM_SEEDS) --quiet --json || rc=1; \
 	for r in $(SIM_RTTS); do \
 	  echo "== wan, round trips $$r ms"; $(SIM) --scenario wan --seeds 20 --rtts $$r --max-p50-ratio 1.10 --floors --json || rc=1; \
 	done; exit $$rc

@@ -49,8 +49,11 @@
 
 /* ------------------------------------------------------------ the server */
 
-static pid_t srv_pid = -1;
-static char srv_dir[256];
+/* The servers: 0 runs the random sequences, 1 and 2 are a master and
+ * its replica for the replication check. */
+#define DT_SERVERS 3
+static pid_t srv_pid[DT_SERVERS] = {-1, -1, -1};
+static char srv_dir[DT_SERVERS][256];
 
 /* A loopback TCP port nobody listens on right now. */
 static int free_port(void) {
@@ -65,41 +68,50 @@ static int free_port(void) {
     return ntohs(a.sin_port);
 }
 
-/* Stops the server if it runs (SIGTERM, then SIGKILL after 5 s). */
-static void srv_kill(void) {
-    if (srv_pid <= 0) return;
-    kill(srv_pid, SIGTERM);
-    for (int i = 0; i < 500 && waitpid(srv_pid, NULL, WNOHANG) == 0; i++) usleep(10000);
-    if (waitpid(srv_pid, NULL, WNOHANG) == 0) kill(srv_pid, SIGKILL), waitpid(srv_pid, NULL, 0);
-    srv_pid = -1;
+/* Stops server i if it runs (SIGTERM, then SIGKILL after 5 s). */
+static void srv_kill(int i) {
+    if (srv_pid[i] <= 0) return;
+    kill(srv_pid[i], SIGTERM);
+    for (int k = 0; k < 500 && waitpid(srv_pid[i], NULL, WNOHANG) == 0; k++) usleep(10000);
+    if (waitpid(srv_pid[i], NULL, WNOHANG) == 0) kill(srv_pid[i], SIGKILL), waitpid(srv_pid[i], NULL, 0);
+    srv_pid[i] = -1;
 }
 
-/* Stops the server and removes its directory. */
+/* Stops every server and removes their directories. */
 static void srv_stop(void) {
-    srv_kill();
-    if (srv_dir[0]) {
+    for (int i = 0; i < DT_SERVERS; i++) {
+        srv_kill(i);
+        if (!srv_dir[i][0]) continue;
         char p[300];
-        snprintf(p, sizeof p, "%s/redis.log", srv_dir);
+        snprintf(p, sizeof p, "%.255s/redis.log", srv_dir[i]);
         unlink(p);
-        rmdir(srv_dir);
-        srv_dir[0] = '\0';
+        rmdir(srv_dir[i]);
+        srv_dir[i][0] = '\0';
     }
 }
 
-/* Starts redis-server on port (in srv_dir, no persistence) and waits up
+/* Starts redis-server i on port (in srv_dir[i], no persistence; a
+ * replica of the server on master_port when that is above 0) and waits up
  * to 5 s for it to answer. Returns a connection, or NULL (server killed,
  * its directory kept for another try). */
-static redisContext *srv_start(int port) {
-    char ps[16], log[300];
+static redisContext *srv_start(int i, int port, int master_port) {
+    char ps[16], ms[16], log[300];
     snprintf(ps, sizeof ps, "%d", port);
-    snprintf(log, sizeof log, "%s/redis.log", srv_dir);
-    if ((srv_pid = fork()) == 0) {
+    snprintf(ms, sizeof ms, "%d", master_port);
+    snprintf(log, sizeof log, "%.255s/redis.log", srv_dir[i]);
+    if ((srv_pid[i] = fork()) == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-               "--dir", srv_dir, "--logfile", log, "--daemonize", "no", (char *)NULL);
+        if (master_port > 0)
+            execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                   "no", "--dir", srv_dir[i], "--logfile", log, "--daemonize", "no", "--replicaof", "127.0.0.1", ms,
+                   (char *)NULL);
+        else
+            execlp("redis-server", "redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                   "no", "--dir", srv_dir[i], "--logfile", log, "--daemonize", "no", "--repl-diskless-sync-delay", "0",
+                   (char *)NULL);
         _exit(127);
     }
-    for (int i = 0; i < 500 && srv_pid > 0; i++) {
+    for (int k = 0; k < 500 && srv_pid[i] > 0; k++) {
         struct timeval tv = {1, 0};
         redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
         if (c && !c->err) {
@@ -110,13 +122,13 @@ static redisContext *srv_start(int port) {
             if (ok) return c;
         }
         redisFree(c);
-        if (waitpid(srv_pid, NULL, WNOHANG) == srv_pid) {
-            srv_pid = -1;
+        if (waitpid(srv_pid[i], NULL, WNOHANG) == srv_pid[i]) {
+            srv_pid[i] = -1;
             break;
         }
         usleep(10000);
     }
-    srv_kill();
+    srv_kill(i);
     return NULL;
 }
 
@@ -263,6 +275,7 @@ static int compare_next(diff_t *d, side_t *s, int argc, const char **argv, const
 static void run_on(diff_t *d, side_t *s, int argc, const char **argv, size_t *lens, int replies) {
     resp_cmd_t *c = resp_cmd_make(argc, argv, lens);
     model_exec(d->m, s->ms, c, dt_real_us(), &s->pushed);
+    dt_replicate(d);
     free(c);
     redisAppendCommandArgv(s->real, argc, argv, lens);
     d->steps++;
@@ -308,7 +321,8 @@ static const char *const KEYS[] = {"r0",
                                    "r1:redlock:fence",
                                    "h0",
                                    "d0",
-                                   "d0:seen"};
+                                   "d0:seen",
+                                   "redlock:membership"};
 static const char *const TOKENS[] = {"t1", "t2", "t3"};
 
 static const char *pick(diff_t *d, const char *const *set, size_t n) {
@@ -364,11 +378,22 @@ static int plain(diff_t *d) {
         cmd(d, &d->a, rng_chance(&d->r, .5) ? "HLEN" : "HGETALL", rng_chance(&d->r, .7) ? "h0" : key(d), NULL);
         break;
     case 16: cmd(d, &d->a, "HEXISTS", "h0", tok(d), NULL); break;
-    case 17: cmd(d, &d->a, PICK(d, ((const char *[]){"TIME", "PING", "ROLE"})), NULL); break;
+    case 17: /* (with a replica, ROLE lists it: the model's master has none) */
+        cmd(d, &d->a,
+            d->rm ? PICK(d, ((const char *[]){"TIME", "PING"})) : PICK(d, ((const char *[]){"TIME", "PING", "ROLE"})),
+            NULL);
+        break;
     default:
         switch (rng_below(&d->r, 6)) {
         case 0: cmd(d, &d->a, "INFO", "server", NULL); break;
-        case 1: cmd(d, &d->a, "WAIT", "0", "0", NULL); break;
+        case 1: /* (with a replica: one acknowledges, or a timeout short of two) */
+            if (!d->rm)
+                cmd(d, &d->a, "WAIT", "0", "0", NULL);
+            else if (rng_chance(&d->r, .7))
+                cmd(d, &d->a, "WAIT", "1", "2000", NULL);
+            else
+                cmd(d, &d->a, "WAIT", "2", "20", NULL);
+            break;
         case 2: cmd(d, &d->a, "SELECT", rng_chance(&d->r, .5) ? "0" : "16", NULL); break;
         case 3: cmd(d, &d->a, "NOSUCHCMD", "x", NULL); break;
         case 4: cmd(d, &d->a, "GET", NULL); break;
@@ -378,9 +403,40 @@ static int plain(diff_t *d) {
     return sh;
 }
 
+static const char *const FPS[] = {"fp1", "fp2", "fp3"};
+
+/* membership_set's arguments (KEYS[1] the record; ARGV: channel, message,
+ * then field, value pairs), a record that is now and then unreadable:
+ * its phase of no known name, or its phase or accepts field left out. */
+static int membership_args(diff_t *d, const char **k, const char **a, int *na) {
+    static const char *const phases[] = {"begun", "joint", "advanced", "finished", "left", "bogus"};
+    static const char *const accepts[] = {"fp1", "fp1 fp2", "fp2 fp3", "fp3", ""};
+    k[0] = "redlock:membership";
+    a[0] = "redlock:membership", a[1] = "step";
+    *na = 2;
+    if (!rng_chance(&d->r, .1)) a[(*na)++] = "phase", a[(*na)++] = PICK(d, phases);
+    if (!rng_chance(&d->r, .1)) a[(*na)++] = "accepts", a[(*na)++] = PICK(d, accepts);
+    a[(*na)++] = "change", a[(*na)++] = "c1";
+    a[(*na)++] = "old_fp", a[(*na)++] = "fp1";
+    a[(*na)++] = "new_fp", a[(*na)++] = "fp2";
+    return 1;
+}
+
 /* Arguments for the project's script `name`: keys into k (returns how
- * many), arguments into a (*na). May set *sh (a short TTL). */
+ * many), arguments into a (*na). May set *sh (a short TTL). A guarded
+ * twin (<name>_guarded) gets a configuration fingerprint first, then its
+ * script's own arguments. */
 static int script_args(diff_t *d, const char *name, const char **k, const char **a, int *na, char (*buf)[24], int *sh) {
+    size_t len = strlen(name);
+    if (len > 8 && !strcmp(name + len - 8, "_guarded")) {
+        char base[64];
+        snprintf(base, sizeof base, "%.*s", (int)(len - 8), name);
+        a[0] = PICK(d, FPS);
+        int nk = script_args(d, base, k, a + 1, na, buf, sh);
+        (*na)++;
+        return nk;
+    }
+    if (!strcmp(name, "membership_set")) return membership_args(d, k, a, na);
     int nk = 1;
     k[0] = rng_chance(&d->r, .8) ? "r0" : key(d);
     a[0] = tok(d);
@@ -439,7 +495,7 @@ static int script(diff_t *d) {
         cmd(d, &d->a, "SCRIPT", "FLUSH", NULL);
         return 0;
     }
-    const char *k[4], *a[8], *argv[16];
+    const char *k[4], *a[16], *argv[24];
     char buf[3][24], nk[8];
     int na, sh = 0, keys = script_args(d, s->name, k, a, &na, buf, &sh), argc = 0;
     snprintf(nk, sizeof nk, "%d", keys);
@@ -448,7 +504,7 @@ static int script(diff_t *d) {
     argv[argc++] = nk;
     for (int i = 0; i < keys; i++) argv[argc++] = k[i];
     for (int i = 0; i < na; i++) argv[argc++] = a[i];
-    size_t lens[16];
+    size_t lens[24];
     for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
     snprintf(d->what, sizeof d->what, "[%s.lua]", s->name);
     run_on(d, &d->a, argc, argv, lens, 1);
@@ -464,6 +520,7 @@ static void exec_compare(diff_t *d) {
     size_t lens[1] = {4};
     resp_cmd_t *c = resp_cmd_make(1, argv, lens);
     model_exec(d->m, d->a.ms, c, dt_real_us(), &d->a.pushed);
+    dt_replicate(d);
     free(c);
     redisAppendCommandArgv(d->a.real, 1, argv, lens);
     d->steps++;
@@ -537,13 +594,22 @@ static void pubsub(diff_t *d) {
 
 /* Runs `steps` random steps of seed on the server behind real/sub, then
  * the expiry check (dtexpiry.c) for `expiry` trials, adding what it
- * covered to *xs. Returns the mismatches. */
-static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, uint64_t steps, uint64_t expiry,
-                         dt_expiry_stats_t *xs) {
+ * covered to *xs. With replica (the server's replica), every tenth step
+ * also waits for it and compares it with the model's replica, adding
+ * what it covered to *rc. Returns the mismatches. */
+static uint64_t run_seed(redisContext *real, redisContext *sub, redisContext *replica, uint64_t seed, uint64_t steps,
+                         uint64_t expiry, dt_expiry_stats_t *xs, diff_t *rc) {
     diff_t d = {0};
     rng_seed(&d.r, seed, 0);
     d.m = model_new(dt_real_us());
     model_set_push(d.m, on_push, &d);
+    if (replica) {
+        d.rreal = replica;
+        d.rm = model_new(dt_real_us());
+        d.rms = model_session_new(d.rm, NULL);
+        model_set_recording(d.m, 1);
+        model_set_wait(d.m, dt_replica_wait_hook, NULL);
+    }
     d.a = (side_t){.real = real, .ms = model_session_new(d.m, NULL)};
     d.b = (side_t){.real = sub, .ms = model_session_new(d.m, NULL)};
     cmd(&d, &d.a, "FLUSHALL", NULL);
@@ -559,6 +625,10 @@ static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, u
         else
             sh = 0, pubsub(&d);
         if (sh) usleep(8000); /* let the short TTL run out on both */
+        if (replica && d.steps / 10 != d.checks) {
+            cmd(&d, &d.a, "WAIT", "1", "2000", NULL); /* (the real replica has every change) */
+            dt_replica_check(&d, KEYS, sizeof KEYS / sizeof KEYS[0]);
+        }
     }
     if (d.b_subscribed) cmd(&d, &d.b, "UNSUBSCRIBE", NULL);
     if (expiry) {
@@ -569,31 +639,34 @@ static uint64_t run_seed(redisContext *real, redisContext *sub, uint64_t seed, u
     sb_free(&d.a.pushed);
     sb_free(&d.b.pushed);
     model_free(d.m);
+    model_free(d.rm);
+    if (rc) rc->checks += d.checks, rc->keys_compared += d.keys_compared, rc->instants_exact += d.instants_exact;
     return d.mismatches;
 }
 
-/* Stops the server before dying of sig (INT or TERM). */
+/* Stops the servers before dying of sig (INT or TERM). */
 static void on_signal(int sig) {
     srv_stop();
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-/* Makes the server's directory and starts it on a free port (trying
- * again when the port was taken meanwhile); returns a connection with
- * *port set, or NULL after saying why. */
-static redisContext *start_server(int *port) {
-    snprintf(srv_dir, sizeof srv_dir, "%s/sim-difftest-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(srv_dir)) {
+/* Makes server i's directory and starts it on a free port (trying again
+ * when the port was taken meanwhile), a replica of master_port when that
+ * is above 0; returns a connection with *port set, or NULL after saying
+ * why (every server stopped). */
+static redisContext *start_server(int i, int *port, int master_port) {
+    snprintf(srv_dir[i], sizeof srv_dir[i], "%s/sim-difftest-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(srv_dir[i])) {
         perror("difftest: mkdtemp");
-        srv_dir[0] = '\0';
+        srv_dir[i][0] = '\0';
         return NULL;
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     redisContext *real = NULL;
     for (int tries = 0; tries < 5 && !real; tries++)
-        if ((*port = free_port()) > 0) real = srv_start(*port);
+        if ((*port = free_port()) > 0) real = srv_start(i, *port, master_port);
     if (!real) {
         fprintf(stderr, "difftest: could not start redis-server\n");
         srv_stop();
@@ -601,10 +674,53 @@ static redisContext *start_server(int *port) {
     return real;
 }
 
+/* Waits up to 15 s until the replica behind r has its master's first
+ * copy (master_link_status:up). Returns 1 then. */
+static int await_link(redisContext *r) {
+    for (int i = 0; i < 1500; i++, usleep(10000)) {
+        redisReply *x = redisCommand(r, "INFO replication");
+        int up = x && x->type == REDIS_REPLY_STRING && strstr(x->str, "master_link_status:up");
+        if (x) freeReplyObject(x);
+        if (up) return 1;
+    }
+    return 0;
+}
+
+/* The replication check: `seeds` seeds from first on a master (server 1)
+ * and its replica (server 2). Returns the mismatches, or -1 when the
+ * servers could not be started or linked (said on stderr). */
+static long long replica_seeds(uint64_t first, uint64_t seeds, uint64_t steps) {
+    int mport, rport;
+    redisContext *m = start_server(1, &mport, 0), *r = m ? start_server(2, &rport, mport) : NULL, *sub = NULL;
+    struct timeval tv = {2, 0};
+    if (r) sub = redisConnectWithTimeout("127.0.0.1", mport, tv);
+    if (!r || !sub || sub->err || !await_link(r)) {
+        fprintf(stderr, "difftest: no master and linked replica for the replication check\n");
+        redisFree(m), redisFree(r), redisFree(sub);
+        return -1;
+    }
+    redisSetTimeout(sub, tv);
+    uint64_t bad = 0;
+    diff_t rc = {0};
+    for (uint64_t s = first; s < first + seeds; s++) {
+        uint64_t k = run_seed(m, sub, r, s, steps, 0, NULL, &rc);
+        printf("replica seed %llu: %llu steps, %llu mismatches\n", (unsigned long long)s, (unsigned long long)steps,
+               (unsigned long long)k);
+        bad += k;
+    }
+    printf("replication: %llu seeds, %llu checks of the replica, %llu keys compared, %llu expiry instants the same "
+           "on master and replica, %llu mismatches\n",
+           (unsigned long long)seeds, (unsigned long long)rc.checks, (unsigned long long)rc.keys_compared,
+           (unsigned long long)rc.instants_exact, (unsigned long long)bad);
+    if (!rc.instants_exact) fprintf(stderr, "difftest: the replication check compared no expiry instant\n");
+    redisFree(m), redisFree(r), redisFree(sub);
+    return (long long)(bad + !rc.instants_exact);
+}
+
 /* Runs the seeds asked for; exits 0 when every reply matched, 1 on a
  * mismatch, 2 when the server could not be started. */
 int main(int argc, char **argv) {
-    uint64_t seeds = 4, first = 1, steps = 2500, expiry = 16;
+    uint64_t seeds = 4, first = 1, steps = 2500, expiry = 16, replica = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
             seeds = strtoull(argv[++i], NULL, 10);
@@ -614,15 +730,19 @@ int main(int argc, char **argv) {
             steps = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--expiry") && i + 1 < argc)
             expiry = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--replica-seeds") && i + 1 < argc)
+            replica = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--verbose"))
             verbose = 1;
         else {
-            fprintf(stderr, "usage: %s [--seeds N] [--seed S] [--steps K] [--expiry T] [--verbose]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--seeds N] [--seed S] [--steps K] [--expiry T] [--replica-seeds R] [--verbose]\n",
+                    argv[0]);
             return 2;
         }
     }
     int port;
-    redisContext *real = start_server(&port), *sub;
+    redisContext *real = start_server(0, &port, 0), *sub;
     if (!real) return 2;
     struct timeval tv = {2, 0};
     sub = redisConnectWithTimeout("127.0.0.1", port, tv);
@@ -631,7 +751,7 @@ int main(int argc, char **argv) {
     uint64_t bad = 0, total = 0;
     dt_expiry_stats_t xs = {0};
     for (uint64_t s = first; s < first + seeds; s++) {
-        uint64_t m = run_seed(real, sub, s, steps, expiry, &xs);
+        uint64_t m = run_seed(real, sub, NULL, s, steps, expiry, &xs, NULL);
         printf("seed %llu: %llu steps, %llu mismatches\n", (unsigned long long)s, (unsigned long long)steps,
                (unsigned long long)m);
         bad += m;
@@ -639,9 +759,12 @@ int main(int argc, char **argv) {
     }
     redisFree(real);
     redisFree(sub);
+    long long rbad = replica ? replica_seeds(first, replica, steps) : 0;
     srv_stop();
     mlua_shutdown();
     printf("difftest: %llu commands compared, %llu mismatches\n", (unsigned long long)total, (unsigned long long)bad);
+    if (rbad < 0) return 2;
+    bad += (uint64_t)rbad;
     int short_of = expiry && dt_expiry_report(&xs, expiry * seeds);
     return bad || short_of ? 1 : 0;
 }

@@ -26,6 +26,12 @@ typedef struct diff {
     int b_subscribed;
     uint64_t steps, mismatches;
     char what[256]; /* the step's description, for messages */
+    /* the replication check (dtrepl.c): the real master's replica and the
+     * model's, which takes each batch of the model master's changes */
+    redisContext *rreal;
+    model_t *rm;
+    model_session_t *rms;
+    uint64_t checks, keys_compared, instants_exact;
 } diff_t;
 
 /* Whether a real reply and the model's match: exactly when tol is 0,
@@ -60,5 +66,16 @@ uint64_t dt_expiry(diff_t *d, rng_t *r, uint64_t want, dt_expiry_stats_t *stats)
  * floors (want compared trials, keys seen at both edges, every kind),
  * else 1 after saying what fell short. */
 int dt_expiry_report(const dt_expiry_stats_t *s, uint64_t want);
+
+/* dtrepl.c: the replication check. dt_replicate hands the model master's
+ * last changes to its replica (after each command, when d->rm is set);
+ * dt_replica_wait_hook answers WAIT as a master whose one replica has
+ * every change; dt_replica_check compares, key by key, what the real
+ * replica and the model's hold (type, value, expiry instant), and that
+ * the real replica's expiry instants are its master's to the
+ * millisecond. Returns the mismatches it found (added to d's). */
+void dt_replicate(diff_t *d);
+void dt_replica_wait_hook(void *arg, model_session_t *s, long long n, long long timeout_ms, sbuf_t *out);
+uint64_t dt_replica_check(diff_t *d, const char *const *keys, size_t n);
 
 #endif

@@ -8,14 +8,30 @@
  *                         and its unfenced write
  *   wan                   one client, nodes at set round trips, no fault
  *   pause-with-fencing    pause-without-fencing's pauses, every client
- *                         fencing: the control (no lost update) */
+ *                         fencing: the control (no lost update)
+ *   replicated            safe's mix on masters with 1-2 replicas, votes
+ *                         counted after replication (min_replicas >= 1),
+ *                         with stalled streams and failovers onto lagging
+ *                         replicas
+ *   lagging-promotion     a majority fails over onto replicas whose
+ *                         streams stalled, min_replicas 0
+ *   membership            the node set changes from OLD to NEW by the
+ *                         procedure (records, redeploys, advance's wait)
+ *                         amid safe's faults, restarts keeping their data
+ *   membership-no-record  clients of OLD and of NEW side by side
+ *   membership-no-wait    the procedure with advance taken at once
+ *   cluster               replicated's mix where each node is a Redis
+ *                         Cluster of 3 shards, with slot migrations
+ *                         (MOVED, ASK, TRYAGAIN) and shard failovers */
 #include <string.h>
 
 #include "sim.h"
 #include "ttls.h"
 
 static const char *const names[SCN_COUNT] = {
-    "safe", "restart-no-quarantine", "drift-beyond-bound", "pause-without-fencing", "wan", "pause-with-fencing"};
+    "safe",       "restart-no-quarantine", "drift-beyond-bound", "pause-without-fencing",
+    "wan",        "pause-with-fencing",    "replicated",         "lagging-promotion",
+    "membership", "membership-no-record",  "membership-no-wait", "cluster"};
 
 /* The scenario called name (SCN_*), or -1. */
 int scenario_by_name(const char *name) {
@@ -34,7 +50,11 @@ const char *scenario_name(int scn) {
  * drift beyond the bound give two holders at once; a pause between the
  * validity check and an unfenced write loses updates. */
 int scenario_expect(int scn) {
-    return scn == SCN_RESTART || scn == SCN_DRIFT ? V_TWO_HOLDERS : scn == SCN_PAUSE ? V_LOST_UPDATE : V_KINDS;
+    return scn == SCN_RESTART || scn == SCN_DRIFT || scn == SCN_LAGGING || scn == SCN_MEM_NO_RECORD ||
+                   scn == SCN_MEM_NO_WAIT
+               ? V_TWO_HOLDERS
+           : scn == SCN_PAUSE ? V_LOST_UPDATE
+                              : V_KINDS;
 }
 
 /* Adds resource name of kind (limit for a semaphore). */
@@ -65,6 +85,60 @@ static void safe(rng_t *r, scfg_t *g) {
     g->run_us = 3500000;
 }
 
+/* What the breaking scenarios share: 3 or 5 nodes, 3 clients of 2
+ * actors, one mutex, TTLs of 200-500 ms. */
+static void breaking(rng_t *r, scfg_t *g) {
+    g->n_nodes = rng_chance(r, 0.5) ? 3 : 5;
+    g->n_clients = 3;
+    g->n_actors = 2;
+    add_res(g, "m0", RK_MUTEX, 0);
+    g->ttl_min = SIM_TTL_BREAK_MIN;
+    g->ttl_max = SIM_TTL_BREAK_MAX;
+}
+
+/* The node set's change: OLD and NEW as bits of the run's nodes. Two of
+ * three replaced (quorums of OLD and NEW can miss each other), three
+ * grown to five, five shrunk to three, or one of five replaced; the
+ * breaking scenarios take the first. */
+static void change(rng_t *r, scfg_t *g, int any) {
+    static const unsigned olds[4] = {0x07, 0x07, 0x1f, 0x1f}, news[4] = {0x19, 0x1f, 0x07, 0x2f};
+    static const int nodes[4] = {5, 5, 5, 6};
+    int k = any ? (int)rng_below(r, 4) : 0;
+    g->old_mask = olds[k];
+    g->new_mask = news[k];
+    g->n_nodes = nodes[k];
+}
+
+/* What the membership scenarios share: 3 clients of 2 actors, TTLs of
+ * 150-500 ms, the restart quarantine at the longest, restarts keeping
+ * their data (a record must outlive a restart). */
+static void member(rng_t *r, scfg_t *g, int mode) {
+    change(r, g, mode == MEM_PROC);
+    g->membership = mode;
+    g->n_clients = mode == MEM_NO_RECORD ? 4 : 3;
+    g->n_actors = 2;
+    add_res(g, "m0", RK_MUTEX, 0);
+    g->ttl_min = SIM_TTL_SAFE_MIN;
+    g->ttl_max = SIM_TTL_SAFE_MAX;
+    g->max_ttl_ms = SIM_TTL_SAFE_MAX;
+    g->quarantine = 1;
+    g->keep_data = 1;
+    g->run_us = 5000000;
+    g->up_us = 3600000000u; /* (a redeployed handle would find new nodes in the restart quarantine) */
+}
+
+/* safe's mix on masters with 1-2 replicas each, votes counted after
+ * replication (min_replicas 1 up to them), faults every 200 ms, the nodes
+ * up an hour (a promoted replica passes the restart quarantine). */
+static void replicated(rng_t *r, scfg_t *g) {
+    safe(r, g);
+    g->n_replicas = (int)rng_range(r, 1, SIM_MAX_REPLICAS);
+    g->min_replicas = (uint32_t)rng_range(r, 1, g->n_replicas);
+    g->repl_lat_max_us = 2000;
+    g->fault_every_us = 200000;
+    g->up_us = 3600000000u;
+}
+
 /* Fills g with scenario scn's configuration, drawn from r. */
 void scenario_config(int scn, rng_t *r, scfg_t *g) {
     memset(g, 0, sizeof *g);
@@ -81,16 +155,42 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
     case SCN_DRIFT:
     case SCN_PAUSE:
     case SCN_PAUSE_FENCED:
-        g->n_nodes = rng_chance(r, 0.5) ? 3 : 5;
-        g->n_clients = 3;
-        g->n_actors = 2;
-        add_res(g, "m0", RK_MUTEX, 0);
-        g->ttl_min = SIM_TTL_BREAK_MIN;
-        g->ttl_max = SIM_TTL_BREAK_MAX;
+        breaking(r, g);
         if (scn == SCN_RESTART) g->fault_every_us = 300000;
         if (scn == SCN_DRIFT) g->long_hold_p = 0.8;
         if (scn == SCN_PAUSE || scn == SCN_PAUSE_FENCED) g->pause_check_write = 1;
         if (scn == SCN_PAUSE_FENCED) g->fencing_p = 1;
+        break;
+    case SCN_REPLICATED: replicated(r, g); break;
+    case SCN_LAGGING:
+        breaking(r, g);
+        g->max_ttl_ms = SIM_TTL_BREAK_MAX;
+        g->quarantine = 1; /* (a restart's: a promoted replica did not restart) */
+        g->n_replicas = 1;
+        g->repl_lat_max_us = 2000;
+        g->fault_every_us = 300000;
+        g->up_us = 3600000000u;
+        g->long_hold_p = 0.8; /* (a holder still holds when the promoted replicas answer) */
+        break;
+    case SCN_MEMBERSHIP:
+        member(r, g, MEM_PROC);
+        add_res(g, "m1", RK_MUTEX, 0);
+        add_res(g, "s0", RK_SEM, 2);
+        add_res(g, "rw0", RK_RW, 0);
+        g->fencing_p = 0.5;
+        g->straggler_p = 0.3;
+        g->fault_every_us = 250000;
+        break;
+    case SCN_MEM_NO_RECORD: member(r, g, MEM_NO_RECORD); break;
+    case SCN_MEM_NO_WAIT:
+        member(r, g, MEM_NO_WAIT);
+        g->long_hold_p = 0.8; /* (an old client's lock outlives its redeploy) */
+        break;
+    case SCN_CLUSTER:
+        replicated(r, g);
+        g->n_shards = 3;
+        g->n_nodes = 3 * g->n_shards; /* (three clusters) */
+        g->migrate_every_us = 300000;
         break;
     case SCN_WAN:
         g->n_nodes = 5;
@@ -110,6 +210,7 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
  * nodes' round trips. */
 void scenario_setup(rng_t *r) {
     scfg_t *g = &S->cfg;
+    if (!g->membership) g->old_mask = g->new_mask = (1u << g->n_nodes) - 1; /* (no change: every node) */
     for (int i = 0; i < g->n_nodes; i++) {
         snode_t *n = &S->nodes[i];
         n->clock.local0 = 1.7e15 + (double)rng_range(r, -50000, 50000); /* NTP-close wall clocks */

@@ -25,10 +25,11 @@
 #include "rng.h"
 #include "sbuf.h"
 
-#define SIM_MAX_NODES 7
+#define SIM_MAX_NODES 9 /* servers: 7 plain nodes, or 3 clusters of 3 shards */
 #define SIM_MAX_CLIENTS 8
 #define SIM_MAX_ACTORS 4 /* per client */
 #define SIM_MAX_RES 4
+#define SIM_MAX_REPLICAS 2     /* per node (replicated scenarios) */
 #define SIM_FD_BASE 1000000    /* simulated sockets' fds: far above any real one */
 #define SIM_MAX_EVENTS 2000000 /* a run with more is stopped as a runaway (a normal one has ~50000) */
 
@@ -58,8 +59,11 @@ enum {
     F_CLIENT_PAUSE, /* a client process stops */
     F_PUBSUB,       /* release announcements are lost for a while */
     F_RATE,         /* a node's clock changes its rate */
+    F_FAILOVER,     /* a node's master dies and its most advanced replica is promoted */
+    F_STALL,        /* a replica's stream stops for a while */
     F_KINDS
 };
+#define F_SAFE_KINDS F_FAILOVER /* safe's mix: the kinds before the replicas' */
 
 /* ------------------------------------------------------------- events */
 
@@ -78,6 +82,12 @@ enum {
     E_FAULT,       /* a = fault kind, b = target, g = parameter: a fault starts */
     E_HEAL,        /* a = fault kind, b = target: a fault ends */
     E_STOP,        /* the workload stops */
+    E_REPL,        /* a = node, b = replica, g = stream, p = model_fx_t: changes reach the replica */
+    E_ACK,         /* a = node, b = replica, g = stream, n = offset: its ack reaches the master */
+    E_WAIT_DUE,    /* a = conn, g = its WAIT's number: the WAIT's timeout */
+    E_TOOL,        /* a = the membership tool's write, b = node (-1: the write starts), g = its number */
+    E_REDEPLOY,    /* a = client, b = its new list (CONF_*), g = 1 for a straggler */
+    E_MIGRATE,     /* a = cluster, b = 0: a slot migration starts, 1: its next step */
     E_KINDS
 };
 
@@ -97,16 +107,38 @@ enum { SC_CONNECTING = 1, SC_OPEN, SC_REFUSED, SC_RESET };
 typedef struct sconn {
     int id, client, node;
     int state;
-    int closed;            /* the client closed its fd */
-    int broken;            /* reset or its node crashed: in-flight messages are lost */
-    uint32_t epoch;        /* the node incarnation it reached */
-    sbuf_t rx, tx;         /* arrived, not yet read / sent, not yet a whole command */
+    int closed;          /* the client closed its fd */
+    int broken;          /* reset or its node crashed: in-flight messages are lost */
+    uint32_t epoch;      /* the node incarnation it reached */
+    sbuf_t rx, tx;       /* arrived, not yet read / sent, not yet a whole command */
+    int blocked;         /* a WAIT of it blocks at the node: later commands are held */
+    uint64_t wait_no;    /* its WAITs that blocked, the last one's number */
+    long long wait_need; /* the blocked WAIT's replicas ... */
+    uint64_t wait_off;   /* ... and the offset they must have acked */
+    resp_cmd_t **held;   /* commands held behind the blocked WAIT, in order */
+    size_t nheld, capheld;
     uint64_t c2n, n2c;     /* the last arrival scheduled each way (links are FIFO) */
     model_session_t *sess; /* its state at the node, once connected */
 } sconn_t;
 
-typedef struct snode {
+/* A replica of a node's master: an asynchronous stream of the master's
+ * changes reaches it after its own one-way latency (FIFO), and its acks
+ * travel back alike; a stalled stream holds what is sent meanwhile. */
+typedef struct srepl {
     model_t *m;
+    double lat_us;
+    uint64_t last_at;       /* the last arrival scheduled (FIFO) */
+    uint64_t stalled_until; /* F_STALL */
+    uint64_t acked;         /* its offset as the master last heard */
+} srepl_t;
+
+typedef struct snode {
+    model_t *m; /* the master (a replica's model after a promotion) */
+    srepl_t reps[SIM_MAX_REPLICAS];
+    int n_reps;
+    uint64_t stream;       /* bumped when the master changes: what the old one sent is lost */
+    uint64_t promoted_at;  /* real µs of its last promotion, 0: none */
+    uint64_t restarted_at; /* real µs of its last restart, 0: none */
     int up;
     uint32_t epoch;        /* bumped by each restart */
     sclock_t clock;        /* its wall clock (µs since the epoch): TTLs and TIME */
@@ -137,10 +169,14 @@ typedef struct sactor {
     int waiting_cancel;  /* an unbounded wait it will cancel */
 } sactor_t;
 
+enum { CONF_OLD = 0, CONF_JOINT, CONF_NEW }; /* the node lists a client's handle uses */
+
 typedef struct sclient {
     int id;
     redlock_async_t *a;
-    sclock_t clock; /* its CLOCK_MONOTONIC */
+    int conf;        /* CONF_* */
+    int redeploying; /* its handle is being freed: callbacks are void */
+    sclock_t clock;  /* its CLOCK_MONOTONIC */
     uint64_t paused_until;
     int rd[64], wr[64]; /* fds watched for reading / writing */
     int nrd, nwr;
@@ -155,7 +191,24 @@ typedef struct sclient {
 
 enum { WAN_MUTEX = 0, WAN_FENCED, WAN_WAIT, WAN_PERMIT, WAN_READER, WAN_OPS };
 
-enum { SCN_SAFE = 0, SCN_RESTART, SCN_DRIFT, SCN_PAUSE, SCN_WAN, SCN_PAUSE_FENCED, SCN_COUNT };
+enum {
+    SCN_SAFE = 0,
+    SCN_RESTART,
+    SCN_DRIFT,
+    SCN_PAUSE,
+    SCN_WAN,
+    SCN_PAUSE_FENCED,
+    SCN_REPLICATED,
+    SCN_LAGGING,
+    SCN_MEMBERSHIP,
+    SCN_MEM_NO_RECORD,
+    SCN_MEM_NO_WAIT,
+    SCN_CLUSTER,
+    SCN_COUNT
+};
+
+/* How a run changes its node set (the membership scenarios). */
+enum { MEM_NONE = 0, MEM_PROC, MEM_NO_RECORD, MEM_NO_WAIT };
 
 typedef struct sres {
     char name[16];
@@ -177,11 +230,21 @@ typedef struct scfg {
     double fault_every_us; /* mean gap between faults (0: none) */
     int pause_check_write; /* pause-without-fencing: a pause between check and write */
     double wan_rtt_ms[SIM_MAX_NODES];
-    int wan_op;         /* wan: what is timed (WAN_*) */
-    double think_us;    /* an actor's mean pause between operations */
-    double long_hold_p; /* a hold runs to 0.8-1.4 TTL (else 0.02-0.32) */
-    uint64_t hold_us;   /* every hold this long (wan), 0: drawn */
-    uint32_t margin_ms; /* validity checked before the store write */
+    int wan_op;                  /* wan: what is timed (WAN_*) */
+    double think_us;             /* an actor's mean pause between operations */
+    double long_hold_p;          /* a hold runs to 0.8-1.4 TTL (else 0.02-0.32) */
+    uint64_t hold_us;            /* every hold this long (wan), 0: drawn */
+    uint32_t margin_ms;          /* validity checked before the store write */
+    int n_replicas;              /* each node's (0: plain masters) */
+    uint32_t min_replicas;       /* the clients' option */
+    double repl_lat_max_us;      /* a replica's one-way latency, drawn up to this */
+    int membership;              /* MEM_* */
+    unsigned old_mask, new_mask; /* OLD's and NEW's nodes (bits); without a change both are every node */
+    double straggler_p;          /* a client is late to leave OLD */
+    int keep_data;               /* a crashed node restarts with its keys (persistence) */
+    uint64_t up_us;              /* how long the nodes (and replicas) have run at the start (0: they start with it) */
+    int n_shards;                /* >0: each Redlock node is a Redis Cluster of this many shards (n_nodes servers) */
+    double migrate_every_us;     /* a cluster's mean gap between slot migrations (0: none) */
 } scfg_t;
 
 /* ---------------------------------------------------------- the run */
@@ -224,9 +287,22 @@ enum {
     COV_QUARANTINED, /* votes withheld by quarantine (restart, clock step) */
     COV_SUSPECTED,   /* nodes found silent */
     COV_RECONNECTS,
-    COV_STORE_WRITES, /* protected-store writes applied */
-    COV_STALE_WRITES, /* fenced store writes refused: their token was below one already seen */
-    COV_STALE_READS,  /* fenced store reads refused, likewise */
+    COV_STORE_WRITES,      /* protected-store writes applied */
+    COV_STALE_WRITES,      /* fenced store writes refused: their token was below one already seen */
+    COV_STALE_READS,       /* fenced store reads refused, likewise */
+    COV_REPL_BATCHES,      /* batches of changes sent to replicas */
+    COV_WAITS_ANSWERED,    /* WAITs answered with enough replicas */
+    COV_WAIT_SHORT,        /* WAITs that timed out short of their replicas */
+    COV_PROMOTIONS,        /* replicas promoted */
+    COV_PROMOTED_BEHIND,   /* promoted replicas that lacked changes their master had */
+    COV_STEPS,             /* membership writes that every node took */
+    COV_REDEPLOYS,         /* clients redeployed with other node lists */
+    COV_REFUSED_BY_RECORD, /* acquires refused by membership records (REDLOCK_ERR_MEMBERSHIP) */
+    COV_MOVED,             /* MOVED answers (cluster) */
+    COV_ASK,               /* ASK answers: a migrating slot's key had gone */
+    COV_TRYAGAIN,          /* TRYAGAIN answers: a command's keys split by a migration */
+    COV_KEYS_MIGRATED,     /* keys MIGRATE moved */
+    COV_SLOTS_MIGRATED,    /* slot migrations finished */
     COV_N
 };
 
@@ -247,6 +323,7 @@ typedef struct strec {
 } strec_t;
 
 #define SIM_TRACE_RING 256
+#define SIM_TRACE_SHORT 40 /* records printed before a seed's first violation */
 
 typedef struct sim {
     uint64_t seed;
@@ -274,8 +351,11 @@ typedef struct sim {
     uint64_t fkind[F_KINDS]; /* faults injected by kind */
     uint64_t cov[COV_N];
     char first_violation[256];
-    uint64_t hash; /* of the run's trace */
-    int trace;     /* print every trace record */
+    uint64_t violation_at; /* real µs of the first violation (a two-holders': the later window's start) */
+    uint64_t focus_to;     /* a replay for the trace before a violation: records after this, and the
+                            * timers and replication's, stay out of the ring (0: all go in) */
+    uint64_t hash;         /* of the run's trace */
+    int trace;             /* print every trace record */
     strec_t ring[SIM_TRACE_RING];
     size_t nring;
     /* wan: acquire latencies (µs, client clock) */
@@ -305,6 +385,10 @@ enum {
     T_VIOLATION,   /* a = resource, x, y = what (see simcheck.c) */
     T_FAULTED,     /* a = fault kind, b = target, x, y = parameters */
     T_LOST,        /* a lock's auto-extension gave up: a = client, b = actor, x = reason */
+    T_STEP,        /* a membership write every node took: a = which (simmember.c) */
+    T_REDEPLOYED,  /* a = client, b = its new lists (CONF_*) */
+    T_MIGRATING,   /* a = cluster, b = slot, x = from shard, y = to shard: a migration starts */
+    T_MIGRATED,    /* the same: it ended, the map changed */
     T_KINDS
 };
 
@@ -314,8 +398,8 @@ void sim_loop(uint64_t until); /* processes events up to until (real µs) */
 void sim_drop_events(void);    /* frees what is left */
 void trace_rec(int kind, int a, int b, long long x, long long y);
 void trace_print(FILE *f, const strec_t *r);
-void trace_tail(FILE *f);         /* the last records of the run */
-const char *fault_name(int kind); /* F_*'s name */
+void trace_tail(FILE *f, size_t n); /* the run's last n records (at most SIM_TRACE_RING) */
+const char *fault_name(int kind);   /* F_*'s name */
 
 /* simnet.c: links, nodes, the simulated sockets. */
 void net_init(void);
@@ -332,17 +416,42 @@ int net_readable(const sconn_t *c);
 int net_writable(const sconn_t *c);
 void net_reset(sconn_t *c); /* a connection reset (both ends) */
 void net_crash(int node);
-void net_restart(int node);
+void net_restart(int node);            /* (with its keys when the scenario keeps data) */
+void net_revive(int node);             /* node is up again as a new incarnation, keeping its keys (a promotion) */
 int net_open_conns(int *ids, int max); /* established, unbroken connections' ids */
 double node_now_us(int node);          /* the node's clock now */
+
+/* simrepl.c: replicas, WAIT, promotion. */
+void repl_init(void);
+void repl_free(void);
+void repl_event(sev_t *e);
+void repl_ship(int node);   /* after a command on node's master: its changes go out */
+void repl_resync(int node); /* node's master restarted empty: replicas resync */
+void repl_stall(int node, uint64_t until);
+void repl_promote(int node);                               /* its most advanced replica becomes the master */
+void net_unblock(sconn_t *c, const char *reply, size_t n); /* simnet.c: a blocked WAIT answers */
+
+/* simmember.c: the membership procedure; its tool's writes, in order. */
+enum { W_BEGUN = 1, W_JOINT, W_ADVANCED, W_FINISHED };
+void member_init(void);
+void member_event(sev_t *e);
+
+/* simcluster.c: Redis Cluster nodes (the cluster scenario). */
+void cluster_init(void);
+void cluster_free(void);
+void cluster_event(sev_t *e);
+void cluster_attach(int srv);   /* srv's (new) primary model serves in cluster mode */
+const char *cluster_uri(int c); /* Redlock node c: "redis+cluster://10.0.0.(c*K+1):6379?seed=..." */
 
 /* simclient.c: the clients, their handles and actors. */
 void clients_init(void);
 void clients_stop(void); /* the workload ends: release what is held */
 void clients_free(void);
 void client_event(sev_t *e);
-void client_pump(sclient_t *c);          /* lets c's handle act on what is ready */
-uint64_t client_now(const sclient_t *c); /* its clock, µs */
+void client_pump(sclient_t *c);               /* lets c's handle act on what is ready */
+uint64_t client_now(const sclient_t *c);      /* its clock, µs */
+const char *sim_node_uri(int node);           /* "redis://10.0.0.(node+1):6379" */
+void client_redeploy(sclient_t *c, int conf); /* its handle freed and made again with conf's lists */
 
 /* simcheck.c: windows, the protected store, violations. */
 /* A holder's window opens now until deadline_real; prev >= 0: it goes on

@@ -26,6 +26,7 @@ void violation(int kind, int res, long long x, long long y, const char *fmt, ...
     S->vkind[kind]++;
     trace_rec(T_VIOLATION, res, kind, x, y);
     if (S->first_violation[0]) return;
+    S->violation_at = kind == V_TWO_HOLDERS ? (uint64_t)x : S->now;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(S->first_violation, sizeof S->first_violation, fmt, ap);

@@ -203,6 +203,7 @@ static void let_go(sactor_t *t) {
 static void on_released(int rc, const redlock_report_t *rep, void *arg) {
     (void)rep;
     sactor_t *t = arg;
+    if (S->clients[t->client].redeploying) return;
     S->ops++;
     trace_rec(T_RELEASED, t->client, t->idx, rc, 0);
     idle(t);
@@ -229,6 +230,7 @@ static uint64_t hold_us(sactor_t *t) {
 static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
     (void)lock;
     sactor_t *t = arg;
+    if (S->clients[t->client].redeploying) return; /* (its window runs to its deadline) */
     trace_rec(T_LOST, t->client, t->idx, reason, 0);
     S->cov[COV_LOST]++;
     if (t->win >= 0) check_close(t->win, S->now);
@@ -241,11 +243,12 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
     (void)rep;
     sactor_t *t = arg;
     sclient_t *c = &S->clients[t->client];
-    if (rc == REDLOCK_ERR_CANCELLED && S->stopping) return;
+    if ((rc == REDLOCK_ERR_CANCELLED && S->stopping) || c->redeploying) return;
     S->ops++;
     trace_rec(T_ACQUIRED, c->id, t->idx, rc, lock ? (long long)redlock_lock_fence(lock) : 0);
     if (rc != REDLOCK_OK) {
         S->cov[COV_REFUSED]++;
+        S->cov[COV_REFUSED_BY_RECORD] += rc == REDLOCK_ERR_MEMBERSHIP;
         idle(t);
         return;
     }
@@ -285,7 +288,7 @@ static void on_acquired(redlock_lock_t *lock, int rc, const redlock_report_t *re
 static void on_extended(int rc, const redlock_report_t *rep, void *arg) {
     (void)rep;
     sactor_t *t = arg;
-    if (rc == REDLOCK_ERR_CANCELLED && S->stopping) return;
+    if ((rc == REDLOCK_ERR_CANCELLED && S->stopping) || S->clients[t->client].redeploying) return;
     S->ops++;
     trace_rec(T_EXTENDED, t->client, t->idx, rc, 0);
     if (S->stopping) {
@@ -429,44 +432,71 @@ void client_event(sev_t *e) {
 
 /* ------------------------------------------------------------ life */
 
-/* Options of client c's handle. */
-static void options(sclient_t *c, redlock_options_t *o, const char **uris) {
+const char *sim_node_uri(int node) {
+    static char uris[SIM_MAX_NODES][32];
+    snprintf(uris[node], sizeof uris[node], "redis://10.0.0.%d:6379", node + 1);
+    return uris[node];
+}
+
+/* The URIs of the nodes in mask into list; returns how many. In the
+ * cluster scenario each Redlock node is a cluster: one URI per cluster
+ * (its servers' bits all set). */
+static size_t node_list(unsigned mask, const char **list) {
+    size_t n = 0;
+    int k = S->cfg.n_shards ? S->cfg.n_shards : 1;
+    for (int i = 0; i < S->cfg.n_nodes; i += k)
+        if (mask & (1u << i)) list[n++] = S->cfg.n_shards ? cluster_uri(i / k) : sim_node_uri(i);
+    return n;
+}
+
+/* Options of client c's handle: OLD's nodes, NEW's, or OLD's with NEW's
+ * as next nodes (a joint handle), by c->conf; lists has room for both. */
+static void options(sclient_t *c, redlock_options_t *o, const char **lists) {
     const scfg_t *g = &S->cfg;
     redlock_options_init(o);
-    o->nodes = uris;
-    o->n_nodes = (size_t)g->n_nodes;
+    o->nodes = lists;
+    o->n_nodes = node_list(c->conf == CONF_NEW ? g->new_mask : g->old_mask, lists);
+    if (c->conf == CONF_JOINT) {
+        o->next_nodes = lists + SIM_MAX_NODES;
+        o->n_next_nodes = node_list(g->new_mask, lists + SIM_MAX_NODES);
+    }
     o->retry_delay_ms = 40;
     o->retry_jitter_ms = 20;
     o->retry_count = 5;
     o->fencing = c->fencing;
     o->max_ttl_ms = g->max_ttl_ms;
     o->quarantine = g->quarantine;
+    o->min_replicas = g->min_replicas;
     o->log_level = REDLOCK_LOG_ERROR;
     if (g->scenario == SCN_WAN) o->op_timeout_ms = 200, o->connect_timeout_ms = 1000; /* (nodes up to 100 ms away) */
 }
 
-/* Makes the run's clients: handles, hooks, actors' first steps. */
+/* Makes client c's handle (with c's clock as the library's) and hooks it. */
+static void make_handle(sclient_t *c) {
+    const char *lists[2 * SIM_MAX_NODES];
+    redlock_options_t o;
+    options(c, &o, lists);
+    sclient_t *outer = enter(c);
+    char err[256];
+    if (redlock_async_new_ex(&c->a, &o, err, sizeof err) != REDLOCK_OK) {
+        fprintf(stderr, "redlock-sim: handle refused: %s\n", err);
+        abort();
+    }
+    redlock_async_hooks_t h = {c, h_add_read, h_del_read, h_add_write, h_del_write, h_set_timer, h_clear_timer, NULL};
+    redlock_async_set_hooks(c->a, &h);
+    S->cur = outer;
+}
+
+/* Makes the run's clients: handles, hooks, actors' first steps. Without
+ * records (membership-no-record), every other client uses NEW's list. */
 void clients_init(void) {
-    static const char *uris[SIM_MAX_NODES] = {"redis://10.0.0.1:6379", "redis://10.0.0.2:6379", "redis://10.0.0.3:6379",
-                                              "redis://10.0.0.4:6379", "redis://10.0.0.5:6379", "redis://10.0.0.6:6379",
-                                              "redis://10.0.0.7:6379"};
     for (int i = 0; i < S->cfg.n_clients; i++) {
         sclient_t *c = &S->clients[i];
         c->id = i;
         c->fencing =
             rng_chance(&S->r_cfg, S->cfg.fencing_p) || (S->cfg.scenario == SCN_WAN && S->cfg.wan_op == WAN_FENCED);
-        redlock_options_t o;
-        options(c, &o, uris);
-        sclient_t *outer = enter(c);
-        char err[256];
-        if (redlock_async_new_ex(&c->a, &o, err, sizeof err) != REDLOCK_OK) {
-            fprintf(stderr, "redlock-sim: handle refused: %s\n", err);
-            abort();
-        }
-        redlock_async_hooks_t h = {c,           h_add_read,  h_del_read,    h_add_write,
-                                   h_del_write, h_set_timer, h_clear_timer, NULL};
-        redlock_async_set_hooks(c->a, &h);
-        S->cur = outer;
+        c->conf = S->cfg.membership == MEM_NO_RECORD && i % 2 ? CONF_NEW : CONF_OLD;
+        make_handle(c);
         c->n_actors = S->cfg.n_actors;
         for (int k = 0; k < c->n_actors; k++) {
             sactor_t *t = &c->actors[k];
@@ -494,27 +524,52 @@ void clients_stop(void) {
     }
 }
 
-/* Frees the handles (pending calls are cancelled), keeping their
- * counters for the coverage line. */
-void clients_free(void) {
-    for (int i = 0; i < S->cfg.n_clients; i++) {
-        sclient_t *c = &S->clients[i];
-        sclient_t *outer = enter(c);
-        for (int k = 0; k < c->n_actors; k++) /* (granted after the stop and never let go: expire) */
-            if (c->actors[k].lock) redlock_lock_free(c->actors[k].lock), c->actors[k].lock = NULL;
-        redlock_stats_t st;
-        if (redlock_async_stats(c->a, &st) == REDLOCK_OK) {
-            S->cov[COV_WAITS] += st.waits;
-            S->cov[COV_WAKEUPS] += st.wakeups;
-            S->cov[COV_EXTENDS] += st.extends[0];
-            for (size_t n = 0; n < st.n_nodes; n++) {
-                S->cov[COV_QUARANTINED] += st.nodes[n].quarantined;
-                S->cov[COV_SUSPECTED] += st.nodes[n].suspected;
-                S->cov[COV_RECONNECTS] += st.nodes[n].reconnects;
-            }
+/* Frees c's handle (pending calls are cancelled, held locks left to
+ * expire), keeping its counters for the coverage line. */
+static void free_handle(sclient_t *c) {
+    sclient_t *outer = enter(c);
+    for (int k = 0; k < c->n_actors; k++) /* (their windows run to their deadlines) */
+        if (c->actors[k].lock) redlock_lock_free(c->actors[k].lock), c->actors[k].lock = NULL;
+    redlock_stats_t st;
+    if (redlock_async_stats(c->a, &st) == REDLOCK_OK) {
+        S->cov[COV_WAITS] += st.waits;
+        S->cov[COV_WAKEUPS] += st.wakeups;
+        S->cov[COV_EXTENDS] += st.extends[0];
+        for (size_t n = 0; n < st.n_nodes; n++) {
+            S->cov[COV_QUARANTINED] += st.nodes[n].quarantined;
+            S->cov[COV_SUSPECTED] += st.nodes[n].suspected;
+            S->cov[COV_RECONNECTS] += st.nodes[n].reconnects;
         }
-        redlock_async_free(c->a);
-        c->a = NULL;
-        S->cur = outer;
+    }
+    redlock_async_free(c->a);
+    c->a = NULL;
+    S->cur = outer;
+}
+
+void clients_free(void) {
+    for (int i = 0; i < S->cfg.n_clients; i++) free_handle(&S->clients[i]);
+}
+
+/* A redeploy: the process stops (what it holds is left to expire, what it
+ * was asking for is given up) and starts again with conf's node lists. */
+void client_redeploy(sclient_t *c, int conf) {
+    if (!c->a || S->stopping) return;
+    c->redeploying = 1;
+    for (int k = 0; k < c->n_actors; k++) c->actors[k].gen++; /* (their scheduled steps are void) */
+    free_handle(c);
+    c->nrd = c->nwr = 0;
+    c->timer_gen++;
+    c->timer_armed = 0;
+    c->conf = conf;
+    make_handle(c);
+    c->redeploying = 0;
+    S->cov[COV_REDEPLOYS]++;
+    trace_rec(T_REDEPLOYED, c->id, conf, 0, 0);
+    for (int k = 0; k < c->n_actors; k++) {
+        sactor_t *t = &c->actors[k];
+        t->phase = A_IDLE;
+        t->lock = NULL;
+        t->win = -1;
+        step_at(t, S->now + (uint64_t)rng_range(&S->r_work, 1000, 20000));
     }
 }

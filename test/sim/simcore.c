@@ -83,7 +83,10 @@ static void hash_bytes(const void *p, size_t n) {
 
 /* Frees an event's payload. */
 static void drop(sev_t *e) {
-    free(e->p);
+    if (e->kind == E_REPL)
+        model_fx_free(e->p);
+    else
+        free(e->p);
     e->p = NULL;
 }
 
@@ -104,6 +107,12 @@ static void dispatch(sev_t *e) {
     case E_FAULT:
     case E_HEAL: fault_event(e); break;
     case E_STOP: clients_stop(); break;
+    case E_REPL:
+    case E_ACK:
+    case E_WAIT_DUE: repl_event(e); break;
+    case E_TOOL:
+    case E_REDEPLOY: member_event(e); break;
+    case E_MIGRATE: cluster_event(e); break;
     }
 }
 
@@ -146,14 +155,22 @@ void sim_drop_events(void) {
 
 /* --------------------------------------------------------------- trace */
 
+/* 1 for the records a short trace leaves out: timers, connects and
+ * closes, replication, the membership tool's single writes. */
+static int routine(int kind) {
+    return kind == E_TIMER || kind == E_SYN || kind == E_SYNACK || kind == E_FIN || kind == E_REPL || kind == E_ACK ||
+           kind == E_WAIT_DUE || kind == E_TOOL || kind == E_REDEPLOY || kind == E_MIGRATE;
+}
+
 void trace_rec(int kind, int a, int b, long long x, long long y) {
     strec_t r = {S->now, kind, a, b, x, y};
     if (kind >= E_KINDS) {
         long long f[6] = {(long long)r.t, kind, a, b, x, y}; /* (not the struct: its padding) */
         hash_bytes(f, sizeof f);
     }
-    S->ring[S->nring++ % SIM_TRACE_RING] = r;
     if (S->trace) trace_print(stdout, &r);
+    if (S->focus_to && (r.t > S->focus_to || routine(kind))) return;
+    S->ring[S->nring++ % SIM_TRACE_RING] = r;
 }
 
 static const char *const fault_names[] = {"",
@@ -165,7 +182,9 @@ static const char *const fault_names[] = {"",
                                           "node clock step",
                                           "client pause",
                                           "pub/sub loss",
-                                          "node clock rate"};
+                                          "node clock rate",
+                                          "failover",
+                                          "replica stall"};
 
 /* Fault kind k's name. */
 const char *fault_name(int k) {
@@ -188,6 +207,35 @@ void trace_print(FILE *f, const strec_t *r) {
     case E_FAULT: fprintf(f, "fault starts: %s, target %d\n", fault_name(r->a), r->b); break;
     case E_HEAL: fprintf(f, "fault ends: %s, target %d\n", fault_name(r->a), r->b); break;
     case E_STOP: fprintf(f, "workload stops\n"); break;
+    case E_REPL: fprintf(f, "node %d replica %d: changes arrive (stream %lld)\n", r->a, r->b, r->x); break;
+    case E_ACK: fprintf(f, "node %d replica %d: its ack reaches the master (stream %lld)\n", r->a, r->b, r->x); break;
+    case E_WAIT_DUE: fprintf(f, "conn %d: WAIT %lld due\n", r->a, r->x); break;
+    case E_TOOL:
+        if (r->b < 0)
+            fprintf(f, "membership tool: write %d starts\n", r->a);
+        else
+            fprintf(f, "membership tool: write %d reaches node %d\n", r->a, r->b);
+        break;
+    case E_REDEPLOY: fprintf(f, "client %d: redeploy due\n", r->a); break;
+    case T_STEP:
+        fprintf(f, "membership: every node took the %s record\n",
+                r->a == W_BEGUN      ? "begun"
+                : r->a == W_JOINT    ? "joint"
+                : r->a == W_ADVANCED ? "advanced"
+                                     : "finished");
+        break;
+    case E_MIGRATE: fprintf(f, "cluster %d: migration %s\n", r->a, r->b ? "step" : "due"); break;
+    case T_MIGRATING:
+    case T_MIGRATED:
+        fprintf(f, "cluster %d: slot %d %s from shard %lld to shard %lld\n", r->a, r->b,
+                r->kind == T_MIGRATING ? "migrating" : "migrated", r->x, r->y);
+        break;
+    case T_REDEPLOYED:
+        fprintf(f, "client %d: redeployed with %s\n", r->a,
+                r->b == CONF_OLD     ? "OLD"
+                : r->b == CONF_JOINT ? "OLD and NEW (joint)"
+                                     : "NEW");
+        break;
     case T_ACQUIRED:
         fprintf(f, "client %d actor %d: acquire -> %s (fence %lld)\n", r->a, r->b, redlock_strerror((int)r->x), r->y);
         break;
@@ -207,8 +255,9 @@ void trace_print(FILE *f, const strec_t *r) {
     }
 }
 
-/* Prints the run's last SIM_TRACE_RING trace records. */
-void trace_tail(FILE *f) {
-    size_t n = S->nring < SIM_TRACE_RING ? S->nring : SIM_TRACE_RING;
+/* Prints the run's last n trace records (at most SIM_TRACE_RING). */
+void trace_tail(FILE *f, size_t n) {
+    if (n > SIM_TRACE_RING) n = SIM_TRACE_RING;
+    if (n > S->nring) n = S->nring;
     for (size_t i = S->nring - n; i < S->nring; i++) trace_print(f, &S->ring[i % SIM_TRACE_RING]);
 }

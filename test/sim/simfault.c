@@ -5,6 +5,7 @@
  * by at most 1 ms in a run, rates stay within 0.45 % (client and
  * node together within the 1 % drift factor), and a node that
  * restarts empty is kept out by the restart quarantine (max_ttl_ms).
+ * The replicated scenarios add stalled replica streams and failovers.
  * The breaking scenarios each add the one fault they are about. */
 #include <stdlib.h>
 
@@ -17,6 +18,14 @@ static uint64_t dur_ms(int lo, int hi) {
 
 static int any_node(void) {
     return (int)rng_below(&S->r_fault, (uint64_t)S->cfg.n_nodes);
+}
+
+/* A node not yet in *done (a bit per node), added to it. */
+static int another_node(int *done) {
+    int n = any_node();
+    while (*done & (1 << n)) n = (n + 1) % S->cfg.n_nodes;
+    *done |= 1 << n;
+    return n;
 }
 
 /* Counts a fault of kind (F_*) that was injected. */
@@ -52,9 +61,7 @@ static void partition(void) {
 static void crash(int count, uint64_t down) {
     int done = 0;
     for (int k = 0; k < count; k++) {
-        int n = any_node();
-        while (done & (1 << n)) n = (n + 1) % S->cfg.n_nodes;
-        done |= 1 << n;
+        int n = another_node(&done);
         if (!S->nodes[n].up) continue;
         net_crash(n);
         trace_rec(T_FAULTED, F_CRASH, n, (long long)down, 0);
@@ -75,9 +82,37 @@ static void step_clock(int n) {
     trace_rec(T_FAULTED, F_STEP, n, (long long)by, 0);
 }
 
-/* One fault of the safe scenario's mix. */
+/* Node n's master dies with what its replicas' streams carried; its most
+ * advanced replica is promoted after the detection time. */
+static void kill_master(int n) {
+    if (!S->nodes[n].up) return;
+    net_crash(n);
+    trace_rec(T_FAULTED, F_FAILOVER, n, -1, 0);
+    sim_push(E_HEAL, S->now + dur_ms(20, 300), F_FAILOVER, n, 0, NULL, 0);
+}
+
+/* Fails over `count` distinct nodes onto lagging replicas: every replica
+ * of each stalls for 50-300 ms, and its master dies 10-40 ms into the
+ * stall (a lock granted meanwhile is on no replica). */
+static void lagging_failover(int count) {
+    int done = 0;
+    for (int k = 0; k < count; k++) {
+        int n = another_node(&done);
+        if (!S->nodes[n].up) continue;
+        uint64_t until = S->now + dur_ms(50, 300);
+        for (int r = 0; r < S->nodes[n].n_reps; r++) S->nodes[n].reps[r].stalled_until = until;
+        trace_rec(T_FAULTED, F_STALL, n, (long long)(until - S->now), -1);
+        sim_push(E_FAULT, S->now + dur_ms(10, 40), F_FAILOVER, n, 0, NULL, 0);
+    }
+    fault_count(F_FAILOVER);
+}
+
+/* One fault of the safe scenario's mix (and with replicas, a stalled
+ * stream or a failover: of one node now, or of a majority onto lagging
+ * replicas). */
 static void safe_fault(void) {
-    int kind = 1 + (int)rng_below(&S->r_fault, F_KINDS - 1), n = any_node(), ids[256];
+    int kinds = S->cfg.n_replicas ? F_KINDS : F_SAFE_KINDS;
+    int kind = 1 + (int)rng_below(&S->r_fault, (uint64_t)kinds - 1), n = any_node(), ids[256];
     snode_t *k = &S->nodes[n];
     switch (kind) {
     case F_SPIKE:
@@ -111,6 +146,14 @@ static void safe_fault(void) {
         clock_set_rate(&k->clock, S->now, (rng_unit(&S->r_fault) - 0.5) * 0.009);
         trace_rec(T_FAULTED, kind, n, (long long)(k->clock.rate * 1e6), 0);
         break;
+    case F_STALL: repl_stall(n, S->now + dur_ms(20, 800)); break;
+    case F_FAILOVER:
+        if (rng_chance(&S->r_fault, 0.5)) {
+            lagging_failover(S->cfg.n_nodes / 2 + 1);
+            return; /* (counted there) */
+        }
+        kill_master(n);
+        break;
     }
     fault_count(kind);
 }
@@ -131,12 +174,19 @@ void faults_init(void) {
 void fault_event(sev_t *e) {
     if (e->kind == E_HEAL) {
         if (e->a == F_CRASH) net_restart(e->b);
+        if (e->a == F_FAILOVER) repl_promote(e->b);
         if (e->a == F_CLIENT_PAUSE) client_pump(&S->clients[e->b]);
+        return;
+    }
+    if (e->a == F_FAILOVER) { /* (a lagging failover's kill, scheduled) */
+        kill_master(e->b);
         return;
     }
     if (S->cfg.scenario == SCN_RESTART) { /* a majority at once, back at once and empty */
         crash(S->cfg.n_nodes / 2 + 1, dur_ms(0, 20));
         fault_count(F_CRASH);
+    } else if (S->cfg.scenario == SCN_LAGGING) {
+        lagging_failover(S->cfg.n_nodes / 2 + 1);
     } else {
         safe_fault();
     }

@@ -4,7 +4,7 @@
  *               [--first] [--verbose] [--quiet] [--floors]
  *               [--expect none|two-holders|lost-update|token-order]
  *               [--rtts MS,MS,...] [--max-p50-ratio R]
- *               [--wan-op mutex|fenced|wait|permit|reader]
+ *               [--wan-op mutex|fenced|wait|permit|reader] [--min-replicas N]
  *
  * Runs seeds S .. S+N-1 (S = 1 by default) of the scenario, one after
  * another, each a fresh simulation. A run with a violation prints its seed
@@ -23,6 +23,9 @@
  * is above R times the quorum's round trip (a simulated-time property,
  * not a speed). --wan-op picks what wan times: a plain mutex (default), a
  * fenced one, an acquire that would wait, a permit of 2, a reader's lock.
+ * --min-replicas N gives the clients of a replicated scenario that
+ * min_replicas instead of the scenario's draw (0: votes not counted after
+ * replication, which replicated must then be caught at).
  * With --json the last line is one JSON object: runs, ops (lock operations
  * completed), faults, violations, first_violation_seed, trace_hash (of
  * the runs' traces in order: a seed gives the same hash every time),
@@ -41,6 +44,7 @@
 /* How the runs go and what they print. */
 typedef struct opts {
     int trace, verbose, quiet, wan_op;
+    long min_replicas; /* the clients' min_replicas instead of the scenario's, -1: the scenario's */
     double rtts[SIM_MAX_NODES];
     int nrtt;
 } opts_t;
@@ -67,9 +71,13 @@ static sim_t *run_setup(int scn, uint64_t seed, const opts_t *o) {
         s->cfg.res[0].kind = o->wan_op == WAN_PERMIT ? RK_SEM : o->wan_op == WAN_READER ? RK_RW : RK_MUTEX;
         s->cfg.res[0].limit = 2;
     }
+    if (o->min_replicas >= 0) s->cfg.min_replicas = (uint32_t)o->min_replicas;
     scenario_setup(&s->r_cfg);
     net_init();
+    repl_init();
+    cluster_init();
     clients_init();
+    member_init();
     faults_init();
     return s;
 }
@@ -89,15 +97,9 @@ static void collect(const sim_t *s, const opts_t *o, totals_t *t) {
         printf("seed %llu: %llu ops, %llu faults, %llu events, %llu violations, trace hash %016llx\n",
                (unsigned long long)s->seed, (unsigned long long)s->ops, (unsigned long long)s->faults,
                (unsigned long long)s->events, (unsigned long long)s->violations, (unsigned long long)s->hash);
-    if (s->violations && !o->quiet) {
+    if (s->violations && !o->quiet)
         printf("seed %llu: %llu violation%s: %s\n", (unsigned long long)s->seed, (unsigned long long)s->violations,
                s->violations > 1 ? "s" : "", s->first_violation);
-        if (!t->violating_runs && !o->trace) {
-            printf("trace of seed %llu, its last events (all of them: --seed %llu --seeds 1 --trace):\n",
-                   (unsigned long long)s->seed, (unsigned long long)s->seed);
-            trace_tail(stdout);
-        }
-    }
     if (s->violations && !t->violating_runs++) t->first_seed = (long long)s->seed;
     if (s->nlat) {
         size_t skip = s->nlat > 3 ? 3 : 0; /* the first acquires also open the connections */
@@ -107,20 +109,43 @@ static void collect(const sim_t *s, const opts_t *o, totals_t *t) {
     }
 }
 
-/* Runs one seed of scenario scn and adds what it found to t. */
-static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
+/* Runs seed of scenario scn to its end; with t, adds what it found to t.
+ * focus_to: keep in the trace ring only what happened up to then, timers
+ * and replication left out (0: everything), and print its last records.
+ * Returns the first violation's moment (real µs), 0 when none. */
+static uint64_t run_seed(int scn, uint64_t seed, const opts_t *o, totals_t *t, uint64_t focus_to) {
     sim_t *s = run_setup(scn, seed, o);
+    s->focus_to = focus_to;
     sim_push(E_STOP, s->cfg.run_us, 0, 0, 0, NULL, 0);
     sim_loop(s->cfg.run_us + 1500000); /* the stop's releases and what is left settle */
     clients_free();
     check_windows();
-    collect(s, o, t);
+    if (t) collect(s, o, t);
+    if (focus_to) trace_tail(stdout, SIM_TRACE_SHORT);
+    uint64_t at = s->violations ? s->violation_at : 0;
     sim_drop_events();
+    repl_free();
+    cluster_free();
     net_free();
     free(s->wins);
     free(s->lat);
     free(s);
     S = NULL;
+    return at;
+}
+
+/* Runs one seed of scenario scn and adds what it found to t; the first
+ * seed with a violation runs again for the last events before it. */
+static void run_one(int scn, uint64_t seed, const opts_t *o, totals_t *t) {
+    uint64_t first = t->violating_runs;
+    uint64_t at = run_seed(scn, seed, o, t, 0);
+    if (!at || first || o->quiet || o->trace) return;
+    printf("trace of seed %llu up to its first violation at %.3f ms, the routine left out (all of it: --seed %llu "
+           "--seeds 1 --trace):\n",
+           (unsigned long long)seed, (double)at / 1000.0, (unsigned long long)seed);
+    opts_t quiet = *o;
+    quiet.verbose = 0;
+    run_seed(scn, seed, &quiet, NULL, at + 1);
 }
 
 /* qsort order of doubles. */
@@ -150,7 +175,9 @@ static int usage(const char *why) {
             "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
             "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
             "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
-            "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n",
+            "                   [--min-replicas N]\n"
+            "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n"
+            "           replicated lagging-promotion membership membership-no-record membership-no-wait cluster\n",
             why);
     return 2;
 }
@@ -175,7 +202,7 @@ static int number(const char *v, double lo, double hi, double *out) {
 
 /* Fills a from the command line; returns 0, or 2 after saying what is wrong. */
 static int parse(int argc, char **argv, args_t *a) {
-    *a = (args_t){.scn = -1, .expect = -1, .seed = 1, .o = {.nrtt = 5, .rtts = {0.2, 1, 2, 5, 10}}};
+    *a = (args_t){.scn = -1, .expect = -1, .seed = 1, .o = {.nrtt = 5, .rtts = {0.2, 1, 2, 5, 10}, .min_replicas = -1}};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
@@ -214,6 +241,9 @@ static int parse(int argc, char **argv, args_t *a) {
             for (a->o.wan_op = 0; a->o.wan_op < WAN_OPS && strcmp(ops[a->o.wan_op], v); a->o.wan_op++) {
             }
             if (a->o.wan_op == WAN_OPS) return usage("--wan-op takes mutex, fenced, wait, permit or reader");
+        } else if (!strcmp(k, "--min-replicas") && ++i) {
+            if (number(v, 0, SIM_MAX_REPLICAS, &x)) return usage("--min-replicas takes a number from 0 to 2");
+            a->o.min_replicas = (long)x;
         } else if (!strcmp(k, "--max-p50-ratio") && ++i) {
             if (number(v, 1, 100, &a->max_ratio)) return usage("--max-p50-ratio takes a number from 1 to 100");
         } else {

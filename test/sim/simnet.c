@@ -76,9 +76,18 @@ void net_init(void) {
         snode_t *n = &S->nodes[i];
         n->up = 1;
         n->epoch = 1;
-        if (!(n->m = model_new((uint64_t)node_now_us(i)))) abort();
+        if (!(n->m = model_new((uint64_t)node_now_us(i) - S->cfg.up_us))) abort();
         model_set_push(n->m, on_push, n);
     }
+}
+
+/* Frees the commands c holds behind a blocked WAIT. */
+static void drop_held(sconn_t *c) {
+    for (size_t i = 0; i < c->nheld; i++) free(c->held[i]);
+    free(c->held);
+    c->held = NULL;
+    c->nheld = c->capheld = 0;
+    c->blocked = 0;
 }
 
 /* Frees the run's connections and nodes. */
@@ -87,6 +96,7 @@ void net_free(void) {
         sconn_t *c = S->conns[i];
         sb_free(&c->rx);
         sb_free(&c->tx);
+        drop_held(c);
         free(c);
     }
     free(S->conns);
@@ -100,6 +110,7 @@ void net_free(void) {
 static void break_conn(sconn_t *c) {
     if (c->broken) return;
     c->broken = 1;
+    drop_held(c);
     if (c->sess) model_session_free(c->sess);
     c->sess = NULL;
     if (!c->closed && c->state != SC_REFUSED) to_client(c, E_RESET, NULL, 0);
@@ -114,18 +125,33 @@ void net_reset(sconn_t *c) {
 void net_crash(int node) {
     snode_t *n = &S->nodes[node];
     n->up = 0;
+    n->stream++; /* (its replicas lose what their streams still carried) */
     for (size_t i = 0; i < S->nconns; i++) {
         sconn_t *c = S->conns[i];
         if (c->node == node && c->epoch == n->epoch && !c->broken && (c->sess || c->state == SC_OPEN)) break_conn(c);
     }
 }
 
-/* Node `node` comes back empty (keys, scripts), uptime from now. */
-void net_restart(int node) {
+/* Node `node` is up again as a new incarnation of whatever model is its
+ * master now (a promoted replica keeps its keys and uptime). */
+void net_revive(int node) {
     snode_t *n = &S->nodes[node];
-    model_restart(n->m, (uint64_t)node_now_us(node));
+    model_set_push(n->m, on_push, n);
+    cluster_attach(node);
     n->epoch++;
     n->up = 1;
+}
+
+/* Node `node` comes back empty (keys, scripts), or with its keys when the
+ * scenario keeps data, uptime from now; its replicas resync from it. */
+void net_restart(int node) {
+    S->nodes[node].restarted_at = S->now;
+    if (S->cfg.keep_data)
+        model_reboot(S->nodes[node].m, (uint64_t)node_now_us(node));
+    else
+        model_restart(S->nodes[node].m, (uint64_t)node_now_us(node));
+    net_revive(node);
+    repl_resync(node);
 }
 
 /* Writes the ids of the open, unbroken connections into ids (max);
@@ -160,8 +186,53 @@ static void syn(sev_t *e, sconn_t *c) {
     to_client(c, E_SYNACK, NULL, 0);
 }
 
+/* Runs cmd of c on its node's master (its changes go to the replicas);
+ * the reply goes back, unless a WAIT blocked c. */
+static void run_cmd(sconn_t *c, const resp_cmd_t *cmd) {
+    snode_t *n = &S->nodes[c->node];
+    sbuf_t out = {0};
+    model_exec(n->m, c->sess, cmd, (uint64_t)node_now_us(c->node), &out);
+    if (n->n_reps) repl_ship(c->node);
+    if (sb_pending(&out)) {
+        size_t len = sb_pending(&out);
+        char *p = malloc(len);
+        if (!p) abort();
+        memcpy(p, sb_data(&out), len);
+        to_client(c, E_DATA, p, len);
+    }
+    sb_free(&out);
+}
+
+/* c's blocked WAIT answers reply (n bytes): then the commands held behind
+ * it run, in order, until one blocks again. */
+void net_unblock(sconn_t *c, const char *reply, size_t n) {
+    char *p = malloc(n);
+    if (!p) abort();
+    memcpy(p, reply, n);
+    to_client(c, E_DATA, p, n);
+    c->blocked = 0;
+    size_t i = 0;
+    while (i < c->nheld && !c->blocked && c->sess) {
+        resp_cmd_t *cmd = c->held[i++];
+        run_cmd(c, cmd);
+        free(cmd);
+    }
+    if (i) memmove(c->held, c->held + i, (c->nheld - i) * sizeof *c->held);
+    c->nheld -= i;
+}
+
+/* Holds cmd (taken) behind c's blocked WAIT. */
+static void hold(sconn_t *c, resp_cmd_t *cmd) {
+    if (c->nheld == c->capheld) {
+        c->capheld = c->capheld ? c->capheld * 2 : 8;
+        if (!(c->held = realloc(c->held, c->capheld * sizeof *c->held))) abort();
+    }
+    c->held[c->nheld++] = cmd;
+}
+
 /* A command reaches c's node: run by its model unless the node stopped
- * (then it waits) or the connection broke (then it is lost). */
+ * (then it waits), the connection broke (then it is lost), or a WAIT
+ * blocks the connection (then it is held). */
 static void command(sev_t *e, sconn_t *c) {
     snode_t *n = &S->nodes[c->node];
     if (c->broken || !c->sess || c->epoch != n->epoch || !n->up) return;
@@ -174,16 +245,12 @@ static void command(sev_t *e, sconn_t *c) {
         defer(e, n->paused_until, &c->c2n);
         return;
     }
-    sbuf_t out = {0};
-    model_exec(n->m, c->sess, e->p, (uint64_t)node_now_us(c->node), &out);
-    if (sb_pending(&out)) {
-        size_t len = sb_pending(&out);
-        char *p = malloc(len);
-        if (!p) abort();
-        memcpy(p, sb_data(&out), len);
-        to_client(c, E_DATA, p, len);
+    if (c->blocked) {
+        hold(c, e->p);
+        e->p = NULL;
+        return;
     }
-    sb_free(&out);
+    run_cmd(c, e->p);
 }
 
 /* The client's close reaches the node: its session ends. */
