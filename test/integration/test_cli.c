@@ -606,7 +606,8 @@ static int lose_lock(const char *mode, const char *resource, const char *body, u
     path_of(marker, sizeof marker, "marker");
     unlink(tok);
     unlink(marker);
-    snprintf(script, sizeof script, "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 0' TERM; %s", tok, marker,
+    /* (the trap before the token: once the test reads the token, a TERM is caught) */
+    snprintf(script, sizeof script, "trap 'echo term > %s; exit 0' TERM; echo \"$REDLOCK_TOKEN\" > %s; %s", marker, tok,
              body);
     pid_t pid = START("lost.log", "exec", "--ttl", g_slow ? "3s" : "1s", "--on-lost", (char *)mode, (char *)resource,
                       "--", "/bin/sh", "-c", script);
@@ -1045,7 +1046,8 @@ Test(cli, signals_to_the_tool_are_forwarded_to_the_command) {
     char tok[256], marker[256], script[1024];
     path_of(tok, sizeof tok, "token");
     path_of(marker, sizeof marker, "marker");
-    snprintf(script, sizeof script, "echo \"$REDLOCK_TOKEN\" > %s; trap 'echo term > %s; exit 7' TERM; %s", tok, marker,
+    /* (the trap before the token: once the test reads the token, a TERM is caught) */
+    snprintf(script, sizeof script, "trap 'echo term > %s; exit 7' TERM; echo \"$REDLOCK_TOKEN\" > %s; %s", marker, tok,
              BOUNDED_SLEEP);
     pid_t pid = START("fwd.log", "exec", "cli:fwd", "--", "/bin/sh", "-c", script);
     char token[64];

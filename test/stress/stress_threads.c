@@ -29,15 +29,36 @@ static redlock_t *make_rl(uint32_t retries) {
 static redlock_t *RL;
 static atomic_int inside, overlaps, errors;
 static long counter;
+static _Atomic(const char *) first_error = "";
+static char first_report[1536];
+static atomic_flag report_kept;
+
+/* Counts a failed call; keeps the first failure's error name. */
+static void failed_call(int rc) {
+    const char *none = "";
+    if (atomic_fetch_add(&errors, 1) == 0) atomic_compare_exchange_strong(&first_error, &none, redlock_strerror(rc));
+}
+
+/* Keeps the first failed acquire's report in words, with every node's vote,
+ * round trip and detail, for the check that fails to print. */
+static void keep_report(const redlock_report_t *rep) {
+    if (atomic_flag_test_and_set(&report_kept)) return;
+    int at = snprintf(first_report, sizeof first_report, "%s", rep->message);
+    for (size_t n = 0; n < rep->n_nodes && at > 0 && (size_t)at < sizeof first_report; n++)
+        at += snprintf(first_report + at, sizeof first_report - (size_t)at, "; %s %ld us %s",
+                       redlock_vote_name(rep->nodes[n].vote), (long)rep->nodes[n].rtt_us, rep->nodes[n].detail);
+}
 
 static void *distinct(void *arg) {
     char key[32];
     snprintf(key, sizeof key, "st:%d", (int)(intptr_t)arg);
     for (int i = 0; i < 60; i++) {
         redlock_lock_t *lk = NULL;
-        int rc = redlock_try_acquire(RL, key, 10000, &lk);
+        redlock_report_t rep;
+        int rc = redlock_acquire_ex(RL, key, 10000, 0, &lk, &rep);
+        if (rc != REDLOCK_OK) keep_report(&rep);
         if (rc == REDLOCK_OK) rc = redlock_release(RL, lk);
-        if (rc != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+        if (rc != REDLOCK_OK) failed_call(rc);
     }
     return NULL;
 }
@@ -46,8 +67,9 @@ static void *shared(void *arg) {
     (void)arg;
     for (int i = 0; i < 8; i++) {
         redlock_lock_t *lk = NULL;
-        if (redlock_acquire(RL, "st:shared", 10000, &lk) != REDLOCK_OK) {
-            atomic_fetch_add(&errors, 1);
+        int rc = redlock_acquire(RL, "st:shared", 10000, &lk);
+        if (rc != REDLOCK_OK) {
+            failed_call(rc);
             continue;
         }
         if (atomic_fetch_add(&inside, 1)) atomic_fetch_add(&overlaps, 1);
@@ -55,7 +77,8 @@ static void *shared(void *arg) {
         rt_sleep_ms(1);
         counter = v + 1;
         atomic_fetch_sub(&inside, 1);
-        if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+        rc = redlock_release(RL, lk);
+        if (rc != REDLOCK_OK) failed_call(rc);
     }
     return NULL;
 }
@@ -65,19 +88,22 @@ static void *watched(void *arg) {
     char key[32];
     snprintf(key, sizeof key, "st:w%d", (int)(intptr_t)arg);
     redlock_lock_t *lk = NULL;
-    if (redlock_acquire(RL, key, 2000, &lk) != REDLOCK_OK) {
-        atomic_fetch_add(&errors, 1);
+    int rc = redlock_acquire(RL, key, 10000, &lk);
+    if (rc != REDLOCK_OK) {
+        failed_call(rc);
         return NULL;
     }
     redlock_autoextend_options_t ao;
     redlock_autoextend_options_init(&ao);
     ao.interval_ms = 20;
-    if (redlock_autoextend(RL, lk, &ao, NULL, NULL) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    rc = redlock_autoextend(RL, lk, &ao, NULL, NULL);
+    if (rc != REDLOCK_OK) failed_call(rc);
     for (int i = 0; i < 40; i++) {
-        if (!redlock_lock_valid(lk, 0)) atomic_fetch_add(&errors, 1);
+        if (!redlock_lock_valid(lk, 0)) failed_call(REDLOCK_ERR_NOT_HELD);
         rt_sleep_ms(5);
     }
-    if (redlock_release(RL, lk) != REDLOCK_OK) atomic_fetch_add(&errors, 1);
+    rc = redlock_release(RL, lk);
+    if (rc != REDLOCK_OK) failed_call(rc);
     return NULL;
 }
 
@@ -91,11 +117,17 @@ static void on_lost(redlock_lock_t *lock, int reason, void *arg) {
 /* ---------------------------------------------------------------- checks */
 
 static void check_distinct_and_shared(void) {
-    RL = make_rl(100000);
+    /* Thread safety is checked here, not timing: under valgrind on a busy
+     * machine a reply can take most of a second to be read. */
+    RL = new_rl(100000, 3, 2, 5000);
     run_threads(16, distinct);
-    CHECK(atomic_load(&errors) == 0, "distinct resources: %d failed calls", atomic_load(&errors));
+    CHECK(atomic_load(&errors) == 0, "distinct resources: %d failed calls, the first: %s (%s)", atomic_load(&errors),
+          atomic_load(&first_error), first_report);
+    atomic_store(&errors, 0);
+    atomic_store(&first_error, "");
     run_threads(16, shared);
-    CHECK(atomic_load(&errors) == 0, "shared resource: %d failed calls", atomic_load(&errors));
+    CHECK(atomic_load(&errors) == 0, "shared resource: %d failed calls, the first: %s", atomic_load(&errors),
+          atomic_load(&first_error));
     CHECK(atomic_load(&overlaps) == 0, "shared resource: %d overlaps", atomic_load(&overlaps));
     CHECK(counter == 16 * 8, "shared resource: counter %ld, want %d", counter, 16 * 8);
     redlock_free(RL);
@@ -103,13 +135,15 @@ static void check_distinct_and_shared(void) {
 
 static void check_watchdog(void) {
     atomic_store(&errors, 0);
-    RL = make_rl(0);
+    atomic_store(&first_error, "");
+    RL = new_rl(0, 3, 2, 2000);
     run_threads(8, watched);
-    CHECK(atomic_load(&errors) == 0, "watchdog: %d errors while owners held and released", atomic_load(&errors));
+    CHECK(atomic_load(&errors) == 0, "watchdog: %d errors while owners held and released, the first: %s",
+          atomic_load(&errors), atomic_load(&first_error));
     /* takeover racing the owner: on_lost and release must not collide */
     for (int k = 0; k < 10; k++) {
         redlock_lock_t *lk = NULL;
-        if (redlock_acquire(RL, "st:race", 1000, &lk) != REDLOCK_OK) {
+        if (redlock_acquire(RL, "st:race", 5000, &lk) != REDLOCK_OK) {
             CHECK(0, "race %d: acquire failed", k);
             continue;
         }
@@ -125,7 +159,7 @@ static void check_watchdog(void) {
     CHECK(atomic_load(&lost_calls) <= 10, "on_lost called %d times for 10 locks", atomic_load(&lost_calls));
     /* redlock_free while the watchdog still extends a lock */
     redlock_lock_t *lk = NULL;
-    CHECK(redlock_acquire(RL, "st:free", 1000, &lk) == REDLOCK_OK, "acquire before free");
+    CHECK(redlock_acquire(RL, "st:free", 5000, &lk) == REDLOCK_OK, "acquire before free");
     if (lk) redlock_autoextend(RL, lk, NULL, NULL, NULL);
     rt_sleep_ms(50);
     redlock_free(RL);
