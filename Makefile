@@ -45,10 +45,11 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-# CTest runs JOBS tests at once: the integration tests are split between
-# two fixture clusters (test/CMakeLists.txt), so two of them run side by
-# side; the failover experiments run alone (RUN_SERIAL). The fault-injection
-# scenarios (label fault) run in a pass of their own after the rest,
+# CTest runs TEST_JOBS tests at once (twice the cores: most tests wait on
+# their nodes, TTLs and timeouts, not on the CPU): the integration tests
+# are spread over four fixture clusters (test/CMakeLists.txt), the longest
+# started first. The fault-injection scenarios and the failover
+# experiments (label fault) run in a pass of their own after the rest,
 # FAULT_JOBS at once (each starts its own cluster and mostly waits on its
 # schedule), never beside an integration test:
 # run_suite (build directory, then CTest's options, then more labels to
@@ -56,8 +57,9 @@ build: deps
 # CTest's fixtures always stop their nodes; stop_test_nodes (build
 # directory as argument) also stops what an interrupted run left.
 CTEST       = ctest --output-on-failure -j $(JOBS)
+TEST_JOBS  ?= $(shell echo $$(( 2 * $(JOBS) )))
 FAULT_JOBS ?= 4
-run_suite = $(CTEST) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb$(3)' $(2); rc=$$?; \
+run_suite = ctest --output-on-failure -j $(TEST_JOBS) --test-dir $(1) --timeout 900 -LE 'valgrind|fault|deb$(3)' $(2); rc=$$?; \
 	  ctest --output-on-failure -j $(FAULT_JOBS) --test-dir $(1) --timeout 900 -L fault $(2) || rc=1; \
 	  $(call stop_test_nodes,$(1)); exit $$rc
 stop_test_nodes = for d in $(CURDIR)/$(1)/test/cluster5*/; do \
@@ -80,19 +82,24 @@ SANITIZE_OPT ?= -g -O1
 # run no code of the library but the tool's --help (labels abi: the
 # exported symbols; deploy: the compose files; docs: the documentation's
 # programs compiled, the tool's usage text), which `make test` runs alike.
-test-asan: deps
+# build-asan: that build alone.
+build-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=$(SANITIZE_OPT)" \
 	  "-DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZE_OPT)" -DREDLOCK_SANITIZE=ON >/dev/null
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+test-asan: build-asan
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1; \
 	  $(call run_suite,$(BUILD_ASAN),,|abi|deploy|docs)
 
 # The threaded tests (label threads) under ThreadSanitizer: only their
 # programs are built.
 TSAN_TARGETS := stress_threads stress_permits stress_resolve
-test-tsan: deps
+build-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=Debug -DREDLOCK_TSAN=ON >/dev/null
 	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
+
+test-tsan: build-tsan
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  $(CTEST) --test-dir $(BUILD_TSAN) --timeout 900 -L threads; rc=$$?; \
 	  $(call stop_test_nodes,$(BUILD_TSAN)); exit $$rc

@@ -44,13 +44,24 @@ DROPPED=()       # node indexes whose traffic is dropped now
 T0=0             # monotonic us when the workload started
 RESULT_LINE=""   # the checker's FAULT-RESULT line
 
+T0_MS=0          # the wall clock in ms at T0 (for log lines)
+
+# now_us: the monotonic clock the workers' histories use (the checker's),
+# for the schedule's events; a process per call.
 now_us() { "$FAULT_CHECK" now; }
+
+# wall_ms: sets WALL_MS to the wall clock in ms, without a process: for
+# the deadlines of polling loops and the log's times.
+wall_ms() {
+  local t=${EPOCHREALTIME/[.,]/}
+  WALL_MS=$((10#$t / 1000))
+}
 
 # log MSG: a timestamped line on stderr (seconds since the workload began).
 log() {
-  local t ms
-  t=$(now_us)
-  ms=$(((t - (T0 ? T0 : t)) / 1000))
+  local ms
+  wall_ms
+  ms=$((WALL_MS - (T0_MS ? T0_MS : WALL_MS)))
   printf '[%s %3d.%03ds] %s\n' "$NAME" $((ms / 1000)) $((ms % 1000)) "$*" >&2
 }
 
@@ -191,8 +202,9 @@ group_master() {
 # old master as a replica at their next look, about 10 s); dies on timeout.
 await_replicated() {
   local limit port
-  limit=$(($(now_us) + $2 * 1000))
-  while (($(now_us) < limit)); do
+  wall_ms
+  limit=$((WALL_MS + $2))
+  while wall_ms && ((WALL_MS < limit)); do
     port=$("$CLUSTER_SH" master "$1" -d "$CDIR" 2>/dev/null) &&
       timeout 5 redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^slave0:.*state=online' && return 0
     sleep 0.1
@@ -223,8 +235,9 @@ rcli() {
 # client is inside its critical section, or about to be); 1 on timeout.
 wait_lock_held() {
   local i=$1 limit
-  limit=$(($(now_us) + $2 * 1000))
-  while (($(now_us) < limit)); do
+  wall_ms
+  limit=$((WALL_MS + $2))
+  while wall_ms && ((WALL_MS < limit)); do
     [[ $(rcli "$i" EXISTS "$RESOURCE" 2>/dev/null) == 1 ]] && return 0
     sleep 0.01
   done
@@ -236,8 +249,9 @@ wait_lock_held() {
 # now, with most of its critical section ahead); 1 on timeout.
 wait_lock_fresh() {
   local i=$1 limit t
-  limit=$(($(now_us) + $3 * 1000))
-  while (($(now_us) < limit)); do
+  wall_ms
+  limit=$((WALL_MS + $3))
+  while wall_ms && ((WALL_MS < limit)); do
     t=$(rcli "$i" PTTL "$RESOURCE" 2>/dev/null) || t=-2
     [[ $t =~ ^[0-9]+$ ]] && ((t >= $2)) && return 0
     sleep 0.01
@@ -371,7 +385,11 @@ start_workers() {
   shift 3
   k=${#WPIDS[@]}
   T0=${T0:-0}
-  ((T0)) || T0=$(now_us)
+  if ((T0 == 0)); then
+    T0=$(now_us)
+    wall_ms
+    T0_MS=$WALL_MS
+  fi
   for ((p = k; p < k + procs; p++)); do
     "${NSX_C[@]}" "$FAULT_WORKER" --nodes "$URIS" --resource "$RESOURCE" --value "$RUN/value" \
       --log "$RUN/hist/w$p.log" --threads "$threads" --duration-ms "$dur" "$@" >"$RUN/w$p.out" 2>&1 &
@@ -383,10 +401,12 @@ start_workers() {
 # or one that outlives the timeout.
 wait_workers() {
   local p limit rc=0 st
-  limit=$(($(now_us) + $1 * 1000))
+  wall_ms
+  limit=$((WALL_MS + $1))
   for p in "${WPIDS[@]}"; do
     while kill -0 "$p" 2>/dev/null; do
-      (($(now_us) < limit)) || die "worker $p still running ${1} ms after the workload's end"
+      wall_ms
+      ((WALL_MS < limit)) || die "worker $p still running ${1} ms after the workload's end"
       sleep 0.05
     done
     st=0

@@ -289,8 +289,9 @@ sc_clock_jump() {
   at 1500
   log "SIMULATED clock jumps: node 0's key TTLs cut by $JUMP_MS ms every 100-200 ms (no real clock is changed)"
   event fault clock_jump live
-  limit=$(($(now_us) + 3000000))
-  while (($(now_us) < limit)); do
+  wall_ms
+  limit=$((WALL_MS + 3000))
+  while wall_ms && ((WALL_MS < limit)); do
     jump_clock 0 "$JUMP_MS"
     sleep_ms $((100 + RANDOM % 101))
   done
@@ -415,8 +416,9 @@ sc_outside_paused_client() {
   cluster_start
   start_workers "$PROCS" "$THREADS" 8000 "${COMMON[@]}"
   start_workers 1 1 8000 "${COMMON[@]}" --stall-at 2
-  limit=$(($(now_us) + 6000000))
-  while [[ -z $marker ]] && (($(now_us) < limit)); do
+  wall_ms
+  limit=$((WALL_MS + 6000))
+  while [[ -z $marker ]] && wall_ms && ((WALL_MS < limit)); do
     marker=$(compgen -G "$RUN/hist/stalled.*" | grep -v '\.tmp$' | head -n 1 || true)
     sleep 0.02
   done

@@ -6,10 +6,12 @@
 #include "cluster.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -194,14 +196,76 @@ int tc_node_run(const tc_cluster_t *c, const char *verb, int i, const char *extr
     return tc_run(c->dir, args);
 }
 
-/* Returns cluster.sh pause's exit status (0 ok). */
-int tc_node_pause(const tc_cluster_t *c, int i) {
-    return tc_node_run(c, "pause", i, NULL);
+/* Returns pid's state letter in /proc (R, S, T, Z...), or 0 when it is gone. */
+static char tc_proc_state(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *end = strrchr(buf, ')'); /* the command name may hold spaces */
+    return (end != NULL && end[1] == ' ') ? end[2] : 0;
 }
 
-/* Returns cluster.sh resume's exit status (0 ok, non-zero if down). */
+/* Node i's running (maybe paused) redis-server, found as cluster.sh finds
+ * it: the pid in DIR/nodeI/redis.pid, a live redis-server working in
+ * DIR/nodeI/data. Returns the pid, or -1 when the node is down. */
+static pid_t tc_node_pid(const tc_cluster_t *c, int i) {
+    char path[sizeof c->dir + 64], comm[64] = "";
+    struct stat want, cwd;
+    long pid = -1;
+    if (!tc_valid(c, i)) return -1;
+    snprintf(path, sizeof path, "%s/node%d/redis.pid", c->dir, i);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    int ok = fscanf(f, "%ld", &pid) == 1 && pid > 0;
+    fclose(f);
+    char st = ok ? tc_proc_state((pid_t)pid) : 0;
+    if (st == 0 || st == 'Z' || st == 'X') return -1;
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    if ((f = fopen(path, "r")) == NULL) return -1;
+    ok = fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "redis-server\n") == 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/proc/%ld/cwd", pid);
+    if (!ok || stat(path, &cwd) != 0) return -1;
+    snprintf(path, sizeof path, "%s/node%d/data", c->dir, i);
+    if (stat(path, &want) != 0) return -1;
+    return cwd.st_dev == want.st_dev && cwd.st_ino == want.st_ino ? (pid_t)pid : -1;
+}
+
+/* cluster.sh pause / resume without the script (every test's set-up
+ * resumes every node): sends sig to node i's server and waits, up to 1 s,
+ * until it is stopped (stopped 1) or not. Returns 0, or 1 when the node
+ * is down or never got there (stderr says which). */
+static int tc_node_signal(const tc_cluster_t *c, int i, int sig, int stopped) {
+    pid_t pid = tc_node_pid(c, i);
+    if (pid < 0) {
+        fprintf(stderr, "node %d is down\n", i);
+        return 1;
+    }
+    if (kill(pid, sig) != 0) return 1;
+    for (int k = 0; k < 100; k++) {
+        char st = tc_proc_state(pid);
+        if (st == 0) break;
+        if ((st == 'T' || st == 't') == stopped) return 0;
+        struct timespec ten_ms = {0, 10000000};
+        nanosleep(&ten_ms, NULL);
+    }
+    fprintf(stderr, "node %d (pid %ld) did not become %s\n", i, (long)pid, stopped ? "stopped" : "running");
+    return 1;
+}
+
+/* Pauses node i (SIGSTOP, as cluster.sh pause). Returns 0, or 1. */
+int tc_node_pause(const tc_cluster_t *c, int i) {
+    return tc_node_signal(c, i, SIGSTOP, 1);
+}
+
+/* Resumes node i (SIGCONT, as cluster.sh resume). Returns 0, or 1 when
+ * it is down. */
 int tc_node_resume(const tc_cluster_t *c, int i) {
-    return tc_node_run(c, "resume", i, NULL);
+    return tc_node_signal(c, i, SIGCONT, 0);
 }
 
 /* Returns cluster.sh kill's exit status (0 ok). */
