@@ -53,10 +53,19 @@ def fresh(request) -> Callable[[str], str]:
     return lambda what="r": f"py-test:{run}:{request.node.name}:{what}:{next(_counter)}"
 
 
+def handle(nodes: List[str], **options) -> libredlock.Redlock:
+    """A handle with the tests' timeouts unless given: a second to connect
+    and to answer (the library's defaults, 100 and 50 ms, are for a quiet
+    network; the suite runs beside other tests on a busy machine)."""
+    options.setdefault("connect_timeout_ms", 1000)
+    options.setdefault("op_timeout_ms", 1000)
+    return libredlock.Redlock(nodes, **options)
+
+
 @pytest.fixture
 def rl(nodes):
-    with libredlock.Redlock(nodes) as handle:
-        yield handle
+    with handle(nodes) as h:
+        yield h
 
 
 def run_cli(cli: str, nodes: List[str], *args: str, token: Optional[str] = None) -> subprocess.CompletedProcess:

@@ -11,12 +11,12 @@ import time
 import pytest
 
 import libredlock
-from conftest import wait_until
+from conftest import handle, wait_until
 
 
 def test_lock_is_a_context_manager_that_extends_and_releases(rl, nodes, fresh):
     res = fresh()
-    with libredlock.Redlock(nodes) as other:
+    with handle(nodes) as other:
         with rl.lock(res, ttl=10.0) as lk:
             assert lk.valid(0.5)
             assert re.fullmatch(r"[0-9a-f]{40}", lk.token)
@@ -33,7 +33,7 @@ def test_lock_is_a_context_manager_that_extends_and_releases(rl, nodes, fresh):
 
 def test_taken_carries_the_node_by_node_report(rl, nodes, fresh):
     res = fresh()
-    with rl.lock(res, ttl=10.0), libredlock.Redlock(nodes) as other:
+    with rl.lock(res, ttl=10.0), handle(nodes) as other:
         with pytest.raises(libredlock.Taken) as caught:
             other.acquire(res, ttl=10.0)
     e = caught.value
@@ -47,7 +47,7 @@ def test_taken_carries_the_node_by_node_report(rl, nodes, fresh):
 def test_a_joint_handle_needs_a_quorum_of_each_list(nodes, fresh):
     res = fresh()
     old, new = nodes[0:3], nodes[2:5]
-    with libredlock.Redlock(new) as holder, libredlock.Redlock(old, next_nodes=new) as joint:
+    with handle(new) as holder, handle(old, next_nodes=new) as joint:
         with holder.lock(res, ttl=10.0):
             with pytest.raises(libredlock.Taken) as caught:
                 joint.acquire(res, ttl=10.0)
@@ -67,12 +67,12 @@ def test_a_handle_the_membership_records_refuse_raises_membership_refused(nodes,
     step = subprocess.run([cli, "membership", "begin"], env=env, capture_output=True, text=True, timeout=60)
     try:
         assert step.returncode == 0, step.stderr
-        with libredlock.Redlock(new) as early:
+        with handle(new) as early:
             with pytest.raises(libredlock.MembershipRefused) as caught:
                 early.acquire(res, ttl=10.0)
             assert any(n.vote == "membership" and "accepts OLD and JOINT only" in n.detail
                        for n in caught.value.report.nodes), caught.value.report
-        with libredlock.Redlock(old, next_nodes=new) as joint, joint.lock(res, ttl=10.0) as lk:
+        with handle(old, next_nodes=new) as joint, joint.lock(res, ttl=10.0) as lk:
             assert lk.valid()
     finally:
         for uri in nodes:
@@ -90,11 +90,11 @@ def test_explicit_acquire_and_release(rl, fresh):
         lk.release()
 
 
-def test_lost_lock_release_raises_not_held(rl, nodes, fresh):
+def test_lost_lock_release_raises_not_held(nodes, fresh):
     res = fresh()
-    lk = rl.acquire(res, ttl=0.4)
-    assert wait_until(lambda: lk.validity <= 0)
-    with libredlock.Redlock(nodes) as other:
+    with handle(nodes, op_timeout_ms=200) as rl, handle(nodes) as other:  # (a TTL of 0.4 s must exceed 200 ms)
+        lk = rl.acquire(res, ttl=0.4)
+        assert wait_until(lambda: lk.validity <= 0)
         thief = other.acquire(res, ttl=10.0, wait=5.0)
         with pytest.raises(libredlock.NotHeld):
             lk.extend()
@@ -107,8 +107,8 @@ def test_lost_lock_release_raises_not_held(rl, nodes, fresh):
 
 def test_a_lock_delay_refuses_an_expired_lock_and_its_kinds(nodes, fresh):
     res = fresh()
-    with libredlock.Redlock(nodes, lock_delay_ms=1500) as a, libredlock.Redlock(nodes, lock_delay_ms=1500) as b:
-        lk = a.acquire(res, ttl=0.3)
+    with handle(nodes, lock_delay_ms=1500, op_timeout_ms=200) as a, handle(nodes, lock_delay_ms=1500) as b:
+        lk = a.acquire(res, ttl=0.3)  # (a TTL that must exceed a's op timeout)
         assert wait_until(lambda: lk.validity <= 0)  # expired, never released
         time.sleep(0.2)
         with pytest.raises(libredlock.Taken) as caught:
@@ -169,7 +169,7 @@ def test_no_quorum_with_three_nodes_down(nodes, cluster_dir, cluster_sh, fresh):
 
 def test_fencing_tokens_increase_and_a_stale_write_is_refused(nodes, fresh):
     res, key = fresh("res"), fresh("key")
-    with libredlock.Redlock(nodes[1:], fencing=1) as rl, libredlock.Redlock(nodes[:1]) as store:
+    with handle(nodes[1:], fencing=1) as rl, handle(nodes[:1]) as store:
         with rl.lock(res) as first:
             f1 = first.fence
         with rl.lock(res) as second:
@@ -186,7 +186,7 @@ def test_semaphore_admits_at_most_limit_holders(rl, nodes, fresh):
     b = rl.semaphore(res, 2, 10.0)
     assert {a.slot, b.slot} == {0, 1}
     assert a.resource == f"{res}:permit:{a.slot}"
-    with libredlock.Redlock(nodes) as other:
+    with handle(nodes) as other:
         with pytest.raises(libredlock.Taken):
             other.semaphore(res, 2, 10.0)
         freed = a.slot
@@ -201,7 +201,7 @@ def test_semaphore_admits_at_most_limit_holders(rl, nodes, fresh):
 
 def test_readers_share_and_keep_a_writer_out(rl, nodes, fresh):
     res = fresh()
-    with libredlock.Redlock(nodes) as other:
+    with handle(nodes) as other:
         r1, r2 = rl.reader(res, 10.0), other.reader(res, 10.0)
         assert r1.shared and r2.shared
         with pytest.raises(libredlock.Taken):
@@ -214,7 +214,7 @@ def test_readers_share_and_keep_a_writer_out(rl, nodes, fresh):
 
 def test_six_threads_on_one_handle_never_overlap(nodes, fresh):
     # retries enough for each thread to outwait the five others, so that only an overlap can fail it
-    rl = libredlock.Redlock(nodes, retry_count=1000)
+    rl = handle(nodes, retry_count=1000)
     res = fresh()
     rounds = 15
     state = {"inside": 0, "counter": 0, "overlaps": 0}
@@ -250,7 +250,7 @@ def test_six_threads_on_one_handle_never_overlap(nodes, fresh):
 
 def test_cancel_waits_ends_a_wait(rl, nodes, fresh):
     res = fresh()
-    with libredlock.Redlock(nodes) as holder, holder.lock(res, ttl=30.0):
+    with handle(nodes) as holder, holder.lock(res, ttl=30.0):
         outcome = []
         t = threading.Thread(target=lambda: outcome.append(_try(lambda: rl.lock(res, wait=60.0))))
         t.start()
@@ -272,7 +272,7 @@ def test_a_waiting_call_releases_the_gil(rl, nodes, fresh):
     # release), which could not run if the call held the GIL: the wait would then end by its bound, Taken
     res = fresh()
     events = []
-    with libredlock.Redlock(nodes) as holder:
+    with handle(nodes) as holder:
         lk = holder.acquire(res, ttl=60.0)
         waiter = threading.Thread(target=lambda: events.append(_try(lambda: rl.acquire(res, ttl=5.0, wait=60.0))))
         waiter.start()
