@@ -374,11 +374,14 @@ is_alive() {
 # (redis chdirs to its `dir`) is one of DIR's node data directories or
 # sentinel directories.
 is_ours() {
-  local comm="" cwd=""
+  local comm="" d
   { read -r comm <"/proc/$1/comm"; } 2>/dev/null || return 1
   [[ $comm == redis-server ]] || return 1
-  cwd=$(readlink "/proc/$1/cwd" 2>/dev/null) || return 1
-  [[ $cwd =~ ^(.*)/(node[0-9]+/data|sentinel[0-9]+)$ && ${BASH_REMATCH[1]} == "$DIR" ]]
+  # (-ef compares the directories themselves: no readlink process per check)
+  for d in "$DIR"/node*/data "$DIR"/sentinel*; do
+    [[ /proc/$1/cwd -ef $d ]] && return 0
+  done
+  return 1
 }
 
 # node_pid I: sets PID to node I's running (possibly paused) redis-server;
