@@ -112,7 +112,7 @@ sc_sentinel_failover() {
   event heal kill_master_g0
   sleep_ms 1000
   event fault failover_g1 live
-  cl failover 1
+  cl failover 1 -t 60000
   await_replicated 1 40000
   event heal failover_g1
   sleep_ms 3000
