@@ -35,7 +35,7 @@ static redlock_t *replicas_rl(uint32_t min_replicas, const int *zero, size_t n) 
     rt_options(&o);
     o.nodes = nodes;
     o.n_nodes = 5;
-    o.op_timeout_ms = 200;
+    o.op_timeout_ms = 1000; /* a WAIT's answer must beat it under valgrind on a busy machine (200 ms did not) */
     o.min_replicas = min_replicas;
     redlock_t *rl = NULL;
     char err[256] = "";
