@@ -139,6 +139,13 @@ static void replicated(rng_t *r, scfg_t *g) {
     g->up_us = 3600000000u;
 }
 
+void scenario_sentinel(scfg_t *g, int on) {
+    g->sentinel = on && g->n_replicas > 0 && !g->n_shards;
+    /* lagging-promotion breaks without the promotion quarantine, which a
+     * Sentinel group's look-up would otherwise start */
+    if (g->scenario == SCN_LAGGING) g->quarantine = !g->sentinel;
+}
+
 /* Fills g with scenario scn's configuration, drawn from r. */
 void scenario_config(int scn, rng_t *r, scfg_t *g) {
     memset(g, 0, sizeof *g);
@@ -161,7 +168,12 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
         if (scn == SCN_PAUSE || scn == SCN_PAUSE_FENCED) g->pause_check_write = 1;
         if (scn == SCN_PAUSE_FENCED) g->fencing_p = 1;
         break;
-    case SCN_REPLICATED: replicated(r, g); break;
+    case SCN_REPLICATED:
+        replicated(r, g);
+        scenario_sentinel(g, rng_chance(r, 0.5));
+        if (g->sentinel) /* the promotion quarantine alone may keep it safe */
+            g->min_replicas = (uint32_t)rng_range(r, 0, g->n_replicas);
+        break;
     case SCN_LAGGING:
         breaking(r, g);
         g->max_ttl_ms = SIM_TTL_BREAK_MAX;
@@ -171,6 +183,7 @@ void scenario_config(int scn, rng_t *r, scfg_t *g) {
         g->fault_every_us = 300000;
         g->up_us = 3600000000u;
         g->long_hold_p = 0.8; /* (a holder still holds when the promoted replicas answer) */
+        scenario_sentinel(g, rng_chance(r, 0.5));
         break;
     case SCN_MEMBERSHIP:
         member(r, g, MEM_PROC);

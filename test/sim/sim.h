@@ -88,6 +88,8 @@ enum {
     E_TOOL,        /* a = the membership tool's write, b = node (-1: the write starts), g = its number */
     E_REDEPLOY,    /* a = client, b = its new list (CONF_*), g = 1 for a straggler */
     E_MIGRATE,     /* a = cluster, b = 0: a slot migration starts, 1: its next step */
+    E_LOOKUP,      /* p = slookup_t: a Sentinel look-up's answer reaches its client */
+    E_FEED,        /* a = feed, b = node: a "+switch-master" announcement reaches its client */
     E_KINDS
 };
 
@@ -106,6 +108,7 @@ enum { SC_CONNECTING = 1, SC_OPEN, SC_REFUSED, SC_RESET };
 
 typedef struct sconn {
     int id, client, node;
+    int member; /* the group member it dialled (Sentinel groups; else 0) */
     int state;
     int closed;          /* the client closed its fd */
     int broken;          /* reset or its node crashed: in-flight messages are lost */
@@ -130,6 +133,7 @@ typedef struct srepl {
     uint64_t last_at;       /* the last arrival scheduled (FIFO) */
     uint64_t stalled_until; /* F_STALL */
     uint64_t acked;         /* its offset as the master last heard */
+    int member;             /* the group member (address) it is (Sentinel groups) */
 } srepl_t;
 
 typedef struct snode {
@@ -138,6 +142,8 @@ typedef struct snode {
     int n_reps;
     uint64_t stream;       /* bumped when the master changes: what the old one sent is lost */
     uint64_t promoted_at;  /* real µs of its last promotion, 0: none */
+    int promotions;        /* so far: the sentinels' failover epoch */
+    int master_member;     /* the member (address) that is its master (Sentinel groups) */
     uint64_t restarted_at; /* real µs of its last restart, 0: none */
     int up;
     uint32_t epoch;        /* bumped by each restart */
@@ -179,6 +185,7 @@ typedef struct sclient {
     sclock_t clock;  /* its CLOCK_MONOTONIC */
     uint64_t paused_until;
     int rd[64], wr[64]; /* fds watched for reading / writing */
+    int notified;       /* a real fd of its handle (the wake pipe) was written: look at them */
     int nrd, nwr;
     uint64_t timer_gen;
     int timer_armed;
@@ -244,6 +251,8 @@ typedef struct scfg {
     int keep_data;               /* a crashed node restarts with its keys (persistence) */
     uint64_t up_us;              /* how long the nodes (and replicas) have run at the start (0: they start with it) */
     int n_shards;                /* >0: each Redlock node is a Redis Cluster of this many shards (n_nodes servers) */
+    int sentinel;                /* each node is a Sentinel group: members at their own addresses, the
+                                  * clients' redis+sentinel:// URIs answered by simsentinel.c */
     double migrate_every_us;     /* a cluster's mean gap between slot migrations (0: none) */
 } scfg_t;
 
@@ -303,6 +312,9 @@ enum {
     COV_TRYAGAIN,          /* TRYAGAIN answers: a command's keys split by a migration */
     COV_KEYS_MIGRATED,     /* keys MIGRATE moved */
     COV_SLOTS_MIGRATED,    /* slot migrations finished */
+    COV_LOOKUPS,           /* Sentinel look-ups answered */
+    COV_SWITCHES,          /* failovers announced to a client's feed */
+    COV_REPLICA_REFUSED,   /* commands a demoted master or a replica refused (READONLY, ROLE slave) */
     COV_N
 };
 
@@ -406,7 +418,7 @@ void net_init(void);
 void net_free(void);
 void net_event(sev_t *e); /* may take e->p (then sets it NULL) */
 int net_socket(void);     /* the --wrap functions' (simwrap.c) */
-int net_connect(int fd, int node);
+int net_connect(int fd, int node, int member);
 long net_send(int fd, const char *p, size_t n);
 long net_recv(int fd, char *p, size_t n);
 void net_close(int fd);
@@ -442,6 +454,15 @@ void cluster_free(void);
 void cluster_event(sev_t *e);
 void cluster_attach(int srv);   /* srv's (new) primary model serves in cluster mode */
 const char *cluster_uri(int c); /* Redlock node c: "redis+cluster://10.0.0.(c*K+1):6379?seed=..." */
+
+/* simsentinel.c: Sentinel groups (sentinel scenarios): the library's look-ups
+ * and failover feeds answered from the groups' state, members' addresses. */
+void sentinel_event(sev_t *e);
+void sentinel_announce(int node); /* node's group failed over: its feeds hear of it */
+void sentinel_free(void);
+int sentinel_at_master(const sconn_t *c); /* c reaches its node's master (always, outside Sentinel groups) */
+void sentinel_replica_reply(sconn_t *c, const resp_cmd_t *cmd, sbuf_t *out); /* a replica's answer */
+const char *sentinel_uri(int node);                                          /* "redis+sentinel://10.9.0.1:26379/gN" */
 
 /* simclient.c: the clients, their handles and actors. */
 void clients_init(void);
@@ -487,6 +508,7 @@ int scenario_by_name(const char *name); /* SCN_*, or -1 */
 const char *scenario_name(int scn);
 int scenario_expect(int scn); /* the violation it exists to show (V_*), V_KINDS: none */
 void scenario_config(int scn, rng_t *r, scfg_t *cfg);
-void scenario_setup(rng_t *r); /* the run's nodes' and clients' clocks and latencies */
+void scenario_sentinel(scfg_t *cfg, int on); /* Sentinel groups or not (where there are replicas) */
+void scenario_setup(rng_t *r);               /* the run's nodes' and clients' clocks and latencies */
 
 #endif

@@ -10,6 +10,7 @@
  * writing the protected store under a mutex), extend it or let the handle
  * auto-extend it, release it or leave it to expire; sometimes an
  * unbounded wait is cancelled. */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +106,14 @@ void client_pump(sclient_t *c) {
             sconn_t *k = net_conn(c->rd[i]);
             if (k && net_readable(k)) fd = c->rd[i];
         }
-        if (fd < 0) break;
+        for (int i = 0; i < c->nrd && fd < 0 && c->notified; i++) { /* the handle's wake pipe */
+            struct pollfd p = {.fd = c->rd[i], .events = POLLIN, .revents = 0};
+            if (!net_conn(c->rd[i]) && poll(&p, 1, 0) == 1) fd = c->rd[i];
+        }
+        if (fd < 0) {
+            c->notified = 0;
+            break;
+        }
         if (wr)
             redlock_async_handle_write(c->a, fd);
         else
@@ -434,6 +442,7 @@ void client_event(sev_t *e) {
 
 const char *sim_node_uri(int node) {
     static char uris[SIM_MAX_NODES][32];
+    if (S->cfg.sentinel) return sentinel_uri(node);
     snprintf(uris[node], sizeof uris[node], "redis://10.0.0.%d:6379", node + 1);
     return uris[node];
 }

@@ -113,6 +113,8 @@ static void dispatch(sev_t *e) {
     case E_TOOL:
     case E_REDEPLOY: member_event(e); break;
     case E_MIGRATE: cluster_event(e); break;
+    case E_LOOKUP:
+    case E_FEED: sentinel_event(e); break;
     }
 }
 
@@ -225,6 +227,8 @@ void trace_print(FILE *f, const strec_t *r) {
                                      : "finished");
         break;
     case E_MIGRATE: fprintf(f, "cluster %d: migration %s\n", r->a, r->b ? "step" : "due"); break;
+    case E_LOOKUP: fprintf(f, "node %d: the sentinels' answer reaches its client (look-up %d)\n", r->b, r->a); break;
+    case E_FEED: fprintf(f, "node %d: a failover's announcement reaches its feed %d\n", r->b, r->a); break;
     case T_MIGRATING:
     case T_MIGRATED:
         fprintf(f, "cluster %d: slot %d %s from shard %lld to shard %lld\n", r->a, r->b,

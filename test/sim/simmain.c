@@ -5,6 +5,7 @@
  *               [--expect none|two-holders|lost-update|token-order]
  *               [--rtts MS,MS,...] [--max-p50-ratio R]
  *               [--wan-op mutex|fenced|wait|permit|reader] [--min-replicas N]
+ *               [--sentinel yes|no]
  *
  * Runs seeds S .. S+N-1 (S = 1 by default) of the scenario, one after
  * another, each a fresh simulation. A run with a violation prints its seed
@@ -25,7 +26,11 @@
  * fenced one, an acquire that would wait, a permit of 2, a reader's lock.
  * --min-replicas N gives the clients of a replicated scenario that
  * min_replicas instead of the scenario's draw (0: votes not counted after
- * replication, which replicated must then be caught at).
+ * replication, which replicated must then be caught at, but in Sentinel
+ * groups, whose promotion quarantine keeps it safe). --sentinel yes|no
+ * makes the nodes of replicated and lagging-promotion Sentinel groups
+ * (redis+sentinel:// URIs, simsentinel.c) or plain masters with replicas
+ * instead of the seed's draw (half the seeds each).
  * With --json the last line is one JSON object: runs, ops (lock operations
  * completed), faults, violations, first_violation_seed, trace_hash (of
  * the runs' traces in order: a seed gives the same hash every time),
@@ -45,6 +50,7 @@
 typedef struct opts {
     int trace, verbose, quiet, wan_op;
     long min_replicas; /* the clients' min_replicas instead of the scenario's, -1: the scenario's */
+    int sentinel;      /* 1: Sentinel groups, 0: not, -1: the scenario's draw */
     double rtts[SIM_MAX_NODES];
     int nrtt;
 } opts_t;
@@ -71,6 +77,7 @@ static sim_t *run_setup(int scn, uint64_t seed, const opts_t *o) {
         s->cfg.res[0].kind = o->wan_op == WAN_PERMIT ? RK_SEM : o->wan_op == WAN_READER ? RK_RW : RK_MUTEX;
         s->cfg.res[0].limit = 2;
     }
+    if (o->sentinel >= 0) scenario_sentinel(&s->cfg, o->sentinel);
     if (o->min_replicas >= 0) s->cfg.min_replicas = (uint32_t)o->min_replicas;
     scenario_setup(&s->r_cfg);
     net_init();
@@ -126,6 +133,7 @@ static uint64_t run_seed(int scn, uint64_t seed, const opts_t *o, totals_t *t, u
     sim_drop_events();
     repl_free();
     cluster_free();
+    sentinel_free();
     net_free();
     free(s->wins);
     free(s->lat);
@@ -175,7 +183,7 @@ static int usage(const char *why) {
             "redlock-sim: %s\nusage: redlock-sim --scenario NAME --seeds N [--seed S] [--json] [--trace] [--first]\n"
             "                   [--verbose] [--quiet] [--floors] [--expect none|two-holders|lost-update|token-order]\n"
             "                   [--rtts MS,MS,...] [--max-p50-ratio R] [--wan-op mutex|fenced|wait|permit|reader]\n"
-            "                   [--min-replicas N]\n"
+            "                   [--min-replicas N] [--sentinel yes|no]\n"
             "scenarios: safe restart-no-quarantine drift-beyond-bound pause-without-fencing wan pause-with-fencing\n"
             "           replicated lagging-promotion membership membership-no-record membership-no-wait cluster\n",
             why);
@@ -202,7 +210,10 @@ static int number(const char *v, double lo, double hi, double *out) {
 
 /* Fills a from the command line; returns 0, or 2 after saying what is wrong. */
 static int parse(int argc, char **argv, args_t *a) {
-    *a = (args_t){.scn = -1, .expect = -1, .seed = 1, .o = {.nrtt = 5, .rtts = {0.2, 1, 2, 5, 10}, .min_replicas = -1}};
+    *a = (args_t){.scn = -1,
+                  .expect = -1,
+                  .seed = 1,
+                  .o = {.nrtt = 5, .rtts = {0.2, 1, 2, 5, 10}, .min_replicas = -1, .sentinel = -1}};
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
@@ -244,6 +255,9 @@ static int parse(int argc, char **argv, args_t *a) {
         } else if (!strcmp(k, "--min-replicas") && ++i) {
             if (number(v, 0, SIM_MAX_REPLICAS, &x)) return usage("--min-replicas takes a number from 0 to 2");
             a->o.min_replicas = (long)x;
+        } else if (!strcmp(k, "--sentinel") && ++i) {
+            if (strcmp(v, "yes") && strcmp(v, "no")) return usage("--sentinel takes yes or no");
+            a->o.sentinel = !strcmp(v, "yes");
         } else if (!strcmp(k, "--max-p50-ratio") && ++i) {
             if (number(v, 1, 100, &a->max_ratio)) return usage("--max-p50-ratio takes a number from 1 to 100");
         } else {

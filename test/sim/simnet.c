@@ -128,7 +128,9 @@ void net_crash(int node) {
     n->stream++; /* (its replicas lose what their streams still carried) */
     for (size_t i = 0; i < S->nconns; i++) {
         sconn_t *c = S->conns[i];
-        if (c->node == node && c->epoch == n->epoch && !c->broken && (c->sess || c->state == SC_OPEN)) break_conn(c);
+        if (c->node == node && sentinel_at_master(c) && c->epoch == n->epoch && !c->broken &&
+            (c->sess || c->state == SC_OPEN))
+            break_conn(c);
     }
 }
 
@@ -177,6 +179,10 @@ static void syn(sev_t *e, sconn_t *c) {
         return;
     }
     snode_t *n = &S->nodes[c->node];
+    if (!sentinel_at_master(c)) { /* a Sentinel group's replica: it answers as one (command) */
+        to_client(c, E_SYNACK, NULL, 0);
+        return;
+    }
     if (!n->up) {
         to_client(c, E_REFUSED, NULL, 0);
         return;
@@ -221,6 +227,18 @@ void net_unblock(sconn_t *c, const char *reply, size_t n) {
     c->nheld -= i;
 }
 
+/* A Sentinel group's replica (or demoted master) answers cmd on c. */
+static void replica_reply(sconn_t *c, const resp_cmd_t *cmd) {
+    sbuf_t out = {0};
+    sentinel_replica_reply(c, cmd, &out);
+    size_t len = sb_pending(&out);
+    char *p = malloc(len);
+    if (!p) abort();
+    memcpy(p, sb_data(&out), len);
+    to_client(c, E_DATA, p, len);
+    sb_free(&out);
+}
+
 /* Holds cmd (taken) behind c's blocked WAIT. */
 static void hold(sconn_t *c, resp_cmd_t *cmd) {
     if (c->nheld == c->capheld) {
@@ -235,12 +253,21 @@ static void hold(sconn_t *c, resp_cmd_t *cmd) {
  * blocks the connection (then it is held). */
 static void command(sev_t *e, sconn_t *c) {
     snode_t *n = &S->nodes[c->node];
-    if (c->broken || !c->sess || c->epoch != n->epoch || !n->up) return;
+    if (c->broken || (!S->cfg.sentinel && (!c->sess || c->epoch != n->epoch || !n->up))) return;
     uint64_t u = cut_until(c);
     if (u) {
         defer(e, u, &c->c2n);
         return;
     }
+    if (!sentinel_at_master(c)) {
+        replica_reply(c, e->p);
+        return;
+    }
+    if (!c->sess && S->cfg.sentinel && n->up) { /* dialled as a replica, promoted since */
+        c->epoch = n->epoch;
+        c->sess = model_session_new(n->m, c);
+    }
+    if (!c->sess || c->epoch != n->epoch || !n->up) return;
     if (n->paused_until > S->now) {
         defer(e, n->paused_until, &c->c2n);
         return;
@@ -337,15 +364,18 @@ int net_socket(void) {
     return SIM_FD_BASE + c->id;
 }
 
-/* Starts connecting fd to node `node`: -1 with EINPROGRESS (ENETUNREACH
- * for an address that is no node). */
-int net_connect(int fd, int node) {
+/* Starts connecting fd to member `member` of node `node` (0 but in a
+ * Sentinel group): -1 with EINPROGRESS (ENETUNREACH for an address that is
+ * no node). */
+int net_connect(int fd, int node, int member) {
     sconn_t *c = net_conn(fd);
-    if (!c || node < 0 || node >= S->cfg.n_nodes) {
+    int members = S->cfg.sentinel ? 1 + (node >= 0 && node < S->cfg.n_nodes ? S->nodes[node].n_reps : 0) : 1;
+    if (!c || node < 0 || node >= S->cfg.n_nodes || member < 0 || member >= members) {
         errno = ENETUNREACH;
         return -1;
     }
     c->node = node;
+    c->member = member;
     c->state = SC_CONNECTING;
     to_node(c, E_SYN, NULL);
     errno = EINPROGRESS;

@@ -37,6 +37,7 @@ void repl_init(void) {
         n->n_reps = S->cfg.n_replicas;
         for (int k = 0; k < n->n_reps; k++) {
             srepl_t *r = &n->reps[k];
+            r->member = k + 1;
             if (!(r->m = model_new((uint64_t)node_now_us(i) - S->cfg.up_us))) abort();
             r->lat_us = (double)rng_range(&S->r_cfg, 50, (int64_t)S->cfg.repl_lat_max_us);
         }
@@ -107,11 +108,16 @@ void repl_promote(int node) {
     model_restart(old, (uint64_t)node_now_us(node)); /* (back as an empty replica) */
     n->reps[best].m = old;
     n->m = m;
+    int was = n->master_member; /* (a Sentinel group's addresses: the roles swap) */
+    n->master_member = n->reps[best].member;
+    n->reps[best].member = was;
     as_master(m);
     n->promoted_at = S->now;
+    n->promotions++;
     trace_rec(T_FAULTED, F_FAILOVER, node, behind, best);
     net_revive(node);
     repl_resync(node);
+    if (S->cfg.sentinel) sentinel_announce(node);
 }
 
 /* How many of node's replicas acknowledged offset off. */

@@ -52,7 +52,10 @@ static const char *const cov_names[COV_N] = {"mutexes",
                                              "ASK",
                                              "TRYAGAIN",
                                              "keys migrated",
-                                             "slots migrated"};
+                                             "slots migrated",
+                                             "sentinel look-ups",
+                                             "failovers announced",
+                                             "refused as a replica"};
 
 /* A floor: scenario scn's figure fig must average at least per_run a run. */
 typedef struct sfloor {
@@ -106,6 +109,9 @@ static const sfloor_t floors[] = {
     {SCN_REPLICATED, COV_WAIT_SHORT, 6},
     {SCN_REPLICATED, COV_PROMOTIONS, 0.7},
     {SCN_REPLICATED, COV_PROMOTED_BEHIND, 0.3},
+    {SCN_REPLICATED, COV_LOOKUPS, 9}, /* (half the seeds' nodes are Sentinel groups) */
+    {SCN_REPLICATED, COV_SWITCHES, 0.9},
+    {SCN_REPLICATED, COV_REPLICA_REFUSED, 0.25},
     {SCN_REPLICATED, FIG_FAULT + F_FAILOVER, 0.4},
     {SCN_REPLICATED, FIG_FAULT + F_STALL, 0.4},
     {SCN_MEMBERSHIP, FIG_GRANTS, 18},

@@ -55,15 +55,16 @@ int __wrap_socket(int domain, int type, int proto) {
     return S ? net_socket() : __real_socket(domain, type, proto);
 }
 
-/* Node i is at 10.0.0.(i+1) (the URIs scenario.c gives the clients). */
+/* Node i is at 10.0.0.(i+1) (the URIs scenario.c gives the clients); in
+ * a Sentinel group, member m of node i at 10.0.m.(i+1). */
 int __wrap_connect(int fd, const struct sockaddr *sa, socklen_t len) {
     if (!net_conn(fd)) return __real_connect(fd, sa, len);
-    int node = -1;
+    int node = -1, member = 0;
     if (sa->sa_family == AF_INET) {
         uint32_t ip = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-        if ((ip >> 8) == 0x0a0000) node = (int)(ip & 0xff) - 1;
+        if ((ip >> 16) == 0x0a00) node = (int)(ip & 0xff) - 1, member = (int)(ip >> 8 & 0xff);
     }
-    return net_connect(fd, node);
+    return net_connect(fd, node, member);
 }
 
 /* SO_ERROR of a simulated socket: refused or reset, else 0. */
