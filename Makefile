@@ -310,7 +310,9 @@ test-deb: build
 # (safe, wan, pause-with-fencing, replicated and membership must show no
 # violation and meet their floors of activity, the six breaking scenarios
 # the kind of violation each exists to show; replicated with --min-replicas 0 must be
-# caught as two holders), then wan on several sets of node round trips
+# caught as two holders, but not in Sentinel groups alone, whose promotion
+# quarantine holds it, and lagging-promotion there without the quarantine
+# must be), then wan on several sets of node round trips
 # (SIM_RTTS), each acquire p50 within 1.10 quorum round trips. Fails when
 # any of them does.
 SIM_SEEDS ?= 2000
@@ -326,6 +328,10 @@ sim: build
 	done; \
 	echo "== replicated, min_replicas 0 ($(SIM_SEEDS) seeds)"; \
 	$(SIM) --scenario replicated --min-replicas 0 --expect two-holders --seeds $(SIM_SEEDS) --quiet --json || rc=1; \
+	echo "== replicated, Sentinel groups, min_replicas 0 ($(SIM_SEEDS) seeds)"; \
+	$(SIM) --scenario replicated --sentinel yes --min-replicas 0 --expect none --seeds $(SIM_SEEDS) --quiet --json || rc=1; \
+	echo "== lagging-promotion, Sentinel groups ($(SIM_SEEDS) seeds)"; \
+	$(SIM) --scenario lagging-promotion --sentinel yes --seeds $(SIM_SEEDS) --quiet --json || rc=1; \
 	for r in $(SIM_RTTS); do \
 	  echo "== wan, round trips $$r ms"; $(SIM) --scenario wan --seeds 20 --rtts $$r --max-p50-ratio 1.10 --floors --json || rc=1; \
 	done; exit $$rc
