@@ -513,7 +513,9 @@ lag_run() {
   "$CLI" --nodes "$nodes" "$@" -v exec --ttl 2s --wait 0 "$res" -- true >/dev/null 2>"$WORK/lagB.log"
   LAG_B=$?
   ((LAG_A && LAG_B == 0)) && kill -0 "$a" 2>/dev/null && LAG_BOTH=1
-  say "client B, a fresh handle: redlock exec --wait 0 $res -> exit $LAG_B$( ((LAG_BOTH)) && printf ' while A still holds it: TWO HOLDERS')"
+  local after=""
+  ((LAG_A && LAG_B == 0 && !LAG_BOTH)) && after=" after A had lost its lock"
+  say "client B, a fresh handle: redlock exec --wait 0 $res -> exit $LAG_B$after$( ((LAG_BOTH)) && printf ' while A still holds it: TWO HOLDERS')"
   ((LAG_B == 0)) || show "$WORK/lagB.log" | grep -i -E 'g[0-9]|quarantin|replica' | head -4
   ((LAG_A)) && wait_holder "$a" 0
   "$CLUSTER_SH" stop -d "$LDIR" >/dev/null 2>&1
@@ -532,9 +534,12 @@ lagging_inner() {
   ((LAG_A == 0 && LAG_B != 0)) || ok=0
   # (10 s, not less: the sentinels may fail the two groups over one after
   # the other, a failover-timeout apart, and a group promoted more than
-  # max-ttl before B asks is rightly no longer quarantined)
+  # max-ttl before B asks is rightly no longer quarantined: on a busy
+  # machine the second failover can come so late that A, whose extensions
+  # then reach one group only, loses its lock first, and B's grant is then
+  # no second holder. Two holders fail the run either way.)
   lag_run quarantine 10s --max-ttl 10s || ok=0
-  ((LAG_A == 1 && LAG_B != 0)) || ok=0
+  ((LAG_A == 1 && !LAG_BOTH)) || ok=0
   ((ok))
 }
 
@@ -546,9 +551,9 @@ exp_lagging() {
   fi
   unshare --net -- "$0" --cli "$CLI" --lagging-inner
   if (($? == 0)); then
-    verdict 1 "on the masters' word B got the lock A held (the promoted replicas never had it); with --min-replicas 1 A was refused, so there was no lock to lose; with --max-ttl 10s B was refused: a fresh handle quarantines the just-promoted masters"
+    verdict 1 "on the masters' word B got the lock A held (the promoted replicas never had it); with --min-replicas 1 A was refused, so there was no lock to lose; with --max-ttl 10s B got no lock while A held it: a fresh handle quarantines the just-promoted masters"
   else
-    verdict 0 "expected: two holders without min_replicas, A refused with --min-replicas 1, B refused with --max-ttl (see above)"
+    verdict 0 "expected: two holders without min_replicas, A refused with --min-replicas 1, no two holders with --max-ttl (see above)"
   fi
 }
 
