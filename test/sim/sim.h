@@ -88,7 +88,7 @@ enum {
     E_TOOL,        /* a = the membership tool's write, b = node (-1: the write starts), g = its number */
     E_REDEPLOY,    /* a = client, b = its new list (CONF_*), g = 1 for a straggler */
     E_MIGRATE,     /* a = cluster, b = 0: a slot migration starts, 1: its next step */
-    E_LOOKUP,      /* p = slookup_t: a Sentinel look-up's answer reaches its client */
+    E_LOOKUP,      /* a = look-up, b = node: a Sentinel look-up's answer reaches its client */
     E_FEED,        /* a = feed, b = node: a "+switch-master" announcement reaches its client */
     E_KINDS
 };

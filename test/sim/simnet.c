@@ -49,6 +49,14 @@ static void to_node(sconn_t *c, int kind, void *p) {
     sim_push(kind, at, c->id, 0, 0, p, 0);
 }
 
+/* Schedules a copy of the n bytes at p from c's node to its client. */
+static void reply_bytes(sconn_t *c, const char *p, size_t n) {
+    char *copy = malloc(n);
+    if (!copy) abort();
+    memcpy(copy, p, n);
+    to_client(c, E_DATA, copy, n);
+}
+
 /* Holds e (taking its payload) until `until`; its link keeps its order. */
 static void defer(sev_t *e, uint64_t until, uint64_t *last) {
     if (*last < until) *last = until;
@@ -64,10 +72,7 @@ static void on_push(void *arg, model_session_t *s, const char *bytes, size_t n) 
     sconn_t *c = model_session_owner(s);
     if (!c || c->broken || c->closed) return;
     if (S->pubsub_loss_until > S->now && rng_chance(&S->r_fault, 0.7)) return; /* lost */
-    char *p = malloc(n);
-    if (!p) abort();
-    memcpy(p, bytes, n);
-    to_client(c, E_DATA, p, n);
+    reply_bytes(c, bytes, n);
 }
 
 /* Starts the run's nodes, empty, on their clocks. */
@@ -199,23 +204,14 @@ static void run_cmd(sconn_t *c, const resp_cmd_t *cmd) {
     sbuf_t out = {0};
     model_exec(n->m, c->sess, cmd, (uint64_t)node_now_us(c->node), &out);
     if (n->n_reps) repl_ship(c->node);
-    if (sb_pending(&out)) {
-        size_t len = sb_pending(&out);
-        char *p = malloc(len);
-        if (!p) abort();
-        memcpy(p, sb_data(&out), len);
-        to_client(c, E_DATA, p, len);
-    }
+    if (sb_pending(&out)) reply_bytes(c, sb_data(&out), sb_pending(&out));
     sb_free(&out);
 }
 
 /* c's blocked WAIT answers reply (n bytes): then the commands held behind
  * it run, in order, until one blocks again. */
 void net_unblock(sconn_t *c, const char *reply, size_t n) {
-    char *p = malloc(n);
-    if (!p) abort();
-    memcpy(p, reply, n);
-    to_client(c, E_DATA, p, n);
+    reply_bytes(c, reply, n);
     c->blocked = 0;
     size_t i = 0;
     while (i < c->nheld && !c->blocked && c->sess) {
@@ -231,11 +227,7 @@ void net_unblock(sconn_t *c, const char *reply, size_t n) {
 static void replica_reply(sconn_t *c, const resp_cmd_t *cmd) {
     sbuf_t out = {0};
     sentinel_replica_reply(c, cmd, &out);
-    size_t len = sb_pending(&out);
-    char *p = malloc(len);
-    if (!p) abort();
-    memcpy(p, sb_data(&out), len);
-    to_client(c, E_DATA, p, len);
+    reply_bytes(c, sb_data(&out), sb_pending(&out));
     sb_free(&out);
 }
 
