@@ -12,7 +12,8 @@
 #              (10000 waiting on a resource held elsewhere)
 #
 # Headline: async with 256 in flight, node-redlock with 256 callers and the
-# blocking API on 32 threads, interleaved, repeated (median). Sweep: the
+# blocking API on 32 threads, and async with 32 in flight (the blocking
+# API's yardstick), interleaved, repeated (median). Sweep: the
 # same three with K = 1, 2, 4, ..., 512 in flight (blocking: K threads, up
 # to BLOCK_MAX, default 512). One cluster of 5 local masters
 # (deploy/cluster.sh) for everything, always stopped at the end.
@@ -109,6 +110,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   async_run head.async "$HEAD_K" "$D_HEAD"
   node_run head.node "$HEAD_K" "$D_HEAD"
   block_run head.block "$HEAD_T" "$D_HEAD"
+  async_run head.async_t "$HEAD_T" "$D_HEAD"
 done
 
 for ((rep = 1; rep <= SWEEP_REPS; rep++)); do
@@ -214,6 +216,11 @@ r=$(ratio "$a_cps" "$b_cps" 4)
 target blocking "$r" "${r:+$(dec "$r" 2)× ($(dec "$a_cps" 0) vs $(dec "$b_cps" 0) cycles/s)}" \
   "one loop thread, $HEAD_K in flight, against the blocking API" "$(cps "$a_cps")" "" \
   "$(cps "$b_cps" | sed "s/^/blocking, $HEAD_T threads: /")"
+at_cps=$(pick head.async_t cps)
+r=$(ratio "$b_cps" "$at_cps" 4)
+target blocking_t "$r" "${r:+$(dec "$r" 2)× ($(dec "$b_cps" 0) vs $(dec "$at_cps" 0) cycles/s)}" \
+  "the blocking API on $HEAD_T threads, against one loop thread with $HEAD_T in flight" "$(cps "$b_cps")" "" \
+  "$(cps "$at_cps" | sed "s/^/async, $HEAD_T in flight: /")"
 target pending "$pend" "${pend:+$(dec "$pend" 1) B (largest of $PENDING_REPS runs; $PENDING pending)}" \
   "heap per pending acquire beyond the name ($PENDING pending)" "${pend:+$(dec "$pend" 0) B}"
 target allocs "$al" "${al:+$(dec "$al" 4) (largest of $REPS runs; made by the static link: $(dec "$(pick head.async own_allocs_per_cycle max)" 4))}" \
@@ -223,7 +230,7 @@ targets_table "target (issue 13)" >"$TARGET_MD"
 {
   echo "| cycles/s over the headline's $REPS runs | min | median | max |"
   echo "|---|---:|---:|---:|"
-  for t in head.async head.node head.block; do
+  for t in head.async head.node head.block head.async_t; do
     [[ -n $(pick "$t" cps) ]] || continue
     printf '| %s | %s | %s | %s |\n' "${t#head.}" "$(dec "$(pick "$t" cps min)" 0)" "$(dec "$(pick "$t" cps)" 0)" "$(dec "$(pick "$t" cps max)" 0)"
   done

@@ -184,7 +184,7 @@ note "cluster of 5 up: $U5"
 # What redlock_stats' counters cost (issue 16: at most 2 % of a cycle's
 # CPU, no allocation): the cpu workload with the counters on (the default)
 # and off (--no-stats, opt.stats = 0), interleaved, repeated; medians.
-STATS_REPS=$((STATS_ONLY ? 7 : REPS))
+STATS_REPS=$((QUICK && !STATS_ONLY ? REPS : 9))
 stats_cost_runs() {
   local rep
   for ((rep = 1; rep <= STATS_REPS; rep++)); do

@@ -12,8 +12,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <semaphore.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,8 +29,10 @@
 /* A thread waiting in rl_engine_run for its round (on its stack). */
 typedef struct rl_waiter {
     rl_round_t *r;
-    sem_t sem;                     /* posted once e->mu is released; the poster never
-                                    * touches the waiter after the post */
+    uint32_t bit;                  /* its bit of the futex bitset on e->wake_gen (0: none yet) */
+    int own_bit;                   /* ... taken from e->free_bits, given back on leaving */
+    _Atomic int posted;            /* set once e->mu is released; the poster never
+                                    * touches the waiter after setting it */
     int wake;                      /* RL_WAKE_DONE or RL_WAKE_LEAD */
     int linked;                    /* on the engine's waiters list */
     struct rl_waiter *next, *prev; /* waiters list, or the list of wake-ups to post */
@@ -43,6 +47,8 @@ struct rl_engine {
     int wake_write;               /* the thread releasing e->mu must write that byte */
     rl_waiter_t *waiters, *wtail; /* sleeping followers, oldest first */
     rl_waiter_t *woken;           /* unlinked from waiters, to post once e->mu is released */
+    _Atomic uint32_t wake_gen;    /* futex word the followers sleep on, bumped by each wake */
+    _Atomic uint32_t free_bits;   /* futex bitset bits no sleeping follower holds */
     rl_pollset_t ps;              /* the leader's poll array */
     rl_pollset_t idle_ps;         /* the idle driver's: closed connections and its eventfd */
     /* the idle driver (see "between calls" below) */
@@ -108,9 +114,10 @@ static void round_done(void *arg, rl_round_t *r) {
     if (w && w->linked) queue_wake(arg, w, RL_WAKE_DONE);
 }
 
-/* Releases e->mu, then posts every queued wake-up and writes the wake
- * pipe if asked to. A posted waiter may be gone as soon as its post is
- * made, so the next pointer is read first and the waiter not touched after. */
+/* Releases e->mu, then writes the wake pipe if asked to and posts every
+ * queued wake-up: all of them with one futex call, so that the first woken
+ * thread cannot preempt the poster before it has posted the rest. A posted
+ * waiter may be gone at once, so it is read first and not touched after. */
 static void unlock_and_wake(rl_engine_t *e) {
     rl_waiter_t *w = e->woken;
     int write_pipe = e->wake_write;
@@ -121,11 +128,38 @@ static void unlock_and_wake(rl_engine_t *e) {
         ssize_t n = write(e->wake_wr, "x", 1);
         (void)n;
     }
+    uint32_t mask = 0;
     while (w) {
         rl_waiter_t *next = w->next;
-        sem_post(&w->sem);
+        mask |= w->bit;
+        atomic_store_explicit(&w->posted, 1, memory_order_release);
         w = next;
     }
+    if (mask) {
+        atomic_fetch_add(&e->wake_gen, 1);
+        syscall(SYS_futex, &e->wake_gen, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, mask);
+    }
+}
+
+/* Takes a bit of the wake word's bitset for waiter w: its own while one is
+ * free, else one shared (whose holders may wake for nothing and sleep again). */
+static void take_bit(rl_engine_t *e, rl_waiter_t *w) {
+    uint32_t f = atomic_load_explicit(&e->free_bits, memory_order_relaxed);
+    while (f) {
+        uint32_t b = f & (~f + 1u);
+        if (atomic_compare_exchange_weak(&e->free_bits, &f, f & ~b)) {
+            w->bit = b;
+            w->own_bit = 1;
+            return;
+        }
+    }
+    w->bit = 1u;
+    w->own_bit = 0;
+}
+
+/* Gives w's bit back. */
+static void give_bit(rl_engine_t *e, rl_waiter_t *w) {
+    if (w->own_bit) atomic_fetch_or(&e->free_bits, w->bit);
 }
 
 /* -------------------------------------------------------------- the loop */
@@ -179,12 +213,17 @@ static void wake_leader(rl_engine_t *e) {
     e->wake_write = 1;
 }
 
-/* Sleeps until the leader posts w->sem; returns with e->mu released and
+/* Sleeps until the leader posts w; returns with e->mu released and
  * w->wake saying why (DONE: the round is decided; LEAD: the role is free). */
 static void sleep_round(rl_engine_t *e, rl_waiter_t *w) {
+    if (!w->bit) take_bit(e, w);
+    atomic_store_explicit(&w->posted, 0, memory_order_relaxed);
     link_waiter(e, w);
     unlock_and_wake(e);
-    while (sem_wait(&w->sem) != 0 && errno == EINTR) {
+    for (;;) {
+        uint32_t gen = atomic_load(&e->wake_gen);
+        if (atomic_load_explicit(&w->posted, memory_order_acquire)) return;
+        syscall(SYS_futex, &e->wake_gen, FUTEX_WAIT_BITSET_PRIVATE, gen, NULL, NULL, w->bit);
     }
 }
 
@@ -205,13 +244,12 @@ static void start_locked(rl_engine_t *e, rl_round_t *r) {
  * the loop; called with e->mu held, returns with it released. */
 static void wait_locked(rl_engine_t *e, rl_round_t *r) {
     rl_waiter_t w = {.r = r};
-    sem_init(&w.sem, 0, 0);
     r->owner = &w;
     if (!r->done && e->leader) {
         for (;;) {
             sleep_round(e, &w);
             if (w.wake == RL_WAKE_DONE) { /* decided: leave without the mutex */
-                sem_destroy(&w.sem);
+                give_bit(e, &w);
                 return;
             }
             pthread_mutex_lock(&e->mu); /* handed the leader role */
@@ -228,7 +266,7 @@ static void wait_locked(rl_engine_t *e, rl_round_t *r) {
         kick_idle(e);
     r->owner = NULL;
     unlock_and_wake(e);
-    sem_destroy(&w.sem);
+    give_bit(e, &w);
 }
 
 void rl_engine_run(rl_engine_t *e, rl_round_t *r) {
@@ -450,6 +488,7 @@ int rl_engine_new(rl_engine_t **out, rl_uri_t *uris, size_t n, const rl_nodes_co
     pthread_mutex_init(&e->mu, NULL);
     e->idle_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     e->idle_until = UINT64_MAX;
+    atomic_init(&e->free_bits, UINT32_MAX);
     int rc = rl_nodes_init(&e->ns, uris, n, cfg, e->wake_wr);
     e->ns.round_done = round_done;
     e->ns.done_arg = e;
