@@ -89,7 +89,12 @@ SERIAL=$(spread_of 7 '| fenced (`opt.fencing')
 THRU=$(spread_of 4 '| fenced |')
 S_MED=$(column_of_runs 7 '| fenced (`opt.fencing' | median)
 T_MED=$(column_of_runs 4 '| fenced |' | median)
-target serial "$S_MED" "${S_MED:+$S_MED×} (median of $RUNS runs)" "" "${S_MED:+$S_MED×}" - "plain 1.00×"
+# The serial target is judged against the floor of the same two rounds sent
+# by hand: two round trips cannot cost less than two round trips.
+FLOOR_PAT='| floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `GET` `INCRBY`'
+F_MED=$(column_of_runs 7 "$FLOOR_PAT" | median)
+SF=$(ratio "$S_MED" "$F_MED")
+target serial_floor "$SF" "${SF:+$SF× ($S_MED× ÷ the floor's $F_MED×, medians of $RUNS runs)}" "" "${SF:+$SF×}" - "floor: 1.00×"
 target throughput "$T_MED" "${T_MED:+$T_MED×} (median of $RUNS runs)" "" "${T_MED:+$T_MED×}" - "plain 1.00×"
 
 machine_info

@@ -14,7 +14,7 @@
 #
 # Full mode: shared, node and each interleaved, REPS (3) runs of 6 s each
 # (percentiles over the handoffs of all runs, busy and fairness the median
-# run), idle windows of 5 s; about 1.5 minutes. It writes the section NAME
+# run), idle windows of 20 s; about 2 minutes. It writes the section NAME
 # (--label, default "latest") of bench/RESULTS-handoff.md -- other sections
 # stay as they are, so a "before" and an "after" can stand side by side --,
 # the section's handoff CDFs to bench/handoff-cdf/, and bench/handoff.png,
@@ -40,7 +40,7 @@ if ((QUICK)); then
   OUT_DIR=$BUILD/bench OUT_MD=$BUILD/bench/RESULTS-handoff-quick.md OUT_PNG=$BUILD/bench/handoff-quick.png
   CDF_DIR=$BUILD/bench/handoff-quick-cdf
 else
-  MODE=full REPS=3 SECS=6 IDLE_SECS=5 SETTLE=1
+  MODE=full REPS=3 SECS=6 IDLE_SECS=20 SETTLE=1
   OUT_DIR=$ROOT/bench OUT_MD=$ROOT/bench/RESULTS-handoff.md OUT_PNG=$ROOT/bench/handoff.png
   CDF_DIR=$ROOT/bench/handoff-cdf
 fi
