@@ -94,7 +94,7 @@ T_MED=$(column_of_runs 4 '| fenced |' | median)
 FLOOR_PAT='| floor: 2 RT `MULTI` .. `EXEC`, then `MULTI` `GET` `INCRBY`'
 F_MED=$(column_of_runs 7 "$FLOOR_PAT" | median)
 SF=$(ratio "$S_MED" "$F_MED")
-target serial_floor "$SF" "${SF:+$SF× ($S_MED× ÷ the floor's $F_MED×, medians of $RUNS runs)}" "" "${SF:+$SF×}" - "floor: 1.00×"
+target serial_floor "$SF" "${SF:+$SF× ($S_MED× ÷ the floor $F_MED×, medians of $RUNS runs)}" "" "${SF:+$SF×}" - "floor: 1.00×"
 target throughput "$T_MED" "${T_MED:+$T_MED×} (median of $RUNS runs)" "" "${T_MED:+$T_MED×}" - "plain 1.00×"
 
 machine_info

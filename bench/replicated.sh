@@ -98,7 +98,7 @@ note "failover: master $OLD killed, first grant on the promoted $NEW after $FO_M
 cluster_down
 
 RR=$(ratio "$RP" "$RF")
-target serial_floor "$RR" "${RR:+${RR}× (${RP}× = $P1 vs $P0 µs, against the floor's ${RF}×)}" "" "${RR:+${RR}×}" - "floor: 1.00×"
+target serial_floor "$RR" "${RR:+${RR}× (${RP}× = $P1 vs $P0 µs, against the floor ${RF}×)}" "" "${RR:+${RR}×}" - "floor: 1.00×"
 target throughput "$RT" "${RT:+${RT}× ($T1 vs $T0)}" "" "${RT:+${RT}×}" - "min_replicas 0: 1.00×"
 TARGETS=$(targets_table "target (issue 32)")
 
