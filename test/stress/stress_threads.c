@@ -49,10 +49,12 @@ static void keep_report(const redlock_report_t *rep) {
                        redlock_vote_name(rep->nodes[n].vote), (long)rep->nodes[n].rtt_us, rep->nodes[n].detail);
 }
 
+static int distinct_rounds = 60; /* acquire + release cycles per thread */
+
 static void *distinct(void *arg) {
     char key[32];
     snprintf(key, sizeof key, "st:%d", (int)(intptr_t)arg);
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < distinct_rounds; i++) {
         redlock_lock_t *lk = NULL;
         redlock_report_t rep;
         int rc = redlock_acquire_ex(RL, key, 10000, 0, &lk, &rep);
@@ -130,6 +132,19 @@ static void check_distinct_and_shared(void) {
           atomic_load(&first_error));
     CHECK(atomic_load(&overlaps) == 0, "shared resource: %d overlaps", atomic_load(&overlaps));
     CHECK(counter == 16 * 8, "shared resource: counter %ld, want %d", counter, 16 * 8);
+    redlock_free(RL);
+}
+
+/* More callers than the engine's wake word has bits (32): sleepers past
+ * the 32nd share a bit, may wake for another's round and must sleep again. */
+static void check_more_sleepers_than_wake_bits(void) {
+    RL = new_rl(100000, 3, 2, 5000);
+    atomic_store(&errors, 0);
+    atomic_store(&first_error, "");
+    distinct_rounds = 20;
+    run_threads(48, distinct);
+    CHECK(atomic_load(&errors) == 0, "48 threads, distinct resources: %d failed calls, the first: %s (%s)",
+          atomic_load(&errors), atomic_load(&first_error), first_report);
     redlock_free(RL);
 }
 
@@ -295,6 +310,7 @@ static void check_contention_with_a_pause(void) {
 int main(void) {
     stress_begin();
     check_distinct_and_shared();
+    check_more_sleepers_than_wake_bits();
     check_watchdog();
     check_cancel_waits();
     check_contention_with_a_pause();

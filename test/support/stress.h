@@ -72,9 +72,9 @@ static inline void join_threads(pthread_t *t, int n) {
     for (int i = 0; i < n; i++) pthread_join(t[i], NULL);
 }
 
-/* Runs fn on n (<= 32) threads, each given its index, and waits for them. */
+/* Runs fn on n (<= 64) threads, each given its index, and waits for them. */
 static inline void run_threads(int n, void *(*fn)(void *)) {
-    pthread_t t[32];
+    pthread_t t[64];
     start_threads(t, n, fn);
     join_threads(t, n);
 }
