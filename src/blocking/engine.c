@@ -1,8 +1,8 @@
 /* engine.c -- the blocking driver: a leader/follower poll loop over the
  * protocol core (core/nodeset.c), shared by every thread of one redlock_t
  * (see engine.h). Every function here runs with e->mu held, except the
- * poll() call itself, which the leader makes with the mutex released, and
- * the wake-ups of sleeping followers, which are posted after it is
+ * poll() call itself and the writes lent before it (wire.h), which the
+ * leader makes with the mutex released, and the wake-ups of sleeping followers, which are posted after it is
  * released (unlock_and_wake): a woken follower whose round is done leaves
  * without taking the mutex, so it never wakes only to block on it. */
 #define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
@@ -25,6 +25,7 @@
 #include "cluster.h"
 #include "nodeset.h"
 #include "pollset.h"
+#include "wire.h"
 
 /* A thread waiting in rl_engine_run for its round (on its stack). */
 typedef struct rl_waiter {
@@ -50,6 +51,7 @@ struct rl_engine {
     _Atomic uint32_t wake_gen;    /* futex word the followers sleep on, bumped by each wake */
     _Atomic uint32_t free_bits;   /* futex bitset bits no sleeping follower holds */
     rl_pollset_t ps;              /* the leader's poll array */
+    rl_wire_t wire;               /* the leader's writes outside the mutex */
     rl_pollset_t idle_ps;         /* the idle driver's: closed connections and its eventfd */
     /* the idle driver (see "between calls" below) */
     pthread_t idle_th;
@@ -164,23 +166,26 @@ static void give_bit(rl_engine_t *e, rl_waiter_t *w) {
 
 /* -------------------------------------------------------------- the loop */
 
-/* One turn of the leader's loop (e->mu held, released during the poll):
- * write, wait for the sockets or the next deadline, read, judge
+/* One turn of the leader's loop (e->mu held, released during the writes
+ * and the poll): write, wait for the sockets or the next deadline, read, judge
  * deadlines. The I/O comes first and deadlines after, so a reply (or a
  * finished connect) that arrived while no thread was polling is read
  * before anyone is declared late. */
 static void turn(rl_engine_t *e) {
     {
         uint64_t now = e->ns.cfg.clock();
-        rl_nodes_flush(&e->ns, now);
+        rl_wire_lend(&e->wire, &e->ns);
+        rl_nodes_flush(&e->ns, now); /* what was not lent: TLS, held for replication, a full socket */
         nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
         uint64_t next = rl_nodes_next_us(&e->ns);
         if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
         int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         unlock_and_wake(e);
+        rl_wire_write(&e->wire);
         int nready = np ? poll(e->ps.pfd, np, timeout) : (usleep(1000), 0); /* (no memory: look again soon) */
         pthread_mutex_lock(&e->mu);
         now = e->ns.cfg.clock();
+        rl_wire_return(&e->wire, &e->ns, now);
         if (nready > 0 && e->ps.pfd[np - 1].revents) {
             char drain[64];
             while (read(e->wake_rd, drain, sizeof drain) > 0) {
@@ -510,6 +515,7 @@ void rl_engine_free(rl_engine_t *e) {
     pthread_mutex_destroy(&e->mu);
     if (e->idle_fd >= 0) close(e->idle_fd);
     rl_pollset_free(&e->ps);
+    rl_wire_free(&e->wire);
     rl_pollset_free(&e->idle_ps);
     free(e);
 }

@@ -666,6 +666,10 @@ static size_t sendable(const rl_nodes_t *ns, const rl_conn_t *c) {
     return held(ns, c) ? c->out_mark : rl_buf_pending(&c->out);
 }
 
+void rl_nodes_conn_down(rl_nodes_t *ns, rl_conn_t *c, int rc, const char *why, uint64_t now) {
+    node_down(ns, c, rc, why, now);
+}
+
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
     for (size_t k = 0; k < ns->nall; k++) {
         rl_conn_t *c = ns->all[k];
@@ -673,7 +677,8 @@ void rl_nodes_flush(rl_nodes_t *ns, uint64_t now) {
             out_of_memory(ns, c, now);
             continue;
         }
-        if (c->state != RL_CONN_READY || !sendable(ns, c)) continue;
+        if (c->state != RL_CONN_READY || !sendable(ns, c) || c->fd_lent)
+            continue; /* (lent: written after what the leader writes) */
         int rc = rl_conn_flush_n(c, sendable(ns, c));
         if (rc) node_down(ns, c, rc, c->last_detail, now);
     }

@@ -52,6 +52,9 @@ void rl_nodes_map_load(rl_nodes_t *ns, size_t i, uint64_t now);
 /* Writes pending output of every ready node. */
 void rl_nodes_flush(rl_nodes_t *ns, uint64_t now);
 
+/* Marks c's node down (rc, why: its words), failing what it owed. */
+void rl_nodes_conn_down(rl_nodes_t *ns, rl_conn_t *c, int rc, const char *why, uint64_t now);
+
 /* The poll events (POLLIN, POLLOUT) connection k's socket waits for, 0
  * when it has none. */
 short rl_nodes_interest(const rl_nodes_t *ns, size_t k);

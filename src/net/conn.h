@@ -78,6 +78,9 @@ typedef struct rl_conn {
     void (*closing)(void *arg, struct rl_conn *c, int fd); /* told just before fd is closed
                                 * (a loop driver stops watching it), or NULL */
     void *closing_arg;
+    int fd_lent;          /* a blocking leader writes on fd without the engine mutex (blocking/wire.h) */
+    int fd_late;          /* closed meanwhile: fd + 1, which the leader closes once done (0: none) */
+    int wire_skip;        /* the next turn writes through the node set's flush (socket full or failed) */
     int io_fd;            /* a loop driver's: the fd it last announced (-1: none) */
     uint8_t io_rd, io_wr; /* ... and whether for reading, writing */
     struct redisReader *reader;
