@@ -181,7 +181,7 @@ static void turn(rl_engine_t *e) {
         if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
         int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         unlock_and_wake(e);
-        rl_wire_write(&e->wire);
+        if (rl_wire_write(&e->wire)) timeout = 0; /* a full socket: next turn watches it for POLLOUT */
         int nready = np ? poll(e->ps.pfd, np, timeout) : (usleep(1000), 0); /* (no memory: look again soon) */
         pthread_mutex_lock(&e->mu);
         now = e->ns.cfg.clock();

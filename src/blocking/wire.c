@@ -49,7 +49,8 @@ void rl_wire_lend(rl_wire_t *w, rl_nodes_t *ns) {
     }
 }
 
-void rl_wire_write(rl_wire_t *w) {
+int rl_wire_write(rl_wire_t *w) {
+    int stuck = 0;
     for (size_t i = 0; i < w->n; i++) {
         rl_wire_slot_t *s = &w->slot[i];
         while (rl_buf_pending(&s->b)) {
@@ -57,11 +58,12 @@ void rl_wire_write(rl_wire_t *w) {
             if (n > 0) {
                 s->b.off += (size_t)n;
             } else if (!(n < 0 && errno == EINTR)) {
-                s->stuck = 1;
+                s->stuck = stuck = 1;
                 break;
             }
         }
     }
+    return stuck;
 }
 
 /* Puts s's unwritten bytes back in front of c's output, which holds what
@@ -78,7 +80,7 @@ void rl_wire_return(rl_wire_t *w, rl_nodes_t *ns, uint64_t now) {
     for (size_t i = 0; i < w->n; i++) {
         rl_wire_slot_t *s = &w->slot[i];
         rl_conn_t *c = s->c;
-        c->fd_lent = 0;
+        if (c->gen == s->gen) c->fd_lent = 0;
         if (c->fd_late) { /* closed while lent: its descriptor is closed now */
             close(c->fd_late - 1);
             c->fd_late = 0;

@@ -35,8 +35,10 @@ typedef struct rl_wire {
  * connections come and go) or out of memory. Mutex held. */
 void rl_wire_lend(rl_wire_t *w, rl_nodes_t *ns);
 
-/* Writes the lent bytes, without the mutex. */
-void rl_wire_write(rl_wire_t *w);
+/* Writes the lent bytes, without the mutex. Returns 1 when a socket took
+ * less than all (full, or failed): the turn should not wait in its poll,
+ * which does not watch lent connections for POLLOUT. */
+int rl_wire_write(rl_wire_t *w);
 
 /* Gives the lent connections back (mutex held): unwritten bytes go back
  * in front of their connection's output, and a connection whose socket

@@ -200,9 +200,10 @@ void rl_conn_drop_socket(rl_conn_t *c) {
     rl_tls_close(c->ssl);
     c->ssl = NULL;
     c->tcp_up = 0;
-    if (c->fd >= 0 && c->fd_lent)
-        c->fd_late = c->fd + 1; /* still being written to: its borrower closes it */
-    else if (c->fd >= 0)
+    if (c->fd >= 0 && c->fd_lent) { /* still being written to: its borrower closes it */
+        c->fd_late = c->fd + 1;
+        c->fd_lent = 0; /* (a descriptor opened meanwhile is not lent) */
+    } else if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
     c->gen++;
