@@ -2,13 +2,13 @@
  * protocol core (core/nodeset.c), shared by every thread of one redlock_t
  * (see engine.h). Every function here runs with e->mu held, except the
  * poll() call itself and the writes lent before it (wire.h), which the
- * leader makes with the mutex released, and the wake-ups of sleeping followers, which are posted after it is
- * released (unlock_and_wake): a woken follower whose round is done leaves
- * without taking the mutex, so it never wakes only to block on it. */
+ * leader makes with the mutex released, and the wake-ups of sleeping
+ * followers, which are posted after it is released (unlock_and_wake): a
+ * woken follower whose round is done leaves without taking the mutex, so
+ * it never wakes only to block on it. */
 #define _GNU_SOURCE /* pipe2: the wake pipe is close-on-exec from the start */
 #include "engine.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
