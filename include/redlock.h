@@ -254,7 +254,8 @@ typedef struct redlock_options {
     uint32_t node_down_ms;       /**< a node silent this long with requests owed is marked down, default 1000 */
     uint32_t reconnect_min_ms;   /**< first reconnect backoff after a node fails, default 50 */
     uint32_t reconnect_max_ms;   /**< backoff cap (doubles up to this), default 1000 */
-    uint32_t max_inflight;       /**< requests owed by one node before it is marked down, default 4096 */
+    uint32_t max_inflight;       /**< requests owed by one node before it is marked down, default 4096 (a connection's
+                                      own set-up requests come on top) */
     redlock_log_fn log; /**< optional; called from the threads redlock_log_fn says, never with tokens or passwords */
     void *log_arg;      /**< passed to log as its first argument */
     int log_level;      /**< highest level passed to log, default REDLOCK_LOG_WARN */

@@ -196,7 +196,7 @@ static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_
 /* c's ring is full: r's vote (when there is one) and c fail, saying so. */
 static void ring_full(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, uint64_t now) {
     char why[96];
-    snprintf(why, sizeof why, "too many requests in flight (%u)", c->qmax);
+    snprintf(why, sizeof why, "too many requests in flight (max_inflight %u)", ns->cfg.max_inflight);
     if (r) vote(ns, r, i, REDLOCK_VOTE_ERROR, REDLOCK_ERR_IO, -1, why, now);
     node_down(ns, c, REDLOCK_ERR_IO, why, now);
 }
@@ -758,9 +758,21 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
  * a request ring of up to qcap slots; lookups of its name write a byte to
  * notify_fd when they end. Returns 0, or -1 when out of memory (uri is
  * then left to the caller). */
-static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t qcap, int notify_fd) {
+/* How many requests a connection's opening may queue ahead of any round's:
+ * AUTH and SELECT, a SCRIPT LOAD per script, the membership record's read,
+ * INFO, ROLE and TIME. */
+static uint32_t setup_reqs(void) {
+    uint32_t n = 8;
+    for (const rl_script_t *s = rl_scripts; s->name; s++) n++;
+    return n;
+}
+
+/* Sets nd up for uri. max_inflight bounds the requests a node owes for
+ * rounds: its ring holds the opening's own requests on top, so that even a
+ * limit of 1 leaves room for a round once the connection is set up. */
+static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t max_inflight, int notify_fd) {
     memset(nd, 0, sizeof *nd);
-    if (rl_conn_init(&nd->conn, uri, idx, qcap, notify_fd) < 0) return -1;
+    if (rl_conn_init(&nd->conn, uri, idx, max_inflight + setup_reqs(), notify_fd) < 0) return -1;
     rl_dial_init(&nd->conn);
     nd->role_replicas = -1;
     return 0;

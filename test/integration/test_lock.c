@@ -356,3 +356,22 @@ Test(lock, resource_names_are_binary_safe) {
     }
     redlock_free(rl);
 }
+
+/* max_inflight bounds what a node owes for rounds: the requests a
+ * connection's opening queues (a SCRIPT LOAD per script, the health
+ * checks) come on top, so even the smallest limit leaves a round room. */
+Test(lock, the_smallest_max_inflight_still_grants) {
+    redlock_options_t o;
+    rt_options(&o);
+    o.max_inflight = 1;
+    redlock_t *rl = rt_new(&C, 5, &o);
+    for (int k = 0; k < 3; k++) {
+        redlock_lock_t *lk = NULL;
+        redlock_report_t rep;
+        int rc = redlock_acquire_ex(rl, "t:inflight1", 10000, -1, &lk, &rep);
+        cr_assert_eq(rc, REDLOCK_OK, "acquire %d with max_inflight 1: %s", k, rep.message);
+        cr_assert_geq(rep.yes, 3);
+        cr_assert_eq(redlock_release(rl, lk), REDLOCK_OK, "release %d", k);
+    }
+    redlock_free(rl);
+}
