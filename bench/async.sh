@@ -34,6 +34,7 @@ export LC_ALL=C
 
 ASYNC=$BUILD/bench/bench_async
 LIB=$BUILD/bench/bench_redlock
+WAKE=$BUILD/bench/bench_wake
 BLOCK_MAX=${BLOCK_MAX:-512}
 bench_args async.sh "quick note" -- "$@"
 
@@ -143,6 +144,13 @@ LIMIT=$(cat "$TMP"/rb.* | tr '\r' '\n' | sed -n 's/.*: \([0-9.]*\) requests per 
   awk '{ s += $1; n++ } END { if (n == 5) printf "%.0f\n", s / 10 }')
 note "server limit: ${LIMIT:-n/a} cycles/s"
 cluster_down
+
+# What a thread wake-up costs here, with the servers stopped: a blocking call
+# pays at least one (bench/wake.c).
+if [[ -x $WAKE ]]; then
+  note "wake-up cost: a futex round trip between two threads"
+  go wake 60 "$WAKE"
+fi
 RUN_SECS=$((SECONDS - START))
 
 # ------------------------------------------------------------------ tables
@@ -336,6 +344,15 @@ REPORT=$TMP/report.md
   cat "$TARGET_MD"
   echo
   cat "$SPREAD_MD"
+  if [[ -n $(pick wake any_core_us) ]]; then
+    echo
+    echo "What a thread wake-up costs on this machine (bench/wake.c: two threads pass a turn back and forth on futex words,"
+    echo "a round trip being two wake-ups and two context switches; measured with the servers stopped):"
+    echo "$(dec "$(pick wake any_core_us)" 1) µs a round trip when the threads may run on any core (the woken thread's core is"
+    echo "usually idle and must be roused), $(dec "$(pick wake one_core_us)" 1) µs with both on one core. A blocking call sleeps while"
+    echo "its round is out and is woken once it is decided: at least one wake-up and one context switch a call, which the"
+    echo "loop thread does not pay."
+  fi
   if ((${#PROBLEMS[@]})); then
     echo
     echo "Runs that did not end cleanly (see the raw lines):"
