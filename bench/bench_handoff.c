@@ -53,6 +53,10 @@
  *          fallback interval.
  * --retry-count N: instead of the default retry_count (3): an idle waiter
  *          whose wait does not end after 3 polls.
+ * --retry-jitter MS: instead of the default retry_jitter_ms (half the
+ *          delay): 0 makes an idle waiter poll at exactly retry_delay_ms
+ *          plus its attempt's round trip, so a count of its polls has no
+ *          sampling noise from the random jitter.
  * --handles one: every thread shares one redlock_t (default); each: one
  *          redlock_t per thread, as separate processes would have.
  * --key NAME: the resource (default bench:handoff:PID, this process's own).
@@ -583,7 +587,7 @@ static int run_idle(void) {
     pool_start(&p, n, cfg.each, idle_main, 1);
     pthread_barrier_wait(&start_barrier);
     bench_sleep_ns((uint64_t)(cfg.settle * 1e9));
-    uint64_t rounds0 = rounds_of(&p, st);
+    uint64_t rounds0 = rounds_of(&p, st), tr0 = bench_now_ns(); /* the rounds' own span: not the INFO readings' */
     for (size_t i = 0; i < nn; i++) info_read(info[i], &before[i]);
     uint64_t t0 = bench_now_ns();
     bench_sleep_ns((uint64_t)(secs * 1e9));
@@ -600,7 +604,8 @@ static int run_idle(void) {
         rate_sum += rate[i];
         if (rate[i] > rate_max) rate_max = rate[i];
     }
-    double rounds_per_s = (double)(rounds_of(&p, st) - rounds0) / window;
+    uint64_t rounds1 = rounds_of(&p, st), tr1 = bench_now_ns();
+    double rounds_per_s = (double)(rounds1 - rounds0) / ((double)(tr1 - tr0) / 1e9);
     uint64_t waits = 0, wakeups = 0;
     for (unsigned h = 0; h < p.n_handles; h++) {
         redlock_stats(p.handles[h], st);
@@ -623,6 +628,10 @@ static int run_idle(void) {
     bench_kv_f("window_s", window);
     bench_kv_u64("retry_delay_ms", defaults.retry_delay_ms);
     bench_kv_u64("retry_count", defaults.retry_count);
+    if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
+        bench_kv_str("retry_jitter_ms", "auto");
+    else
+        bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
     for (size_t i = 0; i < nn; i++) {
         char k[48];
         snprintf(k, sizeof k, "cmds_per_s_node%zu", i);
@@ -679,7 +688,7 @@ static int run_idle(void) {
 static const char USAGE[] =
     "-u URI,URI,... -w contend|idle [-d SECONDS] [-t THREADS] [--handles one|each]\n"
     "          [--hold-ms MS] [--work-ms MS] [--ttl MS] [--wait-ms MS] [--settle SECONDS]\n"
-    "          [--retry-count N]\n"
+    "          [--retry-count N] [--retry-jitter MS]\n"
     "          [--samples FILE] [--impl NAME] [--key NAME] [--shared-counter FILE] [--timeline FILE]\n";
 
 static void print_version(void) {
@@ -690,7 +699,7 @@ static void print_version(void) {
  * negative, except --wait-ms -1). */
 int main(int argc, char **argv) {
     const char *uri_arg = NULL, *handles = "one", *key_arg = NULL, *wait_arg = NULL;
-    double retry_count = -1;
+    double retry_count = -1, retry_jitter = -1;
     const bench_opt_t opts[] = {
         {"-u", .str = &uri_arg},
         {"-w", .str = &cfg.workload},
@@ -708,6 +717,7 @@ int main(int argc, char **argv) {
         {"--settle", .num = &cfg.settle},
         {"--wait-ms", .str = &wait_arg},
         {"--retry-count", .num = &retry_count},
+        {"--retry-jitter", .num = &retry_jitter},
     };
     if (bench_parse_opts(argc, argv, opts, sizeof opts / sizeof opts[0], print_version) != 0)
         bench_usage(argv[0], USAGE, 1);
@@ -728,6 +738,7 @@ int main(int argc, char **argv) {
 
     bench_options_init(&defaults, cfg.uris, cfg.n_nodes, 0);
     if (retry_count >= 0) defaults.retry_count = retry_count > 4e9 ? 4000000000u : (uint32_t)retry_count;
+    if (retry_jitter >= 0) defaults.retry_jitter_ms = retry_jitter > 4e9 ? 4000000000u : (uint32_t)retry_jitter;
 
     int rc = 2;
     if (!strcmp(cfg.workload, "contend"))
