@@ -754,10 +754,6 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 
 /* --------------------------------------------------------------- set-up */
 
-/* Sets up nd for node idx at uri (taking ownership of its strings) with
- * a request ring of up to qcap slots; lookups of its name write a byte to
- * notify_fd when they end. Returns 0, or -1 when out of memory (uri is
- * then left to the caller). */
 /* How many requests a connection's opening may queue ahead of any round's:
  * AUTH and SELECT, a SCRIPT LOAD per script, the membership record's read,
  * INFO, ROLE and TIME. */
@@ -767,9 +763,11 @@ static uint32_t setup_reqs(void) {
     return n;
 }
 
-/* Sets nd up for uri. max_inflight bounds the requests a node owes for
- * rounds: its ring holds the opening's own requests on top, so that even a
- * limit of 1 leaves room for a round once the connection is set up. */
+/* Sets up nd for node idx at uri (taking ownership of its strings); lookups
+ * of its name write a byte to notify_fd when they end. Its request ring
+ * holds max_inflight requests for rounds plus the opening's own, so even a
+ * limit of 1 leaves a round room. Returns 0, or -1 when out of memory (uri
+ * is then left to the caller). */
 static int node_init(rl_node_t *nd, rl_uri_t *uri, int idx, uint32_t max_inflight, int notify_fd) {
     memset(nd, 0, sizeof *nd);
     if (rl_conn_init(&nd->conn, uri, idx, max_inflight + setup_reqs(), notify_fd) < 0) return -1;
