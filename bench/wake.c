@@ -18,8 +18,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 

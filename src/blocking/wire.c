@@ -80,7 +80,7 @@ void rl_wire_return(rl_wire_t *w, rl_nodes_t *ns, uint64_t now) {
     for (size_t i = 0; i < w->n; i++) {
         rl_wire_slot_t *s = &w->slot[i];
         rl_conn_t *c = s->c;
-        if (c->gen == s->gen) c->fd_lent = 0;
+        c->fd_lent = 0;   /* (already 0 when it was closed meanwhile: rl_conn_drop_socket) */
         if (c->fd_late) { /* closed while lent: its descriptor is closed now */
             close(c->fd_late - 1);
             c->fd_late = 0;

@@ -755,8 +755,8 @@ void rl_nodes_start(rl_nodes_t *ns, rl_round_t *r, uint64_t now) {
 /* --------------------------------------------------------------- set-up */
 
 /* How many requests a connection's opening may queue ahead of any round's:
- * AUTH and SELECT, a SCRIPT LOAD per script, the membership record's read,
- * INFO, ROLE and TIME. */
+ * a SCRIPT LOAD per script, and 8 for the rest (AUTH, SELECT, the
+ * membership record's read, INFO, ROLE and TIME, with room to spare). */
 static uint32_t setup_reqs(void) {
     uint32_t n = 8;
     for (const rl_script_t *s = rl_scripts; s->name; s++) n++;
