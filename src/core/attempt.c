@@ -375,13 +375,17 @@ static int poll_allowed(redlock_t *rl, uint64_t now, uint64_t *later) {
 }
 
 /* Waiting to attempt again: a heard release lets it attempt from its
- * woke_at_us (not a retry); else the retry delay must pass, and a poll
- * its turn within the handle's budget. */
+ * woke_at_us (not a retry; before the wait deadline, not the last one
+ * either); else the retry delay must pass, and a poll its turn within the
+ * handle's budget. */
 static int retry(rl_acquire_op_t *a, uint64_t now) {
     rl_op_t *op = &a->op;
     uint64_t at = 0, later = 0;
     int heard = rl_waitq_woken(a, 0, &at);
-    if (heard && now >= at) return send_attempt(a);
+    if (heard && now >= at) {
+        if (now < wait_end(a)) a->last = 0; /* the attempt at the deadline is still to come */
+        return send_attempt(a);
+    }
     if (now < op->wake_us) {
         if (heard && at < op->wake_us) op->wake_us = at;
         return RL_STEP_WAIT; /* (woken early for another's sake) */

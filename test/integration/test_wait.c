@@ -131,6 +131,65 @@ Test(wait, a_release_wakes_a_waiter_of_another_client_long_before_its_poll) {
     redlock_free(h);
 }
 
+/* A waiter whose wait ends before its next poll would come (wait_ms
+ * shorter than the retry delay) still waits its whole bound: the attempt
+ * its subscription prompts early is not its last. */
+typedef struct short_waiter {
+    redlock_t *rl;
+    const char *resource;
+    int64_t wait_ms;
+    int rc;
+    unsigned attempts;
+    uint64_t took_ms;
+    char message[256];
+} short_waiter_t;
+
+static void *short_wait_thread(void *arg) {
+    short_waiter_t *w = arg;
+    redlock_lock_t *l = NULL;
+    redlock_report_t rep;
+    uint64_t t = rt_now_us();
+    w->rc = redlock_acquire_ex(w->rl, w->resource, 5000, w->wait_ms, &l, &rep);
+    w->took_ms = (rt_now_us() - t) / 1000;
+    w->attempts = rep.attempts;
+    snprintf(w->message, sizeof w->message, "%s", rep.message);
+    if (w->rc == REDLOCK_OK) w->rc = redlock_release(w->rl, l);
+    return NULL;
+}
+
+Test(wait, a_wait_shorter_than_the_retry_delay_lasts_its_whole_bound) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    redlock_t *w = rt_new(&C, 5, &o);
+    hold_raw("w:short", "holder", 60000); /* nobody releases it */
+    short_waiter_t sw = {w, "w:short", 600, 0, 0, 0, ""};
+    short_wait_thread(&sw);
+    cr_assert_eq(sw.rc, REDLOCK_ERR_TAKEN, "%s", redlock_strerror(sw.rc));
+    cr_assert(sw.took_ms >= 550 && sw.took_ms < 2000, "gave up after %llu ms of a 600 ms wait: %s",
+              (unsigned long long)sw.took_ms, sw.message);
+    /* refused, once more when the subscription was confirmed, and the last at the bound */
+    cr_assert(sw.attempts >= 3, "%u attempts: %s", sw.attempts, sw.message);
+    redlock_free(w);
+}
+
+Test(wait, a_wait_shorter_than_the_retry_delay_is_granted_by_a_release_within_it) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
+    redlock_lock_t *l = NULL;
+    cr_assert_eq(redlock_acquire(h, "w:short:released", 30000, &l), REDLOCK_OK);
+    short_waiter_t sw = {w, "w:short:released", 1500, 1, 0, 0, ""};
+    pthread_t t;
+    pthread_create(&t, NULL, short_wait_thread, &sw);
+    rt_sleep_ms(400); /* refused, subscribed; its next poll would come after its bound */
+    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
+    pthread_join(t, NULL);
+    cr_assert_eq(sw.rc, REDLOCK_OK, "%s after %llu ms: %s", redlock_strerror(sw.rc), (unsigned long long)sw.took_ms,
+                 sw.message);
+    redlock_free(w);
+    redlock_free(h);
+}
+
 Test(wait, a_release_by_the_same_handle_wakes_its_local_waiter) {
     redlock_options_t o;
     slow_poll_options(&o, 2000);
