@@ -940,6 +940,23 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
  * a NULL handle.
  */
 int redlock_async_cancel(redlock_async_t *a, void *arg);
+/** @brief The function redlock_async_batch() runs; arg is the batch's. */
+typedef void (*redlock_batch_fn)(redlock_async_t *a, void *arg);
+/**
+ * @brief Runs fn(a, arg) at once and sends the calls it starts together.
+ *
+ * A call started outside the handle's callbacks is written at once: one
+ * write per node for each call. The calls fn starts are written when fn
+ * returns, one write per node for all of them, as for calls started from
+ * a callback. It serves a loop thread that starts many calls at a time,
+ * e.g. the calls other threads queued for it. The calls' callbacks run
+ * later, from the loop, as for any call. fn may call any redlock_async_*
+ * function, also redlock_async_free(). Called from a callback, fn's calls
+ * leave with that callback's dispatch. From the loop's thread only.
+ * @return ::REDLOCK_OK once fn has run, or ::REDLOCK_ERR_INVALID for a NULL
+ * handle or fn (fn is not run).
+ */
+int redlock_async_batch(redlock_async_t *a, redlock_batch_fn fn, void *arg);
 /**
  * @brief Auto-extension on loop timers, with the blocking watchdog's
  * options and rules (see redlock_autoextend()); redlock_async_autoextend_ex()

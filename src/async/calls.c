@@ -199,6 +199,21 @@ int redlock_async_cancel(redlock_async_t *a, void *arg) {
     return n;
 }
 
+/* Runs fn with the handle's depth held, so the calls fn starts queue
+ * their commands and leave together when it returns (as from a callback);
+ * a handle fn freed is torn down on the way out. */
+int redlock_async_batch(redlock_async_t *a, redlock_batch_fn fn, void *arg) {
+    if (!usable(a) || !fn) return REDLOCK_ERR_INVALID;
+    a->depth++;
+    fn(a, arg);
+    if (--a->depth > 0) return REDLOCK_OK; /* inside a callback: its dispatch sends them */
+    if (a->dead)
+        rl_async_teardown(a);
+    else
+        rl_async_sync(a, 0);
+    return REDLOCK_OK;
+}
+
 int redlock_async_stats(redlock_async_t *a, redlock_stats_t *out) {
     if (!a || !out) return REDLOCK_ERR_INVALID;
     rl_stats_read(a->ctx.stats, a->ctx.opt.n_nodes, out);

@@ -4,6 +4,7 @@
  * free from inside a callback; bad input refused with no callback;
  * extend, fencing and auto-extension through the handle. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,4 +368,88 @@ Test(async, many_waiters_poll_within_the_handles_budget) {
     cr_assert_geq(s.rounds.count, 2 * W, "every waiter attempts at least twice (first and last)");
     finish();
     for (int n = 0; n < 5; n++) tc_redis_cmd(&C, n, "FLUSHALL");
+}
+
+/* What the batch tests saw: the batch's own acquires, and the keys'
+ * presence on the nodes while the batch's function ran. */
+static struct {
+    redlock_lock_t *lock[3];
+    int rc[3], cbs;
+    int seen_inside; /* nodes holding a batch key while fn ran */
+    int free_in_fn;
+} B;
+
+static const char *const batch_keys[3] = {"async:batch:0", "async:batch:1", "async:batch:2"};
+
+static void on_batch_acquire(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    (void)rep;
+    int i = (int)(intptr_t)arg;
+    B.lock[i] = lock;
+    B.rc[i] = rc;
+    B.cbs++;
+}
+
+/* The batch: starts the three acquires, then watches the nodes for 300 ms
+ * (the calls, written at once, would be on them by then: see the control
+ * in the test) and counts every node that holds one of the keys. */
+static void batch_fn(redlock_async_t *a, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(redlock_async_acquire(a, batch_keys[i], 10000, 0, on_batch_acquire, (void *)(intptr_t)i),
+                     REDLOCK_OK);
+    for (int t = 0; t < 30; t++, rt_sleep_ms(10))
+        for (int i = 0; i < 3; i++) B.seen_inside += tc_count_value(&C, batch_keys[i], NULL);
+    cr_assert_eq(B.cbs, 0, "no callback from inside the batch");
+    if (B.free_in_fn) redlock_async_free(a);
+}
+
+Test(async, a_batch_sends_its_calls_when_it_returns) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 1000; /* the calls' rounds start in the batch, which waits before they leave */
+    new_handle(NULL, (size_t)C.n, &o);
+    memset(&B, 0, sizeof B);
+    /* A first cycle opens the connections. */
+    cr_assert_eq(acquire("async:batch:open", 10000, 0), REDLOCK_OK);
+    run_until(1);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
+    run_until(2);
+    /* The control: a call started outside any callback is on the nodes
+     * without the loop running. */
+    cr_assert_eq(acquire("async:batch:control", 10000, 0), REDLOCK_OK);
+    cr_assert_eq(count_soon("async:batch:control", NULL, C.n), C.n, "a lone call is written at once");
+    run_until(3);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
+    run_until(4);
+
+    cr_assert_eq(redlock_async_batch(S.a, batch_fn, NULL), REDLOCK_OK);
+    cr_assert_eq(B.seen_inside, 0, "a batch's call left before the batch returned");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(count_soon(batch_keys[i], NULL, C.n), C.n, "%s is written when the batch returns", batch_keys[i]);
+    while (B.cbs < 3) cr_assert_eq(uv_run(&L, UV_RUN_ONCE) >= 0, 1);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(B.rc[i], REDLOCK_OK, "%s: %s", batch_keys[i], redlock_strerror(B.rc[i]));
+        cr_assert_eq(count_soon(batch_keys[i], redlock_lock_token(B.lock[i]), C.n), C.n);
+        cr_assert_eq(redlock_async_release(S.a, B.lock[i], NULL, NULL), REDLOCK_OK);
+    }
+    for (int i = 0; i < 3; i++) cr_assert_eq(count_soon(batch_keys[i], NULL, 0), 0, "%s released", batch_keys[i]);
+    cr_assert_eq(redlock_async_batch(NULL, batch_fn, NULL), REDLOCK_ERR_INVALID);
+    cr_assert_eq(redlock_async_batch(S.a, NULL, NULL), REDLOCK_ERR_INVALID);
+    finish();
+}
+
+Test(async, a_batch_may_free_its_handle) {
+    uv_loop_init(&L);
+    new_handle(NULL, (size_t)C.n, NULL);
+    memset(&B, 0, sizeof B);
+    B.free_in_fn = 1;
+    cr_assert_eq(redlock_async_batch(S.a, batch_fn, NULL), REDLOCK_OK);
+    cr_assert_eq(B.cbs, 3, "each of the batch's calls ran its callback once, from the free");
+    for (int i = 0; i < 3; i++) cr_assert_eq(B.rc[i], REDLOCK_ERR_CANCELLED);
+    for (int i = 0; i < 3; i++) cr_assert_eq(count_soon(batch_keys[i], NULL, 0), 0, "%s never set", batch_keys[i]);
+    cr_assert_eq(uv_run(&L, UV_RUN_DEFAULT), 0, "something left on the loop");
+    cr_assert_eq(uv_loop_close(&L), 0);
 }
