@@ -8,12 +8,16 @@
 #              callers in one node process ("n/a" if npm cannot install it)
 #   blocking   bench/bench_redlock.c -w concurrent -t K: the blocking API on
 #              K threads, each its own acquire + release loop
+#   front      bench/bench_front.c -k K: K threads whose blocking calls are
+#              handed to one loop thread running the async API, each asleep
+#              until its callback wakes it (the floor of a thread per call)
 #   pending    bench_async -w pending: heap bytes per pending acquire
 #              (10000 waiting on a resource held elsewhere)
 #
-# Headline: async with 256 in flight, node-redlock with 256 callers and the
-# blocking API on 32 threads, and async with 32 in flight (the blocking
-# API's yardstick), interleaved, repeated (median). Sweep: the
+# Headline: async with 256 in flight, node-redlock with 256 callers, the
+# blocking API on 32 threads, the front on 32 threads (the blocking API's
+# yardstick) and async with 32 in flight, interleaved, repeated (median).
+# Sweep: the
 # same three with K = 1, 2, 4, ..., 512 in flight (blocking: K threads, up
 # to BLOCK_MAX, default 512). One cluster of 5 local masters
 # (deploy/cluster.sh) for everything, always stopped at the end.
@@ -35,6 +39,7 @@ export LC_ALL=C
 ASYNC=$BUILD/bench/bench_async
 LIB=$BUILD/bench/bench_redlock
 WAKE=$BUILD/bench/bench_wake
+FRONT=$BUILD/bench/bench_front
 BLOCK_MAX=${BLOCK_MAX:-512}
 bench_args async.sh "quick note" -- "$@"
 
@@ -52,7 +57,7 @@ else
 fi
 
 NOTE_WIDTH=4
-[[ -x $ASYNC && -x $LIB ]] || fail "benchmarks not built in $BUILD (run: make bench-async)"
+[[ -x $ASYNC && -x $LIB && -x $FRONT ]] || fail "benchmarks not built in $BUILD (run: make bench-async)"
 command -v redis-server >/dev/null || fail "redis-server is not installed"
 
 bench_scratch async
@@ -103,6 +108,7 @@ note "cluster of 5 up: $U5"
 async_run() { go "$1" 120 "$ASYNC" -u "$U5" -w inflight -k "$2" -d "$3" --ttl "$TTL"; }
 node_run() { if ((NODE_OK)); then go "$1" 180 node "$NODE_DIR/bench.js" -u "$U5" -w concurrent -t "$2" -d "$3" --ttl "$TTL" --warmup "$NODE_WARMUP"; fi; }
 block_run() { go "$1" 120 "$LIB" -u "$U5" -w concurrent -t "$2" -d "$3" --ttl "$TTL"; }
+front_run() { go "$1" 120 "$FRONT" -u "$U5" -k "$2" -d "$3" --ttl "$TTL"; }
 
 # ------------------------------------------------------------ measurements
 
@@ -111,6 +117,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   async_run head.async "$HEAD_K" "$D_HEAD"
   node_run head.node "$HEAD_K" "$D_HEAD"
   block_run head.block "$HEAD_T" "$D_HEAD"
+  front_run head.front "$HEAD_T" "$D_HEAD"
   async_run head.async_t "$HEAD_T" "$D_HEAD"
 done
 
@@ -224,11 +231,11 @@ r=$(ratio "$a_cps" "$b_cps" 4)
 target blocking "$r" "${r:+$(dec "$r" 2)× ($(dec "$a_cps" 0) vs $(dec "$b_cps" 0) cycles/s)}" \
   "one loop thread, $HEAD_K in flight, against the blocking API" "$(cps "$a_cps")" "" \
   "$(cps "$b_cps" | sed "s/^/blocking, $HEAD_T threads: /")"
-at_cps=$(pick head.async_t cps)
-r=$(ratio "$b_cps" "$at_cps" 4)
-target blocking_t "$r" "${r:+$(dec "$r" 2)× ($(dec "$b_cps" 0) vs $(dec "$at_cps" 0) cycles/s)}" \
-  "the blocking API on $HEAD_T threads, against one loop thread with $HEAD_T in flight" "$(cps "$b_cps")" "" \
-  "$(cps "$at_cps" | sed "s/^/async, $HEAD_T in flight: /")"
+at_cps=$(pick head.async_t cps) f_cps=$(pick head.front cps)
+r=$(ratio "$b_cps" "$f_cps" 4)
+target blocking_front "$r" "${r:+$(dec "$r" 2)× ($(dec "$b_cps" 0) vs $(dec "$f_cps" 0) cycles/s)}" \
+  "the blocking API on $HEAD_T threads, against $HEAD_T threads handed to one loop thread" "$(cps "$b_cps")" "" \
+  "$(cps "$f_cps" | sed "s/^/front, $HEAD_T threads: /")"
 target pending "$pend" "${pend:+$(dec "$pend" 1) B (largest of $PENDING_REPS runs; $PENDING pending)}" \
   "heap per pending acquire beyond the name ($PENDING pending)" "${pend:+$(dec "$pend" 0) B}"
 target allocs "$al" "${al:+$(dec "$al" 4) (largest of $REPS runs; made by the static link: $(dec "$(pick head.async own_allocs_per_cycle max)" 4))}" \
@@ -238,7 +245,7 @@ targets_table "target (issue 13)" >"$TARGET_MD"
 {
   echo "| cycles/s over the headline's $REPS runs | min | median | max |"
   echo "|---|---:|---:|---:|"
-  for t in head.async head.node head.block head.async_t; do
+  for t in head.async head.node head.block head.front head.async_t; do
     [[ -n $(pick "$t" cps) ]] || continue
     printf '| %s | %s | %s | %s |\n' "${t#head.}" "$(dec "$(pick "$t" cps min)" 0)" "$(dec "$(pick "$t" cps)" 0)" "$(dec "$(pick "$t" cps max)" 0)"
   done
@@ -309,6 +316,8 @@ REPORT=$TMP/report.md
   echo "  async = bench/bench_async.c -w inflight: K slots on one loop thread, each starting its next acquire from its release's callback;"
   echo "  cycles finished within the window are counted, after a warm-up of max(2000, 8K) cycles. Latency is from the acquire call to the release callback."
   echo "  blocking = bench/bench_redlock.c -w concurrent (one redlock_t, T threads, each an acquire + release loop); node-redlock = bench/node/bench.js -w concurrent."
+  echo "  front = bench/bench_front.c: T threads, each an acquire + release loop of blocking calls handed to one loop thread that starts"
+  echo "  them with redlock_async_batch (one write per node for all queued), each thread asleep on a futex word until its callback ran."
   echo
   if [[ -n $NOTE ]]; then
     echo "$NOTE"
@@ -344,6 +353,13 @@ REPORT=$TMP/report.md
   cat "$TARGET_MD"
   echo
   cat "$SPREAD_MD"
+  if [[ -n $at_cps ]]; then
+    echo
+    echo "A thread per call against one loop thread, $HEAD_T cycles in flight either way: the blocking API makes"
+    echo "$(ratio_x "$b_cps" "$at_cps") and the front $(ratio_x "$f_cps" "$at_cps") of async's $(dec "$at_cps" 0) cycles/s (medians). The front runs the async API"
+    echo "itself, so what it loses is the threads' own cost: a sleep and a wake-up a call, and calls that reach the loop one"
+    echo "thread at a time (doc/performance.md, \"The blocking handle under many threads\")."
+  fi
   if [[ -n $(pick wake any_core_us) ]]; then
     echo
     echo "What a thread wake-up costs on this machine (bench/wake.c: two threads pass a turn back and forth on futex words,"
