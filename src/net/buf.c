@@ -5,6 +5,7 @@
 #include <string.h>
 
 int rl_buf_append(rl_buf_t *b, const void *p, size_t n) {
+    if (!n) return 0; /* (p may then be the NULL data of an empty buffer) */
     if (b->off && b->off == b->len) b->off = b->len = 0;
     if (b->len + n > b->cap) {
         if (b->off) { /* slide the unconsumed tail to the front first */
