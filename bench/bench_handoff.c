@@ -391,6 +391,17 @@ static void write_timeline(const pool_t *p) {
     }
 }
 
+/* Acquire attempts of the pool's handles that split the vote (some yes,
+ * some no, no quorum): two contenders colliding, each then backing off. */
+static uint64_t splits_of(const pool_t *p) {
+    redlock_stats_t *st = malloc(sizeof *st);
+    uint64_t n = 0;
+    for (unsigned h = 0; st && h < p->n_handles; h++)
+        if (redlock_stats(p->handles[h], st) == REDLOCK_OK) n += st->splits;
+    free(st);
+    return n;
+}
+
 static int run_contend(void) {
     unsigned n = cfg.threads > 0 ? (unsigned)cfg.threads : 8;
     double secs = cfg.secs >= 0 ? cfg.secs : 6;
@@ -454,6 +465,7 @@ static int run_contend(void) {
     bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
     bench_kv_u64("retry_count", defaults.retry_count);
     bench_kv_u64("taken_recalls", taken);
+    bench_kv_u64("splits", splits_of(&p));
     bench_kv_u64("violations", atomic_load(&violations));
     bench_kv_u64("errors", errors);
     bench_kv_u64("release_errors", rel_errors);
