@@ -178,14 +178,22 @@ static int keep_cmd(rl_conn_t *c, rl_req_t *q, const rl_send_t *s) {
     return rc;
 }
 
+static void node_readable(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
+
 /* A suspect c that a round must ask (s->ask_suspect: the others cannot
  * make its quorum) and may: its probe is due now, so a closed c opens
- * afresh with a PING ahead of the request. Returns 1 when the request is
- * to be placed and waited for like any other; 0 when c is skipped still
- * (a close for a timeout is pending on it: what it owes is not added to). */
+ * afresh with a PING ahead of the request. A c whose close for a timeout
+ * is pending is read first: the driver may not have read yet what it
+ * answered since it resumed, and an answer ends the suspicion and the
+ * close. Returns 1 when the request is to be placed and waited for like
+ * any other (c not suspect any more included); 0 when c is skipped still
+ * (the close still pending: what it owes is not added to). */
 static int ask_suspect(rl_nodes_t *ns, rl_conn_t *c, const rl_send_t *s, uint64_t now) {
     rl_node_t *nd = rl_node_of(c);
-    if (!s->ask_suspect || nd->close_at_us) return 0;
+    if (!s->ask_suspect) return 0;
+    if (nd->close_at_us && c->state == RL_CONN_READY) node_readable(ns, c, now);
+    if (!nd->suspect) return 1;
+    if (nd->close_at_us) return 0;
     if (c->state == RL_CONN_DOWN) {
         nd->probe_at_us = c->retry_at_us = now;
         rl_nodes_probe_due(ns, c, now); /* (one that refuses is no longer suspect: it is down the plain way) */
