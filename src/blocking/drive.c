@@ -13,7 +13,7 @@
  * Waking: a waiting thread also polls an eventfd of its own, which
  * rl_poke_waiter writes when its op becomes a queue's head or a release of a
  * waited-for resource is heard (doc/design.md, "Waiting"). */
-#include <limits.h>
+#define _GNU_SOURCE /* ppoll: waits to the microsecond */
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -137,11 +137,12 @@ static int wait_until(redlock_t *rl, struct rl_sleeper *s, uint64_t at_us, unsig
         if (atomic_load(&b->poke_gen) != poked) break;
         uint64_t now = rl->clock();
         if (now >= at_us) break;
-        uint64_t left_ms = (at_us - now + 999u) / 1000u;
-        if (stale || s->fd < 0) left_ms = left_ms > 5 ? 5 : left_ms; /* poll in slices meanwhile */
+        uint64_t left_us = at_us - now; /* to the microsecond: a split's backoff is a fraction of an RTT */
+        if ((stale || s->fd < 0) && left_us > 5000) left_us = 5000; /* poll in slices meanwhile */
+        struct timespec ts = {.tv_sec = (time_t)(left_us / 1000000u), .tv_nsec = (long)(left_us % 1000000u) * 1000};
         struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN, .revents = 0},
                               {.fd = stale ? -1 : b->cancel_rd, .events = POLLIN, .revents = 0}};
-        if (poll(p, 2, left_ms > INT_MAX ? INT_MAX : (int)left_ms) <= 0) continue;
+        if (ppoll(p, 2, &ts, NULL) <= 0) continue;
         uint64_t v;
         if (p[0].revents) { /* a poke: poke_gen moved, seen at the top */
             ssize_t n = read(s->fd, &v, sizeof v);
