@@ -533,7 +533,7 @@ done
 lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
 fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
 dev=$(awk -v a="$lr" -v b="$fr" 'BEGIN { if (a == "" || b == "" || b == 0) exit; printf "%+.0f", (a / b - 1) * 100 }')
-target scaling "$dev" "${dev:+$dev % against the floor's growth (libredlock ${lr}×, floor ${fr}×, N=$last ÷ N=$first)}" \
+target scaling "$dev" "${dev:+$dev % against the floor growth (libredlock ${lr}×, floor ${fr}×, N=$last ÷ N=$first)}" \
   "scaling, acquire p50 with N=$last ÷ with N=$first" "${dev:+$lr× ($dev % against the floor ratio)}" "" "${fr:+floor: $fr×}"
 al=$(val lib.serial allocs_per_cycle)
 target allocs "$al" "${al:+$(dec "$al" 2) ($(dec "$(val lib.serial own_allocs_per_cycle)" 2) by libredlock itself, the rest in hiredis/libc; after 200 warm-up cycles)}" \
