@@ -327,6 +327,15 @@ static void *contend_main(void *arg) {
     return NULL;
 }
 
+/* Adds retry_jitter_ms to the RESULT line: "auto" for the default (half
+ * the delay, at most 100 ms), else the number of ms. */
+static void kv_jitter(void) {
+    if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
+        bench_kv_str("retry_jitter_ms", "auto");
+    else
+        bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
+}
+
 /* Prints p50/p90/p99/max of s (sorted by the first call) as PREFIX_*_us;
  * q[] gets them too. */
 static void kv_handoff(bench_samples_t *s, double q[4]) {
@@ -462,7 +471,7 @@ static int run_contend(void) {
     printf(" grants_per_thread=");
     for (unsigned i = 0; i < n; i++) printf("%s%llu", i ? "/" : "", (unsigned long long)p.ws[i].grants);
     bench_kv_u64("retry_delay_ms", defaults.retry_delay_ms);
-    bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
+    kv_jitter();
     bench_kv_u64("retry_count", defaults.retry_count);
     bench_kv_u64("taken_recalls", taken);
     bench_kv_u64("splits", splits_of(&p));
@@ -471,10 +480,15 @@ static int run_contend(void) {
     bench_kv_u64("release_errors", rel_errors);
     bench_line_end();
 
-    printf("%s: %u threads on one resource, %u redlock_t, %zu nodes, default options (retry_delay %u ms +- %u, "
+    char jitter[16];
+    if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
+        snprintf(jitter, sizeof jitter, "auto");
+    else
+        snprintf(jitter, sizeof jitter, "%u", defaults.retry_jitter_ms);
+    printf("%s: %u threads on one resource, %u redlock_t, %zu nodes, default options (retry_delay %u ms +- %s, "
            "retry_count %u), hold %.0f ms, work %.0f ms, %.1f s\n",
-           cfg.impl, n, p.n_handles, defaults.n_nodes, defaults.retry_delay_ms, defaults.retry_jitter_ms,
-           defaults.retry_count, cfg.hold_ms, cfg.work_ms, run_s);
+           cfg.impl, n, p.n_handles, defaults.n_nodes, defaults.retry_delay_ms, jitter, defaults.retry_count,
+           cfg.hold_ms, cfg.work_ms, run_s);
     printf("  %8s %10s %10s %10s %10s %7s %7s %7s %15s\n", "handoffs", "p50 us", "p90 us", "p99 us", "max us", "busy %",
            "held %", "grants", "min thread/mean");
     printf("  %8zu %10.1f %10.1f %10.1f %10.1f %7.1f %7.1f %7llu %15.2f\n", all.n, q[0], q[1], q[2], q[3], busy, held,
@@ -640,10 +654,7 @@ static int run_idle(void) {
     bench_kv_f("window_s", window);
     bench_kv_u64("retry_delay_ms", defaults.retry_delay_ms);
     bench_kv_u64("retry_count", defaults.retry_count);
-    if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
-        bench_kv_str("retry_jitter_ms", "auto");
-    else
-        bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
+    kv_jitter();
     for (size_t i = 0; i < nn; i++) {
         char k[48];
         snprintf(k, sizeof k, "cmds_per_s_node%zu", i);

@@ -20,6 +20,12 @@
  *               handoff time, from the moment the holder calls
  *               redlock_release to the moment the next holder's acquire
  *               returns. Also checks that no two threads ever held it at once.
+ *   stats       what redlock_stats' counters cost: two handles, counters on
+ *               and off, one caller alternating blocks of 100 cycles between
+ *               them for SECONDS, the process's CPU time of each block added
+ *               to its handle's sum (blocks a few ms apart see the same
+ *               machine, which separate runs a second apart do not):
+ *               CPU µs per cycle of each and the difference in %.
  *   memory      THREADS threads run CYCLES cycles in total, after a warm-up of
  *               max(5000, 1 %) cycles in the same threads; VmRSS after the
  *               warm-up, at 25/50/75 % and at the end (and the largest seen).
@@ -110,6 +116,72 @@ static void warm_up(uint64_t n) {
         snprintf(key, sizeof key, "bench:lib:%u:warm:%llu", pid, (unsigned long long)i);
         cycle(key, NULL);
     }
+}
+
+/* ------------------------------------------------------------------- stats */
+
+/* Runs n cycles on distinct keys through h (the run's handle meanwhile),
+ * numbered from *seq, adding their heap calls to *al. Returns the process
+ * CPU µs they took; *errors counts the acquires refused. */
+static uint64_t stats_block(redlock_t *h, uint64_t n, uint64_t *seq, uint64_t *errors, bench_allocs_t *al) {
+    char key[96];
+    rl = h;
+    bench_allocs_start();
+    uint64_t cpu0 = bench_cpu_us();
+    for (uint64_t i = 0; i < n; i++, (*seq)++) {
+        snprintf(key, sizeof key, "bench:lib:%u:%llu", pid, (unsigned long long)*seq);
+        if (cycle(key, NULL) != REDLOCK_OK) (*errors)++;
+    }
+    uint64_t cpu = bench_cpu_us() - cpu0;
+    bench_allocs_t b = bench_allocs_stop();
+    al->allocs += b.allocs;
+    al->own_allocs += b.own_allocs;
+    return cpu;
+}
+
+static int run_stats(void) {
+    enum { BLOCK = 100 };
+    redlock_t *h[2]; /* [0] counters off, [1] on */
+    cfg.no_stats = 1;
+    h[0] = make_redlock(0);
+    cfg.no_stats = 0;
+    h[1] = make_redlock(0);
+    redlock_t *own = rl;
+    for (int k = 0; k < 2; k++) rl = h[k], warm_up((uint64_t)cfg.warmup);
+    uint64_t cpu[2] = {0, 0}, cycles[2] = {0, 0}, seq = 0, errors = 0;
+    bench_allocs_t al[2] = {{0}, {0}};
+    uint64_t t_start = bench_now_ns(), deadline = t_start + (uint64_t)(cfg.secs * 1e9);
+    for (unsigned b = 0; bench_now_ns() < deadline; b++) {
+        int k = (int)((b ^ (b >> 1)) & 1); /* off, on, on, off, ...: neither always goes first */
+        cpu[k] += stats_block(h[k], BLOCK, &seq, &errors, &al[k]);
+        cycles[k] += BLOCK;
+    }
+    double elapsed = (double)(bench_now_ns() - t_start) / 1e9;
+    rl = own;
+    for (int k = 0; k < 2; k++) redlock_free(h[k]);
+    double off = cycles[0] ? (double)cpu[0] / (double)cycles[0] : 0,
+           on = cycles[1] ? (double)cpu[1] / (double)cycles[1] : 0;
+    bench_line_begin(cfg.impl, "stats");
+    bench_kv_u64("nodes", cfg.n_nodes);
+    bench_kv_u64("cycles", cycles[0] + cycles[1]);
+    bench_kv_u64("block", BLOCK);
+    bench_kv_f("secs", elapsed);
+    bench_kv_f("cps", elapsed > 0 ? (double)(cycles[0] + cycles[1]) / elapsed : 0);
+    bench_kv_f("cpu_off_us_per_cycle", off);
+    bench_kv_f("cpu_on_us_per_cycle", on);
+    bench_kv_f("stats_pct", off > 0 ? (on / off - 1) * 100 : 0);
+    static const char *const side[2] = {"off", "on"};
+    char name[48];
+    for (int k = 0; k < 2; k++) {
+        double c = cycles[k] ? (double)cycles[k] : 1;
+        snprintf(name, sizeof name, "allocs_%s_per_cycle", side[k]);
+        bench_kv_f(name, (double)al[k].allocs / c);
+        snprintf(name, sizeof name, "own_allocs_%s_per_cycle", side[k]);
+        bench_kv_f(name, (double)al[k].own_allocs / c);
+    }
+    bench_kv_u64("errors", errors);
+    bench_line_end();
+    return cycles[0] && cycles[1] ? 0 : 1;
 }
 
 /* ------------------------------------------------------------------ serial */
@@ -418,7 +490,7 @@ static int run_memory(void) {
 /* -------------------------------------------------------------------- main */
 
 static const char USAGE[] =
-    "-u URI,URI,... -w serial|cpu|concurrent|contended|memory\n"
+    "-u URI,URI,... -w serial|cpu|stats|concurrent|contended|memory\n"
     "          [-n CYCLES] [-d SECONDS] [-t THREADS] [--warmup CYCLES] [--ttl MS]\n"
     "          [--op-timeout MS] [--hold-us US] [--retry-delay MS] [--retry-jitter MS]\n"
     "          [--impl NAME] [--fencing] [--max-ttl MS] [--clock-check MS] [--min-replicas N]"
@@ -468,6 +540,8 @@ int main(int argc, char **argv) {
         rc = run_serial(1);
     else if (!strcmp(w, "cpu"))
         rc = run_serial(0);
+    else if (!strcmp(w, "stats"))
+        rc = run_stats();
     else if (!strcmp(w, "concurrent"))
         rc = run_concurrent();
     else if (contended)
