@@ -327,13 +327,21 @@ static void *contend_main(void *arg) {
     return NULL;
 }
 
-/* Adds retry_jitter_ms to the RESULT line: "auto" for the default (half
- * the delay, at most 100 ms), else the number of ms. */
-static void kv_jitter(void) {
+/* Writes the run's retry_jitter_ms into buf (n bytes): "auto" for the
+ * default (half the delay, at most 100 ms), else the number of ms.
+ * Returns buf. */
+static const char *jitter_text(char *buf, size_t n) {
     if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
-        bench_kv_str("retry_jitter_ms", "auto");
+        snprintf(buf, n, "auto");
     else
-        bench_kv_u64("retry_jitter_ms", defaults.retry_jitter_ms);
+        snprintf(buf, n, "%u", defaults.retry_jitter_ms);
+    return buf;
+}
+
+/* Adds retry_jitter_ms to the RESULT line (jitter_text). */
+static void kv_jitter(void) {
+    char buf[16];
+    bench_kv_str("retry_jitter_ms", jitter_text(buf, sizeof buf));
 }
 
 /* Prints p50/p90/p99/max of s (sorted by the first call) as PREFIX_*_us;
@@ -481,10 +489,7 @@ static int run_contend(void) {
     bench_line_end();
 
     char jitter[16];
-    if (defaults.retry_jitter_ms == REDLOCK_RETRY_JITTER_AUTO)
-        snprintf(jitter, sizeof jitter, "auto");
-    else
-        snprintf(jitter, sizeof jitter, "%u", defaults.retry_jitter_ms);
+    jitter_text(jitter, sizeof jitter);
     printf("%s: %u threads on one resource, %u redlock_t, %zu nodes, default options (retry_delay %u ms +- %s, "
            "retry_count %u), hold %.0f ms, work %.0f ms, %.1f s\n",
            cfg.impl, n, p.n_handles, defaults.n_nodes, defaults.retry_delay_ms, jitter, defaults.retry_count,

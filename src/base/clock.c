@@ -12,6 +12,12 @@ uint64_t rl_clock_monotonic_us(void) {
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* Returns us microseconds as seconds and nanoseconds. */
+struct timespec rl_timespec_us(uint64_t us) {
+    struct timespec ts = {.tv_sec = (time_t)(us / 1000000u), .tv_nsec = (long)(us % 1000000u) * 1000};
+    return ts;
+}
+
 /* Sleeps until us microseconds from now have passed on the monotonic clock. */
 void rl_sleep_us(uint64_t us) {
     struct timespec ts;

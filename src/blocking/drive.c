@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "blocking.h"
+#include "clock.h"
 #include "engine.h"
 #include "record.h"
 
@@ -139,7 +140,7 @@ static int wait_until(redlock_t *rl, struct rl_sleeper *s, uint64_t at_us, unsig
         if (now >= at_us) break;
         uint64_t left_us = at_us - now; /* to the microsecond: a split's backoff is a fraction of an RTT */
         if ((stale || s->fd < 0) && left_us > 5000) left_us = 5000; /* poll in slices meanwhile */
-        struct timespec ts = {.tv_sec = (time_t)(left_us / 1000000u), .tv_nsec = (long)(left_us % 1000000u) * 1000};
+        struct timespec ts = rl_timespec_us(left_us);
         struct pollfd p[2] = {{.fd = s->fd, .events = POLLIN, .revents = 0},
                               {.fd = stale ? -1 : b->cancel_rd, .events = POLLIN, .revents = 0}};
         if (ppoll(p, 2, &ts, NULL) <= 0) continue;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cluster.h"
 #include "nodeset.h"
 #include "pollset.h"
@@ -182,7 +183,7 @@ static void turn(rl_engine_t *e) {
         uint64_t wait_us = next <= now ? 0 : next - now;  /* to the microsecond: a round's grace is a few RTTs */
         unlock_and_wake(e);
         if (rl_wire_write(&e->wire)) wait_us = 0; /* a full socket: next turn watches it for POLLOUT */
-        struct timespec ts = {.tv_sec = (time_t)(wait_us / 1000000u), .tv_nsec = (long)(wait_us % 1000000u) * 1000};
+        struct timespec ts = rl_timespec_us(wait_us);
         int nready = np ? ppoll(e->ps.pfd, np, &ts, NULL) : (usleep(1000), 0); /* (no memory: look again soon) */
         pthread_mutex_lock(&e->mu);
         now = e->ns.cfg.clock();
@@ -352,7 +353,7 @@ static int idle_nap(rl_engine_t *e, struct pollfd *pfd, size_t np, uint64_t unti
             until = act + RL_IDLE_AFTER_US;
         }
         uint64_t wait_us = until == UINT64_MAX ? 0 : until - now;
-        struct timespec ts = {.tv_sec = (time_t)(wait_us / 1000000u), .tv_nsec = (long)(wait_us % 1000000u) * 1000};
+        struct timespec ts = rl_timespec_us(wait_us);
         if (ppoll(pfd, np, until == UINT64_MAX ? NULL : &ts, NULL) <= 0) continue;
         if (pfd[np - 1].revents) {
             uint64_t v;
