@@ -180,11 +180,12 @@ static void turn(rl_engine_t *e) {
         nfds_t np = rl_pollset_build(&e->ps, &e->ns, e->wake_rd);
         uint64_t next = rl_nodes_next_us(&e->ns);
         if (next > now + 1000000u) next = now + 1000000u; /* nothing due: look again within a second */
-        uint64_t wait_us = next <= now ? 0 : next - now;  /* to the microsecond: a round's grace is a few RTTs */
+        /* whole ms, rounded up: a round's grace (a few RTTs) lasts at least 1 ms,
+         * which a loaded machine needs for a refusal's reason to settle */
+        int timeout = next <= now ? 0 : (int)((next - now + 999u) / 1000u);
         unlock_and_wake(e);
-        if (rl_wire_write(&e->wire)) wait_us = 0; /* a full socket: next turn watches it for POLLOUT */
-        struct timespec ts = rl_timespec_us(wait_us);
-        int nready = np ? ppoll(e->ps.pfd, np, &ts, NULL) : (usleep(1000), 0); /* (no memory: look again soon) */
+        if (rl_wire_write(&e->wire)) timeout = 0; /* a full socket: next turn watches it for POLLOUT */
+        int nready = np ? poll(e->ps.pfd, np, timeout) : (usleep(1000), 0); /* (no memory: look again soon) */
         pthread_mutex_lock(&e->mu);
         now = e->ns.cfg.clock();
         rl_wire_return(&e->wire, &e->ns, now);
