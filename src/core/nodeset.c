@@ -858,6 +858,7 @@ static const rl_ns_ops_t ns_ops = {
     .open = open_conn,
     .place = place,
     .finish = finish_late,
+    .read = node_readable,
     .add = rl_nodes_add,
     .cast = cast,
 };

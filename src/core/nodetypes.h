@@ -103,11 +103,12 @@ typedef struct rl_send {
                                     * suspect node is asked too (and probed at once) */
 } rl_send_t;
 
-/* nodeset.c's steps for route.c: vote records node i's vote in r (finishing
+/* nodeset.c's steps for route.c and deadline.c: vote records node i's vote in r (finishing
  * r when that decides it); down fails what c owes and closes it; open
  * opens c (a cluster node's own connection then asks for the map); place
  * queues s on c for node i, owned by r (NULL: unwaited), or votes why it
- * cannot go; finish ends a round whose grace passed; add makes a
+ * cannot go; finish ends a round whose grace passed; read takes in what
+ * c's socket holds (deadline.c, before it judges c late); add makes a
  * connection of node i (a shard primary) to uri, taking its strings, or
  * returns NULL when out of memory; cast records node c's vote in r as
  * vote does, a grant from a quarantined node counting as none (detail,
@@ -120,6 +121,7 @@ typedef struct rl_ns_ops {
     int (*open)(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
     void (*place)(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, size_t i, const rl_send_t *s, uint64_t now);
     void (*finish)(rl_nodes_t *ns, rl_round_t *r, uint64_t now);
+    void (*read)(rl_nodes_t *ns, rl_conn_t *c, uint64_t now);
     rl_conn_t *(*add)(rl_nodes_t *ns, size_t i, rl_uri_t *uri);
     void (*cast)(rl_nodes_t *ns, rl_conn_t *c, rl_round_t *r, redlock_vote_t v, int err, int64_t rtt, char *detail,
                  uint64_t now);

@@ -453,3 +453,55 @@ Test(async, a_batch_may_free_its_handle) {
     cr_assert_eq(uv_run(&L, UV_RUN_DEFAULT), 0, "something left on the loop");
     cr_assert_eq(uv_loop_close(&L), 0);
 }
+
+/* Runs the loop without blocking until the callbacks counted reach want,
+ * for up to 5 s: a callback run from a timer leaves UV_RUN_ONCE waiting in
+ * its poll, which nothing may wake. */
+static void spin_until(int want) {
+    for (int t = 0; S.cbs < want && t < 5000; t++) {
+        uv_run(&L, UV_RUN_NOWAIT);
+        if (S.cbs < want) rt_sleep_ms(1);
+    }
+    cr_assert_geq(S.cbs, want, "no callback within 5 s");
+}
+
+/* Starts a release of S.lock with the in-call guard; returns the call's rc. */
+static int release_held(void) {
+    S.in_call = 1;
+    int rc = redlock_async_release(S.a, S.lock, on_done, NULL);
+    S.in_call = 0;
+    return rc;
+}
+
+/* A loop that stalls past op_timeout_ms (its thread descheduled on a busy
+ * machine) finds the nodes' replies waiting in its sockets. libuv runs its
+ * due timers before it polls, so the handle's deadline timer comes first:
+ * the replies must be read and counted, not the nodes timed out. */
+Test(async, a_loop_stalled_past_the_op_timeout_counts_the_replies_waiting) {
+    uv_loop_init(&L);
+    redlock_options_t o;
+    rt_options(&o);
+    o.op_timeout_ms = 50;
+    new_handle(NULL, (size_t)C.n, &o);
+    cr_assert_eq(acquire("async:stall:warm", 10000, 0), REDLOCK_OK); /* connected */
+    run_until(1);
+    cr_assert_eq(S.rc, REDLOCK_OK);
+    cr_assert_eq(release_held(), REDLOCK_OK);
+    run_until(2);
+    cr_assert_eq(S.last_rc, REDLOCK_OK);
+    for (int cycle = 0; cycle < 3; cycle++) {
+        int base = S.cbs;
+        cr_assert_eq(acquire("async:stall", 10000, 0), REDLOCK_OK); /* written at once */
+        rt_sleep_ms(300);                                           /* the stall: every node answers meanwhile */
+        spin_until(base + 1);
+        cr_assert_eq(S.rc, REDLOCK_OK, "cycle %d: the acquire after a 300 ms stall: %zu yes, %zu no, %zu failed", cycle,
+                     S.yes, S.no, S.failed);
+        cr_assert_eq(S.failed, 0u, "cycle %d: a node whose reply waited in its socket failed", cycle);
+        cr_assert_eq(release_held(), REDLOCK_OK);
+        rt_sleep_ms(300);
+        spin_until(base + 2);
+        cr_assert_eq(S.last_rc, REDLOCK_OK, "cycle %d: the release after a 300 ms stall", cycle);
+        cr_assert_eq(count_soon("async:stall", NULL, 0), 0, "cycle %d", cycle);
+    }
+    finish();
+}
