@@ -16,6 +16,33 @@ static void setup(void) {
 
 TestSuite(lock, .init = setup, .timeout = 60);
 
+/* The suite's options: 250 ms per node, so that a slow run (valgrind, a
+ * loaded machine) does not turn answers into timeouts; still short enough
+ * for the TTLs of 300 ms below. */
+static void lock_options(redlock_options_t *o) {
+    rt_options(o);
+    o->op_timeout_ms = 250;
+}
+
+/* A handle on the 5 nodes with options o (NULL: the suite's), its
+ * connections opened by a lock taken and released first (up to 10 s):
+ * under valgrind a fresh handle's first round may take longer than its
+ * connect timeout and the short TTLs below. */
+static redlock_t *lock_new(const redlock_options_t *o) {
+    redlock_options_t d;
+    if (!o) lock_options(&d);
+    redlock_t *rl = rt_new(&C, 5, o ? o : &d);
+    redlock_lock_t *w = NULL;
+    int rc = REDLOCK_ERR_NO_QUORUM;
+    for (int t = 0; t < 100 && rc != REDLOCK_OK; t++) {
+        rc = redlock_acquire_ex(rl, "t:warm", 10000, 0, &w, NULL);
+        if (rc == REDLOCK_OK) rc = redlock_release(rl, w);
+        if (rc != REDLOCK_OK) rt_sleep_ms(100);
+    }
+    cr_assert_eq(rc, REDLOCK_OK, "the handle's connections did not open within 10 s: %s", redlock_strerror(rc));
+    return rl;
+}
+
 /* Number of the 5 nodes whose key equals the lock's token. */
 static int holders(const char *key, const char *token) {
     return tc_count_value(&C, key, token);
@@ -42,7 +69,7 @@ static void sleep_done(redisContext *ctx) {
 }
 
 Test(lock, acquire_sets_token_on_every_node_and_release_deletes_it) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     redlock_report_t rep;
     int rc = redlock_acquire_ex(rl, "t:basic", 10000, -1, &lk, &rep);
@@ -79,7 +106,7 @@ Test(lock, acquire_sets_token_on_every_node_and_release_deletes_it) {
 }
 
 Test(lock, second_client_gets_taken_until_release) {
-    redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, NULL);
+    redlock_t *a = lock_new(NULL), *b = lock_new(NULL);
     redlock_lock_t *la = NULL, *lb = NULL;
     cr_assert_eq(redlock_acquire(a, "t:contend", 10000, &la), REDLOCK_OK);
     /* a's SET on the nodes that answered late first (one could grant b) */
@@ -103,11 +130,11 @@ Test(lock, second_client_gets_taken_until_release) {
 
 Test(lock, retries_until_the_holder_releases) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.retry_count = 50;
     o.retry_delay_ms = 20;
     o.retry_jitter_ms = 10;
-    redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, &o);
+    redlock_t *a = lock_new(NULL), *b = lock_new(&o);
     redlock_lock_t *la = NULL, *lb = NULL;
     cr_assert_eq(redlock_acquire(a, "t:retry", 300, &la), REDLOCK_OK);
     redlock_report_t rep;
@@ -122,11 +149,11 @@ Test(lock, retries_until_the_holder_releases) {
 
 Test(lock, wait_bound_stops_retries) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.retry_count = 1000;
     o.retry_delay_ms = 20;
     o.retry_jitter_ms = 0;
-    redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, &o);
+    redlock_t *a = lock_new(NULL), *b = lock_new(&o);
     redlock_lock_t *la = NULL, *lb = NULL;
     cr_assert_eq(redlock_acquire(a, "t:wait", 10000, &la), REDLOCK_OK);
     redlock_report_t rep;
@@ -142,7 +169,7 @@ Test(lock, wait_bound_stops_retries) {
 }
 
 Test(lock, release_by_non_owner_deletes_nothing) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:stolen", 10000, &lk), REDLOCK_OK);
     for (int i = 0; i < 5; i++) cr_assert_eq(tc_set(&C, i, "t:stolen", "foreign-token", 10000), 0);
@@ -156,7 +183,7 @@ Test(lock, release_by_non_owner_deletes_nothing) {
 }
 
 Test(lock, release_after_partial_takeover_reports_majority) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:partial", 10000, &lk), REDLOCK_OK);
     char token[41];
@@ -172,7 +199,7 @@ Test(lock, release_after_partial_takeover_reports_majority) {
 }
 
 Test(lock, extend_resets_ttl_rather_than_adding) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:extend", 10000, &lk), REDLOCK_OK);
     rt_sleep_ms(100);
@@ -197,9 +224,9 @@ Test(lock, extend_resets_ttl_rather_than_adding) {
 
 Test(lock, extend_refused_once_local_validity_is_gone) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.drift_min_ms = 700; /* local deadline t0 + 1000 - 710: the keys outlive it */
-    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_t *rl = lock_new(&o);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:late", 1000, &lk), REDLOCK_OK);
     rt_sleep_ms(400);
@@ -213,7 +240,7 @@ Test(lock, extend_refused_once_local_validity_is_gone) {
 }
 
 Test(lock, extend_of_a_taken_over_lock_fails_and_keeps_deadline) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:extend2", 5000, &lk), REDLOCK_OK);
     for (int i = 0; i < 5; i++) cr_assert_eq(tc_set(&C, i, "t:extend2", "foreign-token", 10000), 0);
@@ -227,7 +254,7 @@ Test(lock, extend_of_a_taken_over_lock_fails_and_keeps_deadline) {
 }
 
 Test(lock, release_and_extend_after_script_flush) {
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     redlock_lock_t *lk = NULL;
     cr_assert_eq(redlock_acquire(rl, "t:flush", 10000, &lk), REDLOCK_OK);
     for (int i = 0; i < 5; i++) cr_assert_eq(tc_redis_cmd(&C, i, "SCRIPT FLUSH"), 0);
@@ -266,10 +293,10 @@ Test(lock, release_and_extend_after_script_flush) {
  * the connections, the replies come after the sleep, past the validity. */
 Test(lock, quorum_granted_after_validity_ran_out_is_expired_and_cleaned) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.connect_timeout_ms = 3000;
     o.op_timeout_ms = 100;
-    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_t *rl = rt_new(&C, 5, &o); /* fresh: it connects during the sleep */
     redisContext *s[5];
     for (int i = 0; i < 5; i++) s[i] = sleep_node(i, 0.8);
     rt_sleep_ms(20);
@@ -288,7 +315,7 @@ Test(lock, quorum_granted_after_validity_ran_out_is_expired_and_cleaned) {
 
 Test(lock, timed_out_request_does_not_desynchronise_the_connection) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.op_timeout_ms = 100;
     redlock_t *rl = rt_new(&C, 1, &o);
     redlock_lock_t *lk = NULL;
@@ -327,7 +354,7 @@ Test(lock, resource_names_are_binary_safe) {
         "\xc3\xa9t\xc3\xa9 \xe2\x98\x83 \xff\xfe",
         "*3\r\n$3\r\nSET\r\n",
     };
-    redlock_t *rl = rt_new(&C, 5, NULL);
+    redlock_t *rl = lock_new(NULL);
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         redlock_lock_t *lk = NULL;
         cr_assert_eq(redlock_acquire(rl, names[k], 10000, &lk), REDLOCK_OK, "name %zu", k);
@@ -362,9 +389,9 @@ Test(lock, resource_names_are_binary_safe) {
  * checks) come on top, so even the smallest limit leaves a round room. */
 Test(lock, the_smallest_max_inflight_still_grants) {
     redlock_options_t o;
-    rt_options(&o);
+    lock_options(&o);
     o.max_inflight = 1;
-    redlock_t *rl = rt_new(&C, 5, &o);
+    redlock_t *rl = lock_new(&o);
     for (int k = 0; k < 3; k++) {
         redlock_lock_t *lk = NULL;
         redlock_report_t rep;
