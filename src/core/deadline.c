@@ -174,11 +174,10 @@ void rl_nodes_expire(rl_nodes_t *ns, uint64_t now) {
             if (rc) ns->ops->down(ns, c, rc, c->last_detail, now);
             continue;
         }
-        if (now >= c->due_us && c->state == RL_CONN_READY && c->qlen) {
-            ns->ops->read(ns, c, now); /* replies a late driver has not read yet are not late */
-            if (c->state == RL_CONN_DOWN) continue;
+        if (now >= c->due_us) {
+            if (c->state == RL_CONN_READY && c->qlen) ns->ops->read(ns, c, now); /* what a late driver left unread */
+            if (c->state == RL_CONN_DOWN || scan_late(ns, c, now)) continue;
         }
-        if (now >= c->due_us && scan_late(ns, c, now)) continue;
         if (nd->close_at_us) { /* a timeout's close waited for clean-ups */
             if (now >= nd->close_at_us) timeout_close(ns, c, c->last_detail, now);
             continue;

@@ -103,8 +103,9 @@ typedef struct rl_send {
                                     * suspect node is asked too (and probed at once) */
 } rl_send_t;
 
-/* nodeset.c's steps for route.c and deadline.c: vote records node i's vote in r (finishing
- * r when that decides it); down fails what c owes and closes it; open
+/* nodeset.c's steps for route.c and deadline.c: vote records node i's
+ * vote in r (finishing r when that decides it); down fails what c owes and
+ * closes it; open
  * opens c (a cluster node's own connection then asks for the map); place
  * queues s on c for node i, owned by r (NULL: unwaited), or votes why it
  * cannot go; finish ends a round whose grace passed; read takes in what

@@ -95,6 +95,14 @@ static int acquire(const char *res, uint32_t ttl, int64_t wait_ms) {
     return rc;
 }
 
+/* Starts a release of S.lock with the in-call guard; returns the call's rc. */
+static int release_held(void) {
+    S.in_call = 1;
+    int rc = redlock_async_release(S.a, S.lock, on_done, NULL);
+    S.in_call = 0;
+    return rc;
+}
+
 /* Runs the loop until *count reaches want, for up to 60 s. Never
  * UV_RUN_ONCE: a callback run from the handle's timer (a round decided by
  * the replies its deadline check reads) would leave it waiting in a poll
@@ -170,9 +178,7 @@ Test(async, node_paused_mid_round_still_one_callback) {
     cr_assert_eq(tc_node_resume(&C, 0), 0);
     cr_assert_eq(S.rc, REDLOCK_OK, "four of five nodes grant");
     cr_assert_geq(S.yes, redlock_quorum((size_t)C.n));
-    S.in_call = 1;
-    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
-    S.in_call = 0;
+    cr_assert_eq(release_held(), REDLOCK_OK);
     run_until(2);
     for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
     cr_assert_eq(S.cbs, 2);
@@ -188,9 +194,7 @@ Test(async, node_killed_mid_round_still_one_callback) {
     new_handle(NULL, (size_t)C.n, &o);
     cr_assert_eq(acquire("async:warm", 10000, 0), REDLOCK_OK); /* connections open first */
     run_until(1);
-    S.in_call = 1;
-    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
-    S.in_call = 0;
+    cr_assert_eq(release_held(), REDLOCK_OK);
     run_until(2);
     /* nodes 0 and 1 stop answering, then die while the round waits for them */
     cr_assert_eq(tc_node_pause(&C, 0), 0);
@@ -201,9 +205,7 @@ Test(async, node_killed_mid_round_still_one_callback) {
     cr_assert_eq(tc_node_kill(&C, 1), 0);
     run_until(3);
     cr_assert_eq(S.rc, REDLOCK_OK, "three of five still grant: %s", redlock_strerror(S.rc));
-    S.in_call = 1;
-    cr_assert_eq(redlock_async_release(S.a, S.lock, on_done, NULL), REDLOCK_OK);
-    S.in_call = 0;
+    cr_assert_eq(release_held(), REDLOCK_OK);
     run_until(4);
     for (int i = 0; i < 10; i++) uv_run(&L, UV_RUN_NOWAIT);
     cr_assert_eq(S.cbs, 4, "a callback ran twice");
@@ -464,14 +466,6 @@ Test(async, a_batch_may_free_its_handle) {
     for (int i = 0; i < 3; i++) cr_assert_eq(count_soon(batch_keys[i], NULL, 0), 0, "%s never set", batch_keys[i]);
     cr_assert_eq(uv_run(&L, UV_RUN_DEFAULT), 0, "something left on the loop");
     cr_assert_eq(uv_loop_close(&L), 0);
-}
-
-/* Starts a release of S.lock with the in-call guard; returns the call's rc. */
-static int release_held(void) {
-    S.in_call = 1;
-    int rc = redlock_async_release(S.a, S.lock, on_done, NULL);
-    S.in_call = 0;
-    return rc;
 }
 
 /* A loop that stalls past op_timeout_ms (its thread descheduled on a busy
