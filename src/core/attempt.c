@@ -272,12 +272,33 @@ static int delayed_only(const rl_round_t *r) {
     return r->no > 0;
 }
 
+/* The nodes of r that refused, one bit each; 0 unless the refusals alone
+ * make a quorum of some list of r (no yes could have won it). */
+static uint64_t quorum_refused(const rl_round_t *r) {
+    rl_tally_t t[2];
+    size_t nt = rl_round_tallies(r, t), k = 0;
+    while (k < nt && t[k].no < t[k].quorum) k++;
+    if (k == nt) return 0;
+    uint64_t mask = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->pn[i].vote == REDLOCK_VOTE_NO) mask |= (uint64_t)1 << i;
+    return mask;
+}
+
 /* 1 when a's attempt split the vote: some yes, some no, no quorum (another
  * contender, likely another process's head, got the rest). Counts it,
- * and the splits in a row (reset by an attempt that did not split). */
+ * and the splits in a row (reset by an attempt that did not split). A
+ * split whose refusals are a quorum, the same nodes as the last split's,
+ * is not a collision but a holder (who won without a node or two): it is
+ * waited out as a refusal, not retried a fraction of a round trip on. */
 static int split_vote(rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
-    if (a->limit || a->shared || !r->yes || !r->no || rl_round_won(r)) {
+    uint64_t refused = 0;
+    int split = !a->limit && !a->shared && r->yes && r->no && !rl_round_won(r);
+    if (split) refused = quorum_refused(r);
+    int held = split && refused && refused == a->split_refused;
+    a->split_refused = split ? refused : 0;
+    if (!split || held) {
         a->splits = 0;
         return 0;
     }
@@ -441,6 +462,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->tries = 0;
     a->last = 0;
     a->splits = 0;
+    a->split_refused = 0;
     a->poll = 0;
     a->fenced = rl->opt.fencing && keys->n == 1;
     a->limit = 0;

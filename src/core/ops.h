@@ -96,6 +96,7 @@ typedef struct rl_acquire_op {
     uint64_t deadline_us;
     redlock_lock_t *lock; /* RL_STEP_DONE with rc OK: the new lock */
     uint64_t woke_at_us;
+    uint64_t split_refused; /* the last split's refusing nodes when they made a quorum, else 0 */
     struct rl_acquire_op *qnext; /* the next in its line (waitq.c) */
     struct rl_waitline *line;    /* its resource's line while queued */
 } rl_acquire_op_t;
