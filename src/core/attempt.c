@@ -272,9 +272,10 @@ static int delayed_only(const rl_round_t *r) {
     return r->no > 0;
 }
 
-/* The nodes of r that refused, one bit each; 0 unless the refusals alone
- * make a quorum of some list of r (no yes could have won it). */
-static uint64_t quorum_refused(const rl_round_t *r) {
+/* The nodes of r that refused, one bit each, beyond 32 nodes folded onto
+ * the first 32 (the op keeps 32 bits: a pending acquire stays small); 0
+ * unless the refusals alone make a quorum of some list of r. */
+static uint32_t quorum_refused(const rl_round_t *r) {
     rl_tally_t t[2];
     size_t nt = rl_round_tallies(r, t), k = 0;
     while (k < nt && t[k].no < t[k].quorum) k++;
@@ -282,7 +283,7 @@ static uint64_t quorum_refused(const rl_round_t *r) {
     uint64_t mask = 0;
     for (size_t i = 0; i < r->n; i++)
         if (r->pn[i].vote == REDLOCK_VOTE_NO) mask |= (uint64_t)1 << i;
-    return mask;
+    return (uint32_t)(mask ^ (mask >> 32));
 }
 
 /* 1 when a's attempt split the vote: some yes, some no, no quorum (another
@@ -293,7 +294,7 @@ static uint64_t quorum_refused(const rl_round_t *r) {
  * waited out as a refusal, not retried a fraction of a round trip on. */
 static int split_vote(rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
-    uint64_t refused = 0;
+    uint32_t refused = 0;
     int split = !a->limit && !a->shared && r->yes && r->no && !rl_round_won(r);
     if (split) refused = quorum_refused(r);
     int held = split && refused && refused == a->split_refused;

@@ -90,13 +90,13 @@ typedef struct rl_acquire_op {
     uint32_t ttl_ms;
     uint32_t n;     /* retries made on the retry timer (what retry_count bounds) */
     uint32_t tries; /* attempts sent, also those a heard release prompted */
+    uint32_t split_refused; /* the last split's refusing nodes, folded to 32 bits, when a quorum; else 0 */
     int64_t wait_ms;
     uint64_t start_us;
     uint64_t fence_max; /* highest fence counter the granting nodes returned */
     uint64_t deadline_us;
     redlock_lock_t *lock; /* RL_STEP_DONE with rc OK: the new lock */
     uint64_t woke_at_us;
-    uint64_t split_refused; /* the last split's refusing nodes when they made a quorum, else 0 */
     struct rl_acquire_op *qnext; /* the next in its line (waitq.c) */
     struct rl_waitline *line;    /* its resource's line while queued */
 } rl_acquire_op_t;
