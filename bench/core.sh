@@ -11,12 +11,14 @@
 #   server limit   redis-benchmark -P 16 against every node at once, SET and
 #                  the release script's EVALSHA: the cycles/s the servers
 #                  can complete (the SET-only figure, commands/s / (2N), is
-#                  shown beside it)
+#                  shown beside it), at the start of each repetition of
+#                  the concurrency runs (median)
 #
 # It starts its own clusters with deploy/cluster.sh in a temporary directory
 # (5 masters; 9 more for the N-scaling runs in full mode) and always stops
 # them. Degraded runs kill one node, then pause two of five (SIGSTOP), and
-# restore them afterwards.
+# restore them afterwards, each time after a healthy run they are judged
+# against (3 times in full mode).
 #
 # Full mode (`make bench-core`) writes bench/RESULTS-core.md and
 # bench/latency.png (`make bench`, bench/all.sh, puts the file in
@@ -48,6 +50,7 @@ if ((QUICK)); then
   CONC_REPS=1     # repetitions of the concurrency levels
   D_CONT=0.8      # contended run
   D_DEG=0.8       # each degraded run
+  DEG_REPS=1      # repetitions of the healthy, killed and paused runs
   D_SCALE=1       # each scaling run
   SCALE_REPS=1
   SCALE_NS="3 5"
@@ -69,6 +72,7 @@ else
   CONC_REPS=3
   D_CONT=5
   D_DEG=5
+  DEG_REPS=3
   D_SCALE=1.5
   SCALE_REPS=5
   SCALE_NS="3 5 7 9"
@@ -238,76 +242,82 @@ done
 
 # ------------------------------------------------------------ server limit
 
-note "server limit: redis-benchmark -P 16 on all 5 nodes at once ($RB_REQS requests each)"
-rb_pids=()
-i=0
-while read -r uri; do
-  hp=${uri#redis://}
-  redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
-    SET 'key:__rand_int__' v NX PX 10000 </dev/null >"$TMP/rb.$i" 2>&1 &
-  rb_pids+=($!)
-  i=$((i + 1))
-done <"$C5/nodes"
-for p in "${rb_pids[@]}"; do wait "$p" || true; done
-RB_TOTAL=0
-for ((k = 0; k < i; k++)); do
-  rps=$(tr '\r' '\n' <"$TMP/rb.$k" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
-  [[ -n $rps ]] || { note "redis-benchmark on node $k printed no result"; rps=0; }
-  RB_TOTAL=$(awk -v a="$RB_TOTAL" -v b="$rps" 'BEGIN { printf "%.1f", a + b }')
-done
-SERVER_LIMIT=$(awk -v t="$RB_TOTAL" 'BEGIN { printf "%.1f", t / (2 * 5) }')
-echo "limit server commands_per_s=$RB_TOTAL cycles_per_s=$SERVER_LIMIT" >>"$RAW"
-note "server limit: $RB_TOTAL commands/s in total -> $SERVER_LIMIT lock cycles/s"
-
-# The limit the 32-thread target is judged against: a lock cycle is one SET
-# and one release-script EVALSHA per node, and the script costs the server
-# more than a SET. The same pipelined
-# benchmark with lua/release.lua gives each node's EVALSHA rate e_i; with its
-# SET rate s_i, node i completes 1 / (1/s_i + 1/e_i) cycles/s; the mix limit
-# is their mean (every node takes part in every cycle).
-rb_pids=()
-i=0
-while read -r uri; do
-  hp=${uri#redis://}
-  sha=$(redis-cli -h "${hp%:*}" -p "${hp##*:}" -x SCRIPT LOAD <"$ROOT/lua/release.lua" 2>>"$ERRLOG" || true)
-  if [[ $sha =~ ^[0-9a-f]{40}$ ]]; then
+# server_limit WHEN: the servers' own limit, once: redis-benchmark -P 16 on
+# all 5 nodes at once, SET NX PX (recorded as limit.set, in lock cycles/s),
+# then the release script's EVALSHA (limit.mix); the keys flushed after.
+server_limit() {
+  local rb_pids=() i=0 k p uri hp sha rps s_rps e_rps total=0 set_limit mix mix_sum=0 mix_ok=1
+  note "server limit ($1): redis-benchmark -P 16 on all 5 nodes at once ($RB_REQS requests each)"
+  while read -r uri; do
+    hp=${uri#redis://}
     redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
-      EVALSHA "$sha" 1 'key:__rand_int__' v </dev/null >"$TMP/rbe.$i" 2>&1 &
+      SET 'key:__rand_int__' v NX PX 10000 </dev/null >"$TMP/rb.$i" 2>&1 &
     rb_pids+=($!)
+    i=$((i + 1))
+  done <"$C5/nodes"
+  for p in "${rb_pids[@]}"; do wait "$p" || true; done
+  for ((k = 0; k < i; k++)); do
+    rps=$(tr '\r' '\n' <"$TMP/rb.$k" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+    [[ -n $rps ]] || { note "redis-benchmark on node $k printed no result"; rps=0; }
+    total=$(awk -v a="$total" -v b="$rps" 'BEGIN { printf "%.1f", a + b }')
+  done
+  set_limit=$(awk -v t="$total" 'BEGIN { printf "%.1f", t / (2 * 5) }')
+  echo "limit server commands_per_s=$total cycles_per_s=$set_limit" >>"$RAW"
+  record limit set="$set_limit"
+  note "server limit ($1): $total commands/s in total -> $set_limit lock cycles/s"
+
+  # The limit the 32-thread target is judged against: a lock cycle is one SET
+  # and one release-script EVALSHA per node, and the script costs the server
+  # more than a SET. The same pipelined
+  # benchmark with lua/release.lua gives each node's EVALSHA rate e_i; with its
+  # SET rate s_i, node i completes 1 / (1/s_i + 1/e_i) cycles/s; the mix limit
+  # is their mean (every node takes part in every cycle).
+  rb_pids=()
+  i=0
+  while read -r uri; do
+    hp=${uri#redis://}
+    sha=$(redis-cli -h "${hp%:*}" -p "${hp##*:}" -x SCRIPT LOAD <"$ROOT/lua/release.lua" 2>>"$ERRLOG" || true)
+    if [[ $sha =~ ^[0-9a-f]{40}$ ]]; then
+      redis-benchmark -h "${hp%:*}" -p "${hp##*:}" -n "$RB_REQS" -P 16 -c 50 -r 1000000 -q \
+        EVALSHA "$sha" 1 'key:__rand_int__' v </dev/null >"$TMP/rbe.$i" 2>&1 &
+      rb_pids+=($!)
+    fi
+    i=$((i + 1))
+  done <"$C5/nodes"
+  for p in "${rb_pids[@]}"; do wait "$p" || true; done
+  for ((k = 0; k < i; k++)); do
+    s_rps=$(tr '\r' '\n' <"$TMP/rb.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+    e_rps=$(tr '\r' '\n' <"$TMP/rbe.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
+    if [[ -z $s_rps || -z $e_rps ]]; then mix_ok=0; break; fi
+    mix_sum=$(awk -v a="$mix_sum" -v s="$s_rps" -v e="$e_rps" 'BEGIN { printf "%.1f", a + 1 / (1 / s + 1 / e) }')
+    echo "limit node$k set_rps=$s_rps evalsha_rps=$e_rps" >>"$RAW"
+  done
+  if ((mix_ok && i > 0)); then
+    mix=$(awk -v t="$mix_sum" -v n="$i" 'BEGIN { printf "%.1f", t / n }')
+    echo "limit server_mix cycles_per_s=$mix" >>"$RAW"
+    record limit mix="$mix"
+    note "server limit with the release script ($1): $mix lock cycles/s (SET + EVALSHA per node)"
   fi
-  i=$((i + 1))
-done <"$C5/nodes"
-for p in "${rb_pids[@]}"; do wait "$p" || true; done
-MIX_LIMIT=""
-mix_sum=0
-mix_ok=1
-for ((k = 0; k < i; k++)); do
-  s_rps=$(tr '\r' '\n' <"$TMP/rb.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
-  e_rps=$(tr '\r' '\n' <"$TMP/rbe.$k" 2>/dev/null | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p' | tail -n 1)
-  if [[ -z $s_rps || -z $e_rps ]]; then mix_ok=0; break; fi
-  mix_sum=$(awk -v a="$mix_sum" -v s="$s_rps" -v e="$e_rps" 'BEGIN { printf "%.1f", a + 1 / (1 / s + 1 / e) }')
-  echo "limit node$k set_rps=$s_rps evalsha_rps=$e_rps" >>"$RAW"
-done
-if ((mix_ok && i > 0)); then
-  MIX_LIMIT=$(awk -v t="$mix_sum" -v n="$i" 'BEGIN { printf "%.1f", t / n }')
-  echo "limit server_mix cycles_per_s=$MIX_LIMIT" >>"$RAW"
-  note "server limit with the release script: $MIX_LIMIT lock cycles/s (SET + EVALSHA per node)"
-fi
-while read -r uri; do
-  hp=${uri#redis://}
-  redis-cli -h "${hp%:*}" -p "${hp##*:}" FLUSHALL >/dev/null 2>>"$ERRLOG" || true
-done <"$C5/nodes"
+  while read -r uri; do
+    hp=${uri#redis://}
+    redis-cli -h "${hp%:*}" -p "${hp##*:}" FLUSHALL >/dev/null 2>>"$ERRLOG" || true
+  done <"$C5/nodes"
+}
 
 # -------------------------------------------------------------- concurrency
 
 # Each level runs CONC_REPS times, libredlock and node-redlock interleaved
-# (median shown): one 5 s run of many threads swings by 15 % here.
+# (median shown): one 5 s run of many threads swings by 15 % here. The
+# servers' limit is measured at the start of each repetition, and its
+# median judged against: one measurement moved 23 % between two runs.
 for ((rep = 1; rep <= CONC_REPS; rep++)); do
+  server_limit "rep $rep/$CONC_REPS"
   for t in $THREADS_LIST; do
     run_bench "lib.conc$t" "libredlock $t threads (rep $rep/$CONC_REPS)" 120 "$LIB" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
     node_bench "node.conc$t" "node-redlock $t callers (rep $rep/$CONC_REPS)" -u "$U5" -w concurrent -t "$t" -d "$D_CONC" --ttl "$TTL"
   done
 done
+SERVER_LIMIT=$(val limit set) MIX_LIMIT=$(val limit mix)
 run_bench lib.contended "libredlock contended ($CONTENDED_THREADS threads, one key)" 120 \
   "$LIB" -u "$U5" -w contended -t "$CONTENDED_THREADS" -d "$D_CONT" --ttl "$TTL"
 
@@ -346,22 +356,28 @@ stats_cost_runs
 
 # ---------------------------------------------------------------- degraded
 
-"$CLUSTER_SH" kill 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not kill node 4"
-note "node 4 of 5 killed"
-run_bench lib.killed "libredlock serial, 1 of 5 killed" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-run_bench floor.killed "floor serial, 1 of 5 killed" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-"$CLUSTER_SH" restart 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not restart node 4"
-note "node 4 restarted"
+# Each fault is judged against healthy runs of the same minutes: DEG_REPS
+# times a healthy run, then node 4 killed, then nodes 3 and 4 paused (one
+# run against a median of runs minutes earlier was off by 25 % here).
+for ((rep = 1; rep <= DEG_REPS; rep++)); do
+  run_bench lib.healthy "libredlock serial, healthy (rep $rep/$DEG_REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+  "$CLUSTER_SH" kill 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not kill node 4"
+  note "node 4 of 5 killed"
+  run_bench lib.killed "libredlock serial, 1 of 5 killed (rep $rep/$DEG_REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+  run_bench floor.killed "floor serial, 1 of 5 killed (rep $rep/$DEG_REPS)" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+  "$CLUSTER_SH" restart 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not restart node 4"
+  note "node 4 restarted"
 
-"$CLUSTER_SH" pause 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 3"
-"$CLUSTER_SH" pause 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 4"
-note "nodes 3 and 4 of 5 paused (SIGSTOP)"
-run_bench lib.paused "libredlock serial, 2 of 5 paused" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-run_bench floor.paused "floor serial, 2 of 5 paused" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
-"$CLUSTER_SH" resume 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 3"
-"$CLUSTER_SH" resume 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 4"
-note "nodes 3 and 4 resumed"
-sleep 0.5 # let the resumed nodes work through the backlog they were sent
+  "$CLUSTER_SH" pause 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 3"
+  "$CLUSTER_SH" pause 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not pause node 4"
+  note "nodes 3 and 4 of 5 paused (SIGSTOP)"
+  run_bench lib.paused "libredlock serial, 2 of 5 paused (rep $rep/$DEG_REPS)" 120 "$LIB" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+  run_bench floor.paused "floor serial, 2 of 5 paused (rep $rep/$DEG_REPS)" 120 "$FLOOR" -u "$U5" -w serial -d "$D_DEG" --ttl "$TTL"
+  "$CLUSTER_SH" resume 3 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 3"
+  "$CLUSTER_SH" resume 4 -d "$C5" >/dev/null 2>>"$ERRLOG" || fail "could not resume node 4"
+  note "nodes 3 and 4 resumed"
+  sleep 0.5 # let the resumed nodes work through the backlog they were sent
+done
 
 # ------------------------------------------------------------------ memory
 
@@ -434,6 +450,7 @@ NV() { ((NODE_OK)) && val "$@" || echo ""; }
   row "contended, 8 threads one key: grants/s" "" "$(val lib.contended grants_per_s)" ""
   row "contended: handoff p50 (µs, release → next grant)" "" "$(val lib.contended handoff_p50_us)" "" 0
   row "contended: handoff p99 (µs)" "" "$(val lib.contended handoff_p99_us)" "" 0
+  row "healthy, between the fault runs: acquire p50 (µs)" "" "$(val lib.healthy acq_p50_us)" "" 1
   row "1 of 5 killed: acquire p50 (µs)" "$(val floor.killed acq_p50_us)" "$(val lib.killed acq_p50_us)" "" 1
   row "2 of 5 paused: acquire p50 (µs)" "$(val floor.paused acq_p50_us)" "$(val lib.paused acq_p50_us)" "" 1
   row "2 of 5 paused: acquire p99 (µs)" "$(val floor.paused acq_p99_us)" "$(val lib.paused acq_p99_us)" "" 1
@@ -527,10 +544,10 @@ target conc32_limit "$r" "${r:+$r× ($(vs "$c32" "$MIX_LIMIT" 0 " cycles/s"), th
   "$(per_s "$MIX_LIMIT" | sed 's/^/server limit: /')"
 for t in paused2:paused:"2 of 5 nodes paused" killed1:killed:"1 of 5 nodes killed"; do
   IFS=: read -r id tag what <<<"$t"
-  v=$(val "lib.$tag" acq_p50_us)
-  r=$(ratio "$v" "$S50")
-  target "$id" "$r" "${r:+$r× ($(vs "$v" "$S50" 1 " µs"))}" "$what, single caller, acquire p50" "$(us "$v")" "" \
-    "$(us "$S50" | sed 's/^/healthy: /')"
+  v=$(val "lib.$tag" acq_p50_us) h=$(val lib.healthy acq_p50_us)
+  r=$(ratio "$v" "$h")
+  target "$id" "$r" "${r:+$r× ($(vs "$v" "$h" 1 " µs"), the medians of $DEG_REPS interleaved run(s) each)}" \
+    "$what, single caller, acquire p50" "$(us "$v")" "" "$(us "$h" | sed 's/^/healthy, the same minutes: /')"
 done
 lr=$(ratio "$(val "lib.n$last" acq_p50_us)" "$(val "lib.n$first" acq_p50_us)")
 fr=$(ratio "$(val "floor.n$last" acq_p50_us)" "$(val "floor.n$first" acq_p50_us)")
@@ -654,7 +671,7 @@ fi
   echo "- **Versions**: redis-server $REDIS_V, hiredis $HIREDIS_V, libredlock $LIB_VERSION (CMake Release build), node $NODE_V, node-redlock/ioredis: $NODE_VERSIONS"
   echo "- **Cluster**: 5 independent local redis-server masters (deploy/cluster.sh, TCP loopback); $SCALE_CLUSTER for the scaling runs."
   echo "- **Method**: serial runs of ${D_SERIAL} s, interleaved floor / libredlock / node-redlock, repeated $REPS× (median shown);"
-  echo "  concurrency levels ${D_CONC} s each, repeated ${CONC_REPS}× interleaved with node-redlock (median); degraded runs ${D_DEG} s; scaling runs ${D_SCALE} s × $SCALE_REPS (interleaved); TTL ${TTL} ms, distinct keys,"
+  echo "  concurrency levels ${D_CONC} s each, repeated ${CONC_REPS}× interleaved with node-redlock (median); degraded runs ${D_DEG} s × $DEG_REPS, each after a healthy run; the server limit measured at the start of each concurrency repetition (median); scaling runs ${D_SCALE} s × $SCALE_REPS (interleaved); TTL ${TTL} ms, distinct keys,"
   echo "  libredlock with op_timeout_ms = 1000 and no retries (the contended run retries every 2 ± 1 ms)."
   echo "  Latencies are from the caller's side (µs); CPU is user + system time of the client process per acquire+release cycle."
   echo
