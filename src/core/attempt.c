@@ -294,11 +294,10 @@ static uint32_t quorum_refused(const rl_round_t *r) {
  * waited out as a refusal, not retried a fraction of a round trip on. */
 static int split_vote(rl_acquire_op_t *a) {
     const rl_round_t *r = a->op.r;
-    uint32_t refused = 0;
     int split = !a->limit && !a->shared && r->yes && r->no && !rl_round_won(r);
-    if (split) refused = quorum_refused(r);
-    int held = split && refused && refused == a->split_refused;
-    a->split_refused = split ? refused : 0;
+    uint32_t refused = split ? quorum_refused(r) : 0;
+    int held = refused && refused == a->split_refused;
+    a->split_refused = refused;
     if (!split || held) {
         a->splits = 0;
         return 0;

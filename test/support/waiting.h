@@ -30,17 +30,23 @@ static inline void *wait_thread(void *arg) {
     return NULL;
 }
 
+/* Holder h takes resource for 30 s, tried for up to 10 s (h may be fresh:
+ * under valgrind its first round can outlast its connect timeout).
+ * Returns the lock; the caller releases it. */
+static inline redlock_lock_t *hold(redlock_t *h, const char *resource) {
+    redlock_lock_t *l = NULL;
+    int rc = REDLOCK_ERR_NO_QUORUM;
+    for (int t = 0; t < 100 && rc != REDLOCK_OK; t++)
+        if ((rc = redlock_acquire(h, resource, 30000, &l)) != REDLOCK_OK) rt_sleep_ms(100);
+    cr_assert_eq(rc, REDLOCK_OK, "the holder's acquire: %s", redlock_strerror(rc));
+    return l;
+}
+
 /* Holder h takes resource; a waiter on its own handle w (another client
  * to it) starts waiting; after 300 ms h releases. Returns how many ms
  * after the release the waiter was granted. */
 static inline uint64_t handoff_ms(redlock_t *h, redlock_t *w, const char *resource, unsigned *attempts) {
-    redlock_lock_t *l = NULL;
-    int rc = REDLOCK_ERR_NO_QUORUM; /* h may be fresh: under valgrind its first round can outlast its connect timeout */
-    for (int t = 0; t < 100 && rc != REDLOCK_OK; t++) {
-        rc = redlock_acquire(h, resource, 30000, &l);
-        if (rc != REDLOCK_OK) rt_sleep_ms(100);
-    }
-    cr_assert_eq(rc, REDLOCK_OK, "the holder's acquire: %s", redlock_strerror(rc));
+    redlock_lock_t *l = hold(h, resource);
     waiter_t ww = {w, resource, 1, 0, 0};
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &ww);
