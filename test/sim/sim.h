@@ -145,6 +145,7 @@ typedef struct snode {
     int promotions;        /* so far: the sentinels' failover epoch */
     int master_member;     /* the member (address) that is its master (Sentinel groups) */
     uint64_t restarted_at; /* real µs of its last restart, 0: none */
+    uint64_t imported_off; /* its master's offset after the last key migrated into it (cluster), 0: none */
     int up;
     uint32_t epoch;        /* bumped by each restart */
     sclock_t clock;        /* its wall clock (µs since the epoch): TTLs and TIME */

@@ -13,7 +13,10 @@
  * (simrepl.c); the map then names the promoted replica's id. The operator
  * who moves slots keeps doc/cluster.md's rule: no slot leaves a shard
  * within max_ttl_ms of its restart (it may have lost locks, and a handle
- * that did not see the restart cannot tell where they went). */
+ * that did not see the restart cannot tell where they went). And a shard
+ * does not fail over while a key migrated into it is on its master alone
+ * (simfault.c): Redis replicates an import as it does any write, after
+ * the fact, and no client's WAIT covers it (doc/cluster.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,7 +177,7 @@ static void migrate_step(int c) {
     if (model_migrate_one(S->nodes[from].m, S->nodes[to].m, slot, (uint64_t)node_now_us(from),
                           (uint64_t)node_now_us(to))) {
         if (S->nodes[from].n_reps) repl_ship(from);
-        if (S->nodes[to].n_reps) repl_ship(to);
+        if (S->nodes[to].n_reps) repl_ship(to), S->nodes[to].imported_off = model_repl_offset(S->nodes[to].m);
         S->cov[COV_KEYS_MIGRATED]++;
         sim_push(E_MIGRATE, S->now + 200 + rng_below(&S->r_fault, 2000), c, 1, 0, NULL, 0);
         return;

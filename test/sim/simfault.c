@@ -82,10 +82,25 @@ static void step_clock(int n) {
     trace_rec(T_FAULTED, F_STEP, n, (long long)by, 0);
 }
 
+/* 1 while none of node n's replicas has acknowledged the last key
+ * migrated into it (a cluster's shard): that key is on its master alone. */
+static int import_unreplicated(int n) {
+    const snode_t *k = &S->nodes[n];
+    if (!k->imported_off || !k->n_reps) return 0;
+    for (int r = 0; r < k->n_reps; r++)
+        if (k->reps[r].acked >= k->imported_off) return 0;
+    return 1;
+}
+
 /* Node n's master dies with what its replicas' streams carried; its most
- * advanced replica is promoted after the detection time. */
+ * advanced replica is promoted after the detection time. A shard whose
+ * imported keys no replica has yet dies once one has (simcluster.c). */
 static void kill_master(int n) {
     if (!S->nodes[n].up) return;
+    if (import_unreplicated(n)) {
+        sim_push(E_FAULT, S->now + 5000, F_FAILOVER, n, 0, NULL, 0);
+        return;
+    }
     net_crash(n);
     trace_rec(T_FAULTED, F_FAILOVER, n, -1, 0);
     sim_push(E_HEAL, S->now + dur_ms(20, 300), F_FAILOVER, n, 0, NULL, 0);

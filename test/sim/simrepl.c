@@ -76,6 +76,7 @@ void repl_resync(int node) {
     snode_t *n = &S->nodes[node];
     if (!n->n_reps) return;
     n->stream++;
+    n->imported_off = 0; /* (acks start over: see simfault.c's kill_master) */
     model_fx_t *fx = model_full_fx(n->m);
     for (int k = 0; k < n->n_reps; k++) {
         n->reps[k].acked = 0;
