@@ -351,9 +351,9 @@ static void channel_async(redlock_t *ctx, const char *res, size_t len, int join)
 }
 
 /* subs' released hook: the head waiter of res attempts now. */
-static void released(void *arg, const char *res, size_t len, int announced) {
+static void released(void *arg, const char *res, size_t len, int announced, const char *next, size_t nlen) {
     redlock_async_t *a = arg;
-    rl_waitq_heard(&a->ctx, res, len, announced);
+    rl_waitq_heard(&a->ctx, res, len, announced, next, nlen);
 }
 
 /* Sets up the subscriber connections (none opens before the first wait). */
@@ -364,6 +364,7 @@ static int subs_init(redlock_async_t *a, const rl_nodes_config_t *cfg) {
     if (rc != REDLOCK_OK) return rc;
     a->subs.released = released;
     a->subs.arg = a;
+    a->subs.line_id = a->ctx.line_id;
     rl_nodes_on_close(&a->subs.ns, fd_closing, a);
     a->ctx.channel = channel_async;
     return REDLOCK_OK;

@@ -30,9 +30,9 @@ struct rl_listener {
 };
 
 /* subs' released hook (under L->mu): the head waiter of res attempts now. */
-static void released(void *arg, const char *res, size_t len, int announced) {
+static void released(void *arg, const char *res, size_t len, int announced, const char *next, size_t nlen) {
     rl_listener_t *L = arg;
-    rl_waitq_heard(L->rl, res, len, announced);
+    rl_waitq_heard(L->rl, res, len, announced, next, nlen);
 }
 
 /* Interrupts the thread's poll so it rebuilds its poll set. */
@@ -134,6 +134,7 @@ int rl_listener_new(redlock_t *rl) {
     if (rc == REDLOCK_OK) rc = rl_subs_init(&L->subs, uris, rl->opt.n_nodes, &cfg, L->wake_wr);
     L->subs.released = released;
     L->subs.arg = L;
+    L->subs.line_id = rl->line_id;
     rl_blocking_of(rl)->listener = L;
     if (rc == REDLOCK_OK) rl->channel = channel_blocking;
     return rc;

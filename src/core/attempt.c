@@ -99,8 +99,13 @@ static int send_attempt(rl_acquire_op_t *a) {
             snprintf(mark, sizeof mark, "%u",
                      2u * (rl->opt.retry_delay_ms + rl->opt.retry_jitter_ms + rl->opt.op_timeout_ms) + 100u);
         snprintf(delay, sizeof delay, "%u", rl->opt.lock_delay_ms);
-        const char *extra[3] = {ttl, mark, delay};
-        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra, rl->opt.lock_delay_ms ? 3 : 2,
+        /* a waiter keeps the handle's place in the resource's line for as long as the mark */
+        const char *extra[4] = {ttl, mark, delay, rl->line_id};
+        a->lined |= (uint8_t)waits;
+        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra,
+                           waits                   ? 4
+                           : rl->opt.lock_delay_ms ? 3
+                                                   : 2,
                            classify_wait);
         return RL_STEP_ROUND;
     }
@@ -438,10 +443,23 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
     }
 }
 
+/* Takes a out of the local queue; an acquire that ends without the lock,
+ * the handle's last waiter for the resource, also gives up the handle's
+ * place in the nodes' line (unwaited), so no release names it. */
+static void leave(rl_acquire_op_t *a) {
+    redlock_t *rl = a->op.rl;
+    if (!rl_waitq_leave(a) || !a->lined || a->op.rc == REDLOCK_OK || !rl->s_line_leave) return;
+    a->lined = 0; /* (once) */
+    RL_ROUND(r);
+    rl_round_begin(rl, r, RL_STOP_RESOLVE, NULL);
+    r->done = 1;
+    rl_run_script_as(rl, r, rl->s_line_leave, &a->keys, rl->line_id, NULL, rl_classify_mine);
+}
+
 /* The acquire's next step; an acquire that ends leaves the local queue. */
 static int acquire_next(rl_op_t *op, uint64_t now) {
     int step = acquire_step(op, now);
-    if (step == RL_STEP_DONE) rl_waitq_leave((rl_acquire_op_t *)op);
+    if (step == RL_STEP_DONE) leave((rl_acquire_op_t *)op);
     return step;
 }
 
@@ -476,6 +494,7 @@ void rl_acquire_op_init(rl_acquire_op_t *a, redlock_t *rl, const rl_keys_t *keys
     a->qnext = NULL;
     a->line = NULL;
     a->note = RL_NOTE_NONE;
+    a->lined = 0;
 }
 
 int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
@@ -488,11 +507,11 @@ int rl_acquire_op_cancel(rl_acquire_op_t *a, int rc) {
     /* nothing sent yet, or the last attempt's clean-up already sent: done */
     int p = a->op.phase;
     if (p == ACQ_START || p == ACQ_QUEUED || p == ACQ_CLEANED || p == ACQ_RETRY) {
-        rl_waitq_leave(a);
+        leave(a);
         return RL_STEP_DONE;
     }
     int step = cleanup(a, a->op.rl->clock()); /* (DONE: a cancelled op is not retried) */
-    rl_waitq_leave(a);
+    leave(a);
     return step;
 }
 

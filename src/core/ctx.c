@@ -41,6 +41,7 @@ static void find_scripts(redlock_t *rl) {
     rl->s_release_multi = rl_script_find("release_multi");
     rl->s_extend_multi = rl_script_find("extend_multi");
     rl->s_acquire_wait = rl_script_find("acquire_wait");
+    rl->s_line_leave = rl_script_find("line_leave");
     rl->s_fence_set = rl_script_find("fence_set");
     rl->s_fenced_set = rl_script_find("fenced_set");
     rl->s_acquire_permit = rl_script_find("acquire_permit");
@@ -77,6 +78,7 @@ int rl_ctx_init(redlock_t *rl, const redlock_options_t *opt, char *err, size_t e
     rl->clock = rl_clock_monotonic_us;
     rl->log = (rl_logger_t){opt->log, opt->log_arg, opt->log_level};
     find_scripts(rl);
+    rl_token_new(rl->line_id); /* (random: two handles never share a place in a line) */
     rl->cluster_nodes = count_clusters(opt);
     rl->pool_max = 64; /* a blocking handle's threads rarely hold more at once */
     pthread_mutex_init(&rl->held_mu, NULL);

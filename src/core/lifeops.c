@@ -67,9 +67,11 @@ static int release_next(rl_op_t *op, uint64_t now) {
         rl_round_begin(op->rl, op->r, RL_STOP_RESOLVE, op->rep ? op->rep->nodes : NULL);
         char limit[8] = ""; /* a permit's: its release also clears the token's stray slots */
         if (e->slot >= 0) snprintf(limit, sizeof limit, "%u", e->limit);
-        const char *extra[2] = {e->slot >= 0 ? "p" : "1", limit};
+        /* a mutex's: the handle's id, whose place in the line goes (release.lua) */
+        int mutex = e->slot < 0 && e->keys.n == 1 && !e->shared;
+        const char *extra[2] = {e->slot >= 0 ? "p" : "1", e->slot >= 0 ? limit : op->rl->line_id};
         rl_run_script_args(op->rl, op->r, rl_release_script(op->rl, &e->keys, e->shared), &e->keys, e->token, extra,
-                           e->slot >= 0 ? 2 : 1, rl_classify_mine);
+                           e->slot >= 0 || mutex ? 2 : 1, rl_classify_mine);
         return RL_STEP_ROUND;
     }
     const rl_round_t *r = op->r;

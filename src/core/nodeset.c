@@ -557,7 +557,12 @@ static void handle_reply(rl_nodes_t *ns, rl_conn_t *c, const redisReply *rep, ui
     rl_node_t *nd = rl_node_of(c);
     int push = ns->cfg.subscriber ? push_kind(rep) : 0;
     if (nd->suspect || nd->close_at_us) rl_suspect_answered(&ns->cfg, c, now); /* any answer: not silent */
-    if (push && ns->pubsub) ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len);
+    if (push && ns->pubsub) {
+        const redisReply *m = rep->elements > 2 ? rep->element[2] : NULL; /* a message's text */
+        int text = push == RL_PUSH_MESSAGE && m && m->type == REDIS_REPLY_STRING;
+        ns->pubsub(ns->done_arg, (size_t)c->idx, push, rep->element[1]->str, rep->element[1]->len, text ? m->str : "",
+                   text ? m->len : 0);
+    }
     if (push == RL_PUSH_MESSAGE) {
         c->backoff_ms = ns->cfg.reconnect_min_ms;
         return;

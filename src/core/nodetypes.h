@@ -82,7 +82,7 @@ typedef struct rl_nodes {
     void *done_arg;
     /* subscriber sets only: a pub/sub frame of kind RL_PUSH_* for channel
      * ch (len bytes, valid during the call) arrived from node i */
-    void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len);
+    void (*pubsub)(void *arg, size_t i, int kind, const char *ch, size_t len, const char *msg, size_t mlen);
     const struct rl_ns_ops *ops; /* nodeset.c's own steps, for route.c (set by rl_nodes_init) */
     int closing_now;             /* the driver is closing: output held behind a WAIT goes at once */
 } rl_nodes_t;

@@ -85,11 +85,12 @@ typedef struct rl_acquire_op {
     int8_t only;       /* permit: this attempt takes only this slot (-1: the first free) */
     uint8_t shared;    /* a reader of the resource's read-write lock */
     uint8_t note;      /* what the report's message says beyond the counts (RL_NOTE_*) */
+    uint8_t lined;     /* an attempt asked for the handle's place in the resource's line */
     uint8_t *free;     /* permit: nodes that said each slot is free or ours, REDLOCK_MAX_PERMITS
                         * counts in the driver's room (see rl_acquire_op_permit) */
     uint32_t ttl_ms;
-    uint32_t n;     /* retries made on the retry timer (what retry_count bounds) */
-    uint32_t tries; /* attempts sent, also those a heard release prompted */
+    uint32_t n;             /* retries made on the retry timer (what retry_count bounds) */
+    uint32_t tries;         /* attempts sent, also those a heard release prompted */
     uint32_t split_refused; /* the last split's refusing nodes, folded to 32 bits, when a quorum; else 0 */
     int64_t wait_ms;
     uint64_t start_us;
@@ -123,21 +124,26 @@ size_t rl_permit_suffix_len(int slot);
 /* waitq.c: the local queue of waiters. rl_waitq_join appends a and
  * returns 1 when it is the head (first for its resource); rl_waitq_is_head
  * tells whether it is now; rl_waitq_leave takes it out (no-op when not
- * queued) and, when that makes another waiter head, calls rl->queue_moved. */
+ * queued) and, when that makes another waiter head, calls rl->queue_moved;
+ * it returns 1 when no waiter of the handle is left in a's line. */
 int rl_waitq_join(rl_acquire_op_t *a);
 int rl_waitq_is_head(const rl_acquire_op_t *a);
-void rl_waitq_leave(rl_acquire_op_t *a);
+int rl_waitq_leave(rl_acquire_op_t *a);
 
 /* waitq.c: a release of res (len bytes) was made here (rl_waitq_wake: the
- * head attempts at once) or announced on its channel (rl_waitq_heard: at
- * a random instant within RL_HEARD_SPREAD_US, so the heads of several
- * processes woken by one announcement do not all collide). The head of
- * its local queue is marked woken and the driver told (rl->queue_moved).
+ * head attempts at once) or announced on its channel (rl_waitq_heard).
+ * An announcement that names this handle (next, nlen bytes: its line_id)
+ * wakes the head at once; one that names another handle leaves a head
+ * that has a place in the line asleep (that one's turn); one that names
+ * none wakes it at a random instant within RL_HEARD_SPREAD_US, so the
+ * heads of several processes woken by one announcement do not all
+ * collide. The head of its local queue is marked woken and the driver
+ * told (rl->queue_moved) when that is sooner than it was to attempt.
  * rl_waitq_woken says whether a was marked (and from when it may
  * attempt, in *at_us), clearing the mark when clear is 1. */
 #define RL_HEARD_SPREAD_US 1000u
 void rl_waitq_wake(redlock_t *rl, const char *res, size_t len);
-void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced);
+void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced, const char *next, size_t nlen);
 int rl_waitq_woken(rl_acquire_op_t *a, int clear, uint64_t *at_us);
 
 /* waitq.c: a queued a that is going to wait listens on its resource's

@@ -74,6 +74,10 @@ struct redlock {
     char fp[RL_FP_HEX + 1]; /* its configuration's fingerprint (a joint handle's: the joint one),
                              * which the nodes' membership records are checked against */
     rl_notices_t notices;   /* membership steps announced, and whether the driver listens for them */
+    /* the handle's id in the resources' lines on the nodes (acquire_wait.lua): a
+     * release that names it wakes its waiter at once, one naming another does not */
+    char line_id[REDLOCK_TOKEN_LEN + 1];
+    const rl_script_t *s_line_leave;
 };
 
 /* A set of resources: one for ordinary locks, up to REDLOCK_MAX_RESOURCES. */

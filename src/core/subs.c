@@ -15,6 +15,7 @@
 
 #define PREFIX_LEN (sizeof RL_RELEASED_PREFIX - 1)
 #define NOTICE_LEN (sizeof RL_MEMBERSHIP_CHANNEL - 1)
+#define NEXT_LEN (sizeof RL_NEXT_PREFIX - 1)
 
 /* The entry for res, or NULL. */
 static rl_sub_t *find(const rl_subs_t *s, const char *res, size_t len) {
@@ -93,6 +94,15 @@ static int send_watch(rl_subs_t *s, size_t i, uint64_t now) {
     return rl_nodes_command(&s->ns, i, RL_SLOT_NONE, cmd, sizeof cmd - 1, now);
 }
 
+/* Queues SUBSCRIBE of the handle's own channel on plain node i (opening
+ * it when down and due). Returns 0 or the error. */
+static int send_own(rl_subs_t *s, size_t i, uint64_t now) {
+    char cmd[64 + NEXT_LEN + REDLOCK_TOKEN_LEN];
+    int n = snprintf(cmd, sizeof cmd, "*2\r\n$9\r\nSUBSCRIBE\r\n$%zu\r\n" RL_NEXT_PREFIX "%.*s\r\n",
+                     NEXT_LEN + REDLOCK_TOKEN_LEN, (int)REDLOCK_TOKEN_LEN, s->line_id);
+    return rl_nodes_command(&s->ns, i, RL_SLOT_NONE, cmd, (size_t)n, now);
+}
+
 /* Marks cluster node i for a resubscription of every channel (soon). */
 static void mark_dirty(rl_subs_t *s, size_t i, uint64_t now) {
     if (!s->dirty[i] && (!s->retry_us || s->retry_us > now + RL_SUBS_RETRY_US)) s->retry_us = now + RL_SUBS_RETRY_US;
@@ -119,6 +129,7 @@ static void resubscribe(rl_map_node_t *x, void *arg) {
 static int reopen(rl_subs_t *s, size_t i, uint64_t now) {
     reopen_t r = {s, i, now, 0};
     if (s->watch && !cluster_of(s, i)) r.rc = send_watch(s, i, now);
+    if (s->own && !cluster_of(s, i) && !r.rc) r.rc = send_own(s, i, now);
     rl_map_each(&s->map, resubscribe, &r);
     return r.rc;
 }
@@ -193,14 +204,18 @@ int rl_subs_waiter(rl_subs_t *s, const char *res, size_t len, int join, uint64_t
     }
     if (!(e = add(s, res, len))) return REDLOCK_ERR_NOMEM;
     e->waiters = 1;
+    int own = s->line_id && !s->own; /* the first wait: the own channel too, ahead of the resource's */
+    s->own |= (uint8_t)own;
     for (size_t i = 0; i < s->ns.n; i++) {
         if (cluster_of(s, i)) {
             if (!cluster_of(s, i)->loaded_us) rl_nodes_map_load(&s->ns, i, now);
             if (send_verb(s, i, "SUBSCRIBE", res, len, now)) mark_dirty(s, i, now);
         } else if (due(s, i, now))
-            reopen(s, i, now); /* the new channel is among them */
-        else if (s->ns.nodes[i].conn.state != RL_CONN_DOWN)
+            reopen(s, i, now); /* the new channels are among them */
+        else if (s->ns.nodes[i].conn.state != RL_CONN_DOWN) {
+            if (own) send_own(s, i, now);
             send_verb(s, i, "SUBSCRIBE", res, len, now);
+        }
     }
     return 0;
 }
@@ -233,14 +248,40 @@ static void noticed(rl_subs_t *s, size_t node, int kind) {
                 s->ns.nodes[node].conn.uri.display);
 }
 
+/* rl_map_each over the channels: the head of each resource with waiters
+ * attempts (a release that named the handle may have gone unheard). */
+static void wake_entry(rl_map_node_t *x, void *arg) {
+    rl_subs_t *s = arg;
+    rl_sub_t *e = RL_MAP_ENTRY(x, rl_sub_t, node);
+    if (e->waiters && s->released) s->released(s->arg, e->res, e->len, 0, "", 0);
+}
+
+/* A push on node's own channel: a message names the handle for its
+ * resource; a resubscription wakes every resource waited on. */
+static void own_push(rl_subs_t *s, size_t node, int kind, const char *msg, size_t mlen) {
+    uint64_t bit = (uint64_t)1 << (node % 64);
+    if (kind == RL_PUSH_SUBSCRIBE && (s->own_heard & bit)) rl_map_each(&s->map, wake_entry, s);
+    if (kind == RL_PUSH_SUBSCRIBE) s->own_heard |= bit;
+    if (kind != RL_PUSH_MESSAGE) return;
+    rl_sub_t *e = find(s, msg, mlen);
+    if (!e) return; /* unsubscribed since */
+    s->messages++;
+    if (s->released) s->released(s->arg, e->res, e->len, 1, s->line_id, REDLOCK_TOKEN_LEN);
+}
+
 /* nodes' pubsub hook: a message on a release channel wakes its resource;
  * so does the first confirmation of a new subscription (a release made
  * between the waiter's refused attempt and the subscription was missed).
  * The membership steps' channel goes to noticed(). */
-static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len) {
+static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len, const char *msg, size_t mlen) {
     rl_subs_t *s = arg;
     if (len == NOTICE_LEN && !memcmp(ch, RL_MEMBERSHIP_CHANNEL, NOTICE_LEN) && !cluster_of(s, node)) {
         noticed(s, node, kind);
+        return;
+    }
+    if (s->line_id && len == NEXT_LEN + REDLOCK_TOKEN_LEN && !memcmp(ch, RL_NEXT_PREFIX, NEXT_LEN) &&
+        !memcmp(ch + NEXT_LEN, s->line_id, REDLOCK_TOKEN_LEN)) {
+        own_push(s, node, kind, msg, mlen);
         return;
     }
     if (len < PREFIX_LEN || memcmp(ch, RL_RELEASED_PREFIX, PREFIX_LEN)) return;
@@ -257,7 +298,7 @@ static void on_push(void *arg, size_t node, int kind, const char *ch, size_t len
     } else {
         s->messages++;
     }
-    if (s->released) s->released(s->arg, e->res, e->len, kind == RL_PUSH_MESSAGE);
+    if (s->released) s->released(s->arg, e->res, e->len, kind == RL_PUSH_MESSAGE, msg, mlen);
 }
 
 void rl_subs_expire(rl_subs_t *s, uint64_t now) {

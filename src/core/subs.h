@@ -23,6 +23,15 @@
  * missed), counts in cfg->notices, and the command connections read their
  * records again at their next write (record.c).
  *
+ * With a line id (the handle's: rl_subs_t.line_id), every plain node's
+ * connection also listens, from the first wait on, on the handle's own
+ * channel RL_NEXT_PREFIX<id>, where a release that names the handle is
+ * announced (lua/release.lua) with the resource as the message: no other
+ * handle hears it. Its resubscription's confirmation (a connection
+ * reopened) wakes every resource with waiters: a release that named the
+ * handle meanwhile was missed. (The first is covered by the resource
+ * channel's own first confirmation, which comes after it.)
+ *
  * Like nodeset.h, every function takes the driver's `now` and must be
  * called by one thread at a time (the blocking listener holds its mutex). */
 #ifndef RL_SUBS_H
@@ -35,6 +44,8 @@
 
 /* The prefix of a release channel; the resource's bytes follow. */
 #define RL_RELEASED_PREFIX "redlock:released:"
+/* The prefix of a handle's own channel; its line id follows. */
+#define RL_NEXT_PREFIX "redlock:next:"
 
 /* (UN)SUBSCRIBEs a subscriber connection may have in flight: one per
  * channel, all of them when a connection reopens. The request ring grows
@@ -59,16 +70,20 @@ typedef struct rl_subs {
     rl_map_t map;                    /* the channels subscribed (with waiters, or lingering) */
     size_t n;                        /* how many */
     rl_sub_t *idle_head, *idle_tail; /* those without a waiter, the longest idle first */
-    /* a release of res was announced (announced = 1), or a new
-     * subscription was first confirmed (0: a release just before it
-     * would have been missed) */
-    void (*released)(void *arg, const char *res, size_t len, int announced);
+    /* a release of res was announced (announced = 1; next, nlen bytes:
+     * the message, the id of the handle it names, see release.lua), or a
+     * new subscription was first confirmed (0: a release just before it
+     * would have been missed; nlen 0) */
+    void (*released)(void *arg, const char *res, size_t len, int announced, const char *next, size_t nlen);
     void *arg;
-    uint64_t messages; /* release messages heard */
-    uint8_t *dirty;    /* per node: a cluster node whose channels must be subscribed again */
-    uint32_t *seen;    /* per node: its cluster's failures and map loads when last subscribed */
-    uint64_t retry_us; /* when dirty nodes are tried again */
-    int watch;         /* the plain nodes listen for membership steps (rl_subs_watch) */
+    const char *line_id; /* the handle's id (REDLOCK_TOKEN_LEN bytes), or NULL: no own channel */
+    uint8_t own;         /* the own channel is listened on (from the first waiter on) */
+    uint64_t own_heard;  /* per node (bit i): its subscription to the own channel was confirmed once */
+    uint64_t messages;   /* release messages heard */
+    uint8_t *dirty;      /* per node: a cluster node whose channels must be subscribed again */
+    uint32_t *seen;      /* per node: its cluster's failures and map loads when last subscribed */
+    uint64_t retry_us;   /* when dirty nodes are tried again */
+    int watch;           /* the plain nodes listen for membership steps (rl_subs_watch) */
 } rl_subs_t;
 
 /* A dirty cluster node's channels are tried again this often. */

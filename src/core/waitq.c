@@ -115,15 +115,17 @@ static rl_acquire_op_t *unlink_op(redlock_t *rl, rl_acquire_op_t *a) {
     return NULL;
 }
 
-void rl_waitq_leave(rl_acquire_op_t *a) {
-    if (!a->queued) return;
+int rl_waitq_leave(rl_acquire_op_t *a) {
+    if (!a->queued) return 1;
     redlock_t *rl = a->op.rl;
     pthread_mutex_lock(&rl->held_mu);
+    int alone = a->line->head == a && a->line->tail == a;
     rl_acquire_op_t *head = unlink_op(rl, a);
     if (head && rl->queue_moved) rl->queue_moved(rl, head); /* a new head: wake it */
     pthread_mutex_unlock(&rl->held_mu);
     if (a->listening && rl->channel) rl->channel(rl, a->keys.k[0], a->keys.len[0], 0);
     a->listening = 0;
+    return alone;
 }
 
 void rl_waitq_listen(rl_acquire_op_t *a) {
@@ -135,30 +137,35 @@ void rl_waitq_listen(rl_acquire_op_t *a) {
 }
 
 /* Marks the heads of res's lines (its mutex's, its semaphore's, its
- * readers': one channel for all) woken from at_us and tells the driver.
+ * readers': one channel for all) woken from at_us and tells the driver
+ * when that is sooner than before; other_named: the release named another
+ * handle, whose turn it is (a head with a place in the line sleeps on).
  * Returns 1 when that woke one (it was not woken already). */
-static int wake_at(redlock_t *rl, const char *res, size_t len, uint64_t at_us) {
+static int wake_at(redlock_t *rl, const char *res, size_t len, uint64_t at_us, int other_named) {
     int woke = 0;
     pthread_mutex_lock(&rl->held_mu);
     for (int kind = 0; kind < LINE_KINDS; kind++) {
         rl_waitline_t *w = find_line(rl, res, len, kind);
-        if (!w) continue;
+        if (!w || (other_named && w->head->lined)) continue;
         rl_acquire_op_t *q = w->head;
+        int sooner = !q->woken || at_us < q->woke_at_us;
         woke |= !q->woken;
-        if (!q->woken || at_us < q->woke_at_us) q->woke_at_us = at_us;
+        if (sooner) q->woke_at_us = at_us;
         q->woken = 1;
-        if (rl->queue_moved) rl->queue_moved(rl, q);
+        if (sooner && rl->queue_moved) rl->queue_moved(rl, q); /* (else it was told already) */
     }
     pthread_mutex_unlock(&rl->held_mu);
     return woke;
 }
 
 void rl_waitq_wake(redlock_t *rl, const char *res, size_t len) {
-    (void)wake_at(rl, res, len, 0);
+    (void)wake_at(rl, res, len, 0, 0);
 }
 
-void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced) {
-    int woke = wake_at(rl, res, len, rl->clock() + rl_random_between(0, RL_HEARD_SPREAD_US));
+void rl_waitq_heard(redlock_t *rl, const char *res, size_t len, int announced, const char *next, size_t nlen) {
+    int me = nlen == REDLOCK_TOKEN_LEN && !memcmp(next, rl->line_id, nlen);
+    uint64_t now = rl->clock();
+    int woke = wake_at(rl, res, len, me ? now : now + rl_random_between(0, RL_HEARD_SPREAD_US), nlen && !me);
     if (woke && announced) rl_stats_wakeup(rl->stats);
 }
 

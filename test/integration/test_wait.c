@@ -157,6 +157,135 @@ static void *short_wait_thread(void *arg) {
     return NULL;
 }
 
+/* ------------------------------------------------- the line of handles */
+
+/* HLEN of resource's line on node i (-1: unreachable or an error). */
+static long long line_len(int i, const char *resource) {
+    redisContext *c = tc_connect(&C, i);
+    if (!c) return -1;
+    redisReply *r = redisCommand(c, "HLEN %s:redlock:line", resource);
+    long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return n;
+}
+
+/* Waits (at most 10 s) until resource's line on every node has want
+ * places; returns 1 when it did. */
+static int await_line(const char *resource, long long want) {
+    for (int t = 0; t < 1000; t++) {
+        int ok = 1;
+        for (int i = 0; i < C.n && ok; i++) ok = line_len(i, resource) == want;
+        if (ok) return 1;
+        rt_sleep_ms(10);
+    }
+    return 0;
+}
+
+/* The messages that reach s (a subscriber, or a pattern subscriber when
+ * pattern) until none comes for 500 ms: how many, and the last one's text
+ * into last. */
+static int drain_messages(redisContext *s, int pattern, char *last, size_t n) {
+    int count = 0;
+    last[0] = '\0';
+    redisReply *r = NULL;
+    while (redisGetReply(s, (void **)&r) == REDIS_OK && r) {
+        size_t at = pattern ? 3 : 2;
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == at + 1 && r->element[at]->type == REDIS_REPLY_STRING)
+            count++, snprintf(last, n, "%s", r->element[at]->str);
+        freeReplyObject(r);
+        r = NULL;
+    }
+    return count;
+}
+
+Test(wait, a_release_names_the_longest_waiting_handle_and_wakes_only_it) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    const char *res = "w:line";
+    redlock_t *h = rt_new(&C, 5, NULL), *w[3];
+    redlock_lock_t *l = hold(h, res);
+    /* what node 0 announces: on the resource's channel, and on the handles' own */
+    redisContext *everyone = subscribe(res), *own = tc_connect(&C, 0);
+    cr_assert_not_null(own);
+    redisReply *pr = redisCommand(own, "PSUBSCRIBE redlock:next:*");
+    cr_assert_not_null(pr);
+    freeReplyObject(pr);
+    redisSetTimeout(own, (struct timeval){0, 500000});
+    waiter_t ww[3];
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++) { /* each queued on every node before the next starts */
+        w[k] = rt_new(&C, 5, &o);
+        ww[k] = (waiter_t){w[k], res, 1, 0, 0};
+        pthread_create(&t[k], NULL, wait_thread, &ww[k]);
+        cr_assert(await_line(res, k + 1), "waiter %d has no place in the line after 10 s", k);
+    }
+    rt_sleep_ms(100); /* (each has heard its subscription confirmed and tried once more) */
+    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
+    for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(ww[k].rc, REDLOCK_OK, "waiter %d: %s", k, redlock_strerror(ww[k].rc));
+        if (k) cr_assert_gt(ww[k].done_us, ww[k - 1].done_us, "waiter %d was granted before waiter %d", k, k - 1);
+        /* refused, once more when its subscription was confirmed, then only when named: never
+         * woken by a release that named another */
+        cr_assert_leq(ww[k].attempts, 3, "waiter %d made %u attempts", k, ww[k].attempts);
+    }
+    cr_assert(await_line(res, 0), "places are left in the line after every waiter was granted and released");
+    /* each release named the next waiter on its own channel; only the last, naming nobody, went to all */
+    char last[128];
+    int named = drain_messages(own, 1, last, sizeof last);
+    cr_assert_eq(named, 3, "%d releases were announced to a handle alone", named);
+    cr_assert_str_eq(last, res, "a handle was told of '%s'", last);
+    int told = drain_messages(everyone, 0, last, sizeof last);
+    cr_assert_eq(told, 1, "%d releases were announced to every handle", told);
+    cr_assert_str_empty(last, "the last release named '%s'", last);
+    redisFree(own);
+    redisFree(everyone);
+    for (int k = 0; k < 3; k++) redlock_free(w[k]);
+    redlock_free(h);
+}
+
+Test(wait, a_named_handle_that_let_its_turn_pass_costs_a_poll_and_loses_its_place) {
+    redlock_options_t o;
+    slow_poll_options(&o, 600);
+    const char *res = "w:line-gone";
+    redlock_t *h = rt_new(&C, 5, NULL), *w = rt_new(&C, 5, &o);
+    redlock_lock_t *l = hold(h, res);
+    /* a handle that queued first and is gone since (its place lives for minutes more) */
+    for (int i = 0; i < C.n; i++)
+        cr_assert_eq(tc_redis_cmd(&C, i, "HSET %s:redlock:line gone-handle %s", res, "1 99999999999999 0"), 0);
+    waiter_t ww = {w, res, 1, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, wait_thread, &ww);
+    cr_assert(await_line(res, 2), "the waiter has no place in the line after 10 s");
+    rt_sleep_ms(100);
+    uint64_t ms = release_and_join_ms(h, l, t, &ww);
+    /* the release named the gone handle: the waiter slept on to its poll, which took the lock */
+    cr_assert_geq(ms, 250, "granted %llu ms after a release that named another", (unsigned long long)ms);
+    cr_assert_lt(ms, 5000, "granted %llu ms after the release: its poll did not come", (unsigned long long)ms);
+    /* the waiter's release found the gone handle named before and not queued since: deleted */
+    cr_assert(await_line(res, 0), "the gone handle (or the waiter) kept its place");
+    redlock_free(w);
+    redlock_free(h);
+}
+
+Test(wait, a_waiter_that_gives_up_leaves_the_line) {
+    redlock_options_t o;
+    slow_poll_options(&o, 2000);
+    const char *res = "w:line-give-up";
+    redlock_t *w = rt_new(&C, 5, &o);
+    hold_raw(res, "holder", 30000);
+    short_waiter_t sw = {w, res, 500, 1, 0, 0, ""};
+    pthread_t t;
+    pthread_create(&t, NULL, short_wait_thread, &sw);
+    cr_assert(await_line(res, 1), "the waiter has no place in the line after 10 s");
+    pthread_join(t, NULL);
+    cr_assert_eq(sw.rc, REDLOCK_ERR_TAKEN, "%s", redlock_strerror(sw.rc));
+    cr_assert(await_line(res, 0), "a waiter that gave up kept its place in the line");
+    for (int i = 0; i < C.n; i++) tc_del(&C, i, res);
+    redlock_free(w);
+}
+
 Test(wait, a_wait_shorter_than_the_retry_delay_lasts_its_whole_bound) {
     redlock_options_t o;
     slow_poll_options(&o, 2000);
@@ -217,11 +346,7 @@ Test(wait, a_waiter_whose_subscribers_are_killed_falls_back_to_polling_then_resu
     pthread_create(&t, NULL, wait_thread, &ww);
     rt_sleep_ms(200);
     kill_subscribers(); /* the announcement is lost: only the poll can find the lock free */
-    uint64_t released = rt_now_us();
-    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
-    pthread_join(t, NULL);
-    cr_assert_eq(ww.rc, REDLOCK_OK, "%s", redlock_strerror(ww.rc));
-    uint64_t ms = (ww.done_us - released) / 1000;
+    uint64_t ms = release_and_join_ms(h, l, t, &ww);
     cr_assert_lt(ms, 1500, "not granted by the 600 ms poll either (%llu ms)", (unsigned long long)ms);
     /* the subscribers come back: the next release wakes at once again */
     rt_sleep_ms(500);

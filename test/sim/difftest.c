@@ -452,6 +452,7 @@ static int script_args(diff_t *d, const char *name, const char **k, const char *
         if (rng_chance(&d->r, .5)) a[(*na)++] = "f";
     } else if (!strcmp(name, "acquire_wait")) {
         if (rng_chance(&d->r, .5)) a[(*na)++] = "50000";
+        if (*na == 3 && rng_chance(&d->r, .6)) a[(*na)++] = "0", a[(*na)++] = tok(d); /* a place in r0's line */
     } else if (!strcmp(name, "fence_set")) {
         k[1] = "r0:redlock:fence", nk = 2;
         snprintf(buf[1], 24, "%lld", (long long)rng_range(&d->r, 1, 3000000));
@@ -465,7 +466,7 @@ static int script_args(diff_t *d, const char *name, const char **k, const char *
         *sh = 0;
         int how = (int)rng_below(&d->r, 3);
         *na = how ? 3 : 1;
-        if (how == 1) a[1] = "1", a[2] = "0";
+        if (how == 1) a[1] = "1", a[2] = rng_chance(&d->r, .5) ? tok(d) : "0"; /* (a releasing handle's id) */
         if (how == 2) k[0] = PICK(d, ((const char *[]){"r0:permit:0", "r0:permit:1"})), a[1] = "p", a[2] = "3";
     } else if (!strcmp(name, "release_permit")) {
         snprintf(buf[1], 24, "%d", (int)rng_range(&d->r, 1, 3));

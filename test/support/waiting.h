@@ -42,6 +42,17 @@ static inline redlock_lock_t *hold(redlock_t *h, const char *resource) {
     return l;
 }
 
+/* h releases l, then the waiter thread t (running wait_thread on *ww) is
+ * joined and must have been granted. Returns how many ms after the
+ * release that was. */
+static inline uint64_t release_and_join_ms(redlock_t *h, redlock_lock_t *l, pthread_t t, waiter_t *ww) {
+    uint64_t released = rt_now_us();
+    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
+    pthread_join(t, NULL);
+    cr_assert_eq(ww->rc, REDLOCK_OK, "%s", redlock_strerror(ww->rc));
+    return ww->done_us > released ? (ww->done_us - released) / 1000 : 0;
+}
+
 /* Holder h takes resource; a waiter on its own handle w (another client
  * to it) starts waiting; after 300 ms h releases. Returns how many ms
  * after the release the waiter was granted. */
@@ -51,12 +62,9 @@ static inline uint64_t handoff_ms(redlock_t *h, redlock_t *w, const char *resour
     pthread_t t;
     pthread_create(&t, NULL, wait_thread, &ww);
     rt_sleep_ms(300); /* refused, subscribed, waiting for its 2 s poll (the holder's TTL is 30 s) */
-    uint64_t released = rt_now_us();
-    cr_assert_eq(redlock_release(h, l), REDLOCK_OK);
-    pthread_join(t, NULL);
-    cr_assert_eq(ww.rc, REDLOCK_OK, "%s", redlock_strerror(ww.rc));
+    uint64_t ms = release_and_join_ms(h, l, t, &ww);
     if (attempts) *attempts = ww.attempts;
-    return ww.done_us > released ? (ww.done_us - released) / 1000 : 0;
+    return ms;
 }
 
 #endif

@@ -185,8 +185,8 @@ Test(scripts, every_table_entry_is_well_formed) {
 Test(scripts, granting_scripts_have_guarded_twins_and_releases_none) {
     static const char *const granting[] = {"acquire",        "acquire_multi", "acquire_wait", "acquire_permit",
                                            "acquire_shared", "extend",        "extend_multi", "extend_shared"};
-    static const char *const others[] = {"release",   "release_multi", "release_permit", "release_shared",
-                                         "fence_set", "fenced_set",    "status",         "membership_set"};
+    static const char *const others[] = {"release",    "release_multi", "release_permit", "release_shared", "fence_set",
+                                         "fenced_set", "status",        "membership_set", "line_leave"};
     for (size_t i = 0; i < sizeof granting / sizeof granting[0]; i++) {
         const rl_script_t *s = rl_script_find(granting[i]), *g = rl_script_guarded(s);
         char name[64];
