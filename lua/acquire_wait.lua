@@ -42,7 +42,7 @@ if delay > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
         return redis.status_reply('DELAY ' .. held .. ' ' .. ago)
     end
 end
-local line, id = KEYS[1] .. ':redlock:line', ARGV[5]
+local id = ARGV[5]
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
     redis.pcall('DEL', KEYS[1] .. ':redlock:writer')
     if delay > 0 then
@@ -57,7 +57,7 @@ if mark > 0 and type(kind) == 'table' and kind['ok'] == 'hash' then
 end
 local t = id and mark > 0 and redis.pcall('TIME')
 if type(t) == 'table' and t[2] then -- keeps (or takes) the handle's place, alive for mark ms more
-    local now_ms = t[1] * 1000 + math.floor(t[2] / 1000)
+    local line, now_ms = KEYS[1] .. ':redlock:line', t[1] * 1000 + math.floor(t[2] / 1000)
     local order = t[1] * 1000000 + t[2]
     local cur = redis.pcall('HGET', line, id)
     if type(cur) == 'string' then

@@ -102,11 +102,7 @@ static int send_attempt(rl_acquire_op_t *a) {
         /* a waiter keeps the handle's place in the resource's line for as long as the mark */
         const char *extra[4] = {ttl, mark, delay, rl->line_id};
         a->lined |= (uint8_t)waits;
-        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra,
-                           waits                   ? 4
-                           : rl->opt.lock_delay_ms ? 3
-                                                   : 2,
-                           classify_wait);
+        rl_run_script_args(rl, op->r, rl->s_acquire_wait, &a->keys, a->token, extra, waits ? 4 : 3, classify_wait);
         return RL_STEP_ROUND;
     }
     const char *argv[6] = {"SET", a->keys.k[0], a->token, "NX", "PX", ttl};
@@ -448,7 +444,7 @@ static int acquire_step(rl_op_t *op, uint64_t now) {
  * place in the nodes' line (unwaited), so no release names it. */
 static void leave(rl_acquire_op_t *a) {
     redlock_t *rl = a->op.rl;
-    if (!rl_waitq_leave(a) || !a->lined || a->op.rc == REDLOCK_OK || !rl->s_line_leave) return;
+    if (!rl_waitq_leave(a) || !a->lined || a->op.rc == REDLOCK_OK) return;
     a->lined = 0; /* (once) */
     RL_ROUND(r);
     rl_round_begin(rl, r, RL_STOP_RESOLVE, NULL);
