@@ -434,8 +434,8 @@ void redlock_free(redlock_t *rl); /* NULL-safe; closes connections */
  * Readers share it; a writer is an ordinary redlock_acquire*() of the same
  * name, so any Redlock client's exclusive lock on it and its readers
  * exclude each other. Readers are recorded in the resource's own key (a
- * hash of reader token to expiry, the key living as long as its longest
- * reader); a waiting writer marks `"<resource>:redlock:writer"` so that new
+ * hash of reader token to expiry, and the field `"@end"`: the hash's own
+ * clock; the key lives as long as its longest reader); a waiting writer marks `"<resource>:redlock:writer"` so that new
  * readers wait behind it. ttl_ms and wait_ms, the blocking, the threads
  * and report are as for redlock_acquire_ex(). The lock extends, releases
  * and auto-extends like any other; it has no fencing token.

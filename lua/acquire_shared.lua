@@ -1,8 +1,8 @@
 -- acquire_shared.lua: one node's part of a reader's attempt (doc/design.md,
 -- "Semaphores and read-write locks").
 -- Readers are recorded in the resource's own key, a hash of reader token
--- -> expiry (this node's clock, ms), the key living as long as its longest
--- reader; so a writer's plain SET NX on the key fails while any reader
+-- -> expiry (ms, on the hash's own clock: see below), the key living as
+-- long as its longest reader; so a writer's plain SET NX on the key fails while any reader
 -- holds it, and a reader is refused while a writer's string is there.
 -- Expired readers are pruned here. A waiting writer leaves the mark
 -- KEYS[1] .. ':redlock:writer' (see acquire_wait.lua): new readers are
@@ -48,13 +48,31 @@ if busy then
     end
     return -1 - left
 end
-local t = redis.call('TIME')
-local us = tonumber(t[2])
-local now = tonumber(t[1]) * 1000 + (us - us % 1000) / 1000
+-- This hash keeps its own clock: its field '@end' is the key's expiry on
+-- that clock, so now is '@end' less the key's PTTL. Redis carries a PTTL
+-- across a slot's migration and a replica's promotion, where the readers'
+-- expiries, read against another server's clock, would be cut short. A new
+-- hash, or one written without '@end', starts from this node's clock.
+local stamp
+for i = 1, #all, 2 do
+    if all[i] == '@end' then
+        stamp = tonumber(all[i + 1])
+        break
+    end
+end
+local now = stamp and redis.call('PTTL', key)
+if now and now >= 0 then
+    now = stamp - now
+else
+    local t = redis.call('TIME')
+    local us = tonumber(t[2])
+    now = tonumber(t[1]) * 1000 + (us - us % 1000) / 1000
+end
 local longest, gone = ttl, nil
 for i = 1, #all, 2 do
     local left = tonumber(all[i + 1]) - now
-    if left <= 0 then
+    if all[i] == '@end' then -- (not a reader)
+    elseif left <= 0 then
         gone = gone or {}
         gone[#gone + 1] = all[i]
     elseif left > longest then
@@ -64,6 +82,6 @@ end
 if gone then
     redis.call('HDEL', key, unpack(gone))
 end
-redis.call('HSET', key, token, string.format('%.0f', now + ttl))
+redis.call('HSET', key, token, string.format('%.0f', now + ttl), '@end', string.format('%.0f', now + longest))
 redis.call('PEXPIRE', key, longest == ttl and ARGV[2] or string.format('%.0f', longest))
 return 1

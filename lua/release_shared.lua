@@ -1,6 +1,7 @@
 -- release_shared.lua: a reader leaves: its entry goes from the resource's
--- hash; the last reader out (Redis deletes a hash it empties) announces,
--- when asked to (ARGV[2] = '1': a holder's release, not an attempt's
+-- hash, and the hash goes with its last reader (only its clock, '@end',
+-- left: see acquire_shared.lua); the last reader out announces, when
+-- asked to (ARGV[2] = '1': a holder's release, not an attempt's
 -- clean-up), on 'redlock:released:' .. KEYS[1] (a writer may be waiting).
 -- KEYS[1] = resource; ARGV[1] = token.
 -- Returns 1 when this reader's entry was there, 0 when not.
@@ -15,7 +16,12 @@ local key, token = KEYS[1], ARGV[1]
 if redis.call('TYPE', key)['ok'] ~= 'hash' or redis.call('HDEL', key, token) == 0 then
     return 0
 end
-if how == '1' and redis.call('EXISTS', key) == 0 then
+local left = redis.call('HLEN', key)
+if left == 1 and redis.call('HEXISTS', key, '@end') == 1 then
+    redis.call('DEL', key)
+    left = 0
+end
+if how == '1' and left == 0 then
     redis.pcall(pub, 'redlock:released:' .. key, '')
 end
 return 1

@@ -24,12 +24,23 @@ if kind == 'string' then
 end
 local readers, live = {}, 0
 if kind == 'hash' then
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-    local all = redis.call('HGETALL', key)
+    local all, stamp = redis.call('HGETALL', key), nil
+    for i = 1, #all, 2 do
+        if all[i] == '@end' then
+            stamp = tonumber(all[i + 1])
+        end
+    end
+    -- (the hash's own clock, see acquire_shared.lua)
+    local now = stamp and redis.call('PTTL', key)
+    if now and now >= 0 then
+        now = stamp - now
+    else
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
     for i = 1, #all, 2 do
         local left = (tonumber(all[i + 1]) or 0) - now
-        if left > 0 then
+        if left > 0 and all[i] ~= '@end' then
             live = live + 1
             if live <= 64 then
                 readers[#readers + 1] = all[i]

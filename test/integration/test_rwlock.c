@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rltest.h"
@@ -28,15 +29,22 @@ static redlock_t *waiting_rl(void) {
     return rt_new(&C, 5, &o);
 }
 
-/* Readers recorded in key on node i (HLEN), -1 when it is not a hash. */
-static long long readers_on(int i, const char *key) {
+/* An integer reply of the command on node i, -1 for any other reply. */
+static long long int_of(int i, const char *fmt, const char *key, const char *field) {
     redisContext *c = tc_connect(&C, i);
     cr_assert_not_null(c);
-    redisReply *r = redisCommand(c, "HLEN %s", key);
+    redisReply *r = redisCommand(c, fmt, key, field);
     long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
     if (r) freeReplyObject(r);
     redisFree(c);
     return n;
+}
+
+/* Readers recorded in key on node i (its fields but the hash's clock
+ * '@end'), -1 when it is not a hash. */
+static long long readers_on(int i, const char *key) {
+    long long n = int_of(i, "HLEN %s", key, NULL);
+    return n < 0 ? n : n - int_of(i, "HEXISTS %s %s", key, "@end");
 }
 
 Test(rwlock, readers_share_and_exclude_writers_both_ways) {
@@ -91,6 +99,57 @@ Test(rwlock, readers_that_expire_without_release_free_the_key_for_a_writer) {
     cr_assert_geq(ms, 500, "the writer got it after %llu ms (the reader had 600 ms)", (unsigned long long)ms);
     cr_assert_eq(redlock_release(rl, w), REDLOCK_OK);
     redlock_free(rl);
+}
+
+/* Moves every value of the hash key on node i by `by` ms: its readers'
+ * expiries and its clock, as a server with a clock `by` ms off wrote them. */
+static void shift_hash(int i, const char *key, long long by) {
+    redisContext *c = tc_connect(&C, i);
+    cr_assert_not_null(c);
+    redisReply *all = redisCommand(c, "HGETALL %s", key);
+    cr_assert(all && all->type == REDIS_REPLY_ARRAY && all->elements >= 2, "node %d: no hash %s", i, key);
+    for (size_t k = 0; k + 1 < all->elements; k += 2) {
+        long long v = strtoll(all->element[k + 1]->str, NULL, 10);
+        redisReply *r = redisCommand(c, "HSET %s %s %lld", key, all->element[k]->str, v + by);
+        cr_assert(r && r->type == REDIS_REPLY_INTEGER, "node %d: HSET failed", i);
+        freeReplyObject(r);
+    }
+    freeReplyObject(all);
+    redisFree(c);
+}
+
+/* A readers' hash written on a server whose clock is 10 minutes behind
+ * (a Redis Cluster slot migrated, a replica promoted) keeps its reader:
+ * another reader's grant and release there do not prune it or cut the
+ * key's life, the writer stays out, and the reader can still extend. */
+Test(rwlock, a_readers_hash_from_a_server_whose_clock_is_behind_keeps_its_readers) {
+    redlock_t *a = rt_new(&C, 5, NULL), *b = rt_new(&C, 5, NULL), *wl = waiting_rl();
+    redlock_lock_t *r1 = NULL, *r2 = NULL, *w = NULL;
+    redlock_report_t rep;
+    cr_assert_eq(redlock_acquire_shared(a, "rw:moved", 20000, 0, &r1, &rep), REDLOCK_OK, "%s", rep.message);
+    for (int i = 0; i < C.n; i++) {
+        long long n = readers_on(i, "rw:moved");
+        for (int tries = 0; n != 1 && tries < 100; tries++) rt_sleep_ms(10), n = readers_on(i, "rw:moved");
+        cr_assert_eq(n, 1, "node %d", i);
+        shift_hash(i, "rw:moved", -600000);
+    }
+    cr_assert_eq(redlock_acquire_shared(b, "rw:moved", 1000, 0, &r2, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_release(b, r2), REDLOCK_OK);
+    for (int i = 0; i < C.n; i++) {
+        long long n = readers_on(i, "rw:moved"), ms = tc_pttl(&C, i, "rw:moved");
+        for (int tries = 0; n != 1 && tries < 100; tries++) rt_sleep_ms(10), n = readers_on(i, "rw:moved");
+        cr_assert_eq(n, 1, "node %d: the first reader's entry is not alone", i);
+        cr_assert_gt(ms, 10000, "node %d: the key's life was cut to %lld ms", i, ms);
+    }
+    cr_assert_eq(redlock_try_acquire(wl, "rw:moved", 10000, &w), REDLOCK_ERR_TAKEN);
+    cr_assert_eq(redlock_extend_ex(a, r1, 20000, &rep), REDLOCK_OK, "%s: %s", redlock_strerror(rep.result),
+                 rep.message);
+    cr_assert_eq(redlock_release(a, r1), REDLOCK_OK);
+    cr_assert_eq(redlock_acquire_ex(wl, "rw:moved", 10000, 5000, &w, &rep), REDLOCK_OK, "%s", rep.message);
+    cr_assert_eq(redlock_release(wl, w), REDLOCK_OK);
+    redlock_free(a);
+    redlock_free(b);
+    redlock_free(wl);
 }
 
 /* One blocking acquire, run on a thread of its own: the writer's or a
