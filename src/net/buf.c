@@ -27,9 +27,29 @@ int rl_buf_append(rl_buf_t *b, const void *p, size_t n) {
     return 0;
 }
 
+/* Moves b's unconsumed bytes to the front and gives back the memory
+ * beyond twice them (at least RL_BUF_KEEP kept); a failed realloc keeps
+ * the larger block. */
+static void shrink(rl_buf_t *b) {
+    size_t left = b->len - b->off, cap = RL_BUF_KEEP;
+    memmove(b->data, b->data + b->off, left);
+    b->len = left;
+    b->off = 0;
+    while (cap < 2 * left) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) return;
+    b->data = d;
+    b->cap = cap;
+}
+
 void rl_buf_consume(rl_buf_t *b, size_t n) {
     b->off += n;
-    if (b->off < b->len) return;
+    if (b->off < b->len) {
+        /* a buffer that a steady flow never empties still gives a burst's
+         * memory back, once what is left fills an eighth of it */
+        if (b->cap > RL_BUF_KEEP && (b->len - b->off) * 8 < b->cap) shrink(b);
+        return;
+    }
     b->off = b->len = 0;
     if (b->cap > RL_BUF_KEEP) rl_buf_free(b); /* a burst's memory goes back once it is written */
 }

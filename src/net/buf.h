@@ -13,13 +13,15 @@ typedef struct rl_buf {
 /* Appends n bytes; returns 0, or -1 when out of memory (b unchanged). */
 int rl_buf_append(rl_buf_t *b, const void *p, size_t n);
 
-/* An emptied buffer keeps at most this much memory (doc/design.md, "Cost
- * flat in locks and waiters": a burst of thousands of commands does not
- * stay allocated). */
-#define RL_BUF_KEEP 65536u
+/* A buffer keeps at most this much memory once a burst is written
+ * (doc/design.md, "Cost flat in locks and waiters": a burst of thousands
+ * of commands does not stay allocated). */
+#define RL_BUF_KEEP 16384u
 
 /* Marks n more bytes as consumed; resets to empty when all are (and
- * frees the memory when it grew beyond RL_BUF_KEEP). */
+ * frees the memory when it grew beyond RL_BUF_KEEP); a buffer grown
+ * beyond RL_BUF_KEEP whose unconsumed bytes fill less than an eighth of it
+ * shrinks to twice them (at least RL_BUF_KEEP). */
 void rl_buf_consume(rl_buf_t *b, size_t n);
 
 /* Bytes appended but not yet consumed. */

@@ -227,8 +227,12 @@ Test(wait, a_release_names_the_longest_waiting_handle_and_wakes_only_it) {
         cr_assert_eq(ww[k].rc, REDLOCK_OK, "waiter %d: %s", k, redlock_strerror(ww[k].rc));
         if (k) cr_assert_gt(ww[k].done_us, ww[k - 1].done_us, "waiter %d was granted before waiter %d", k, k - 1);
         /* refused, once more when its subscription was confirmed, then only when named: never
-         * woken by a release that named another */
-        cr_assert_leq(ww[k].attempts, 3, "waiter %d made %u attempts", k, ww[k].attempts);
+         * woken by a release that named another (a named attempt that reached a node before the
+         * release did splits the vote, and is made again when that node names it too) */
+        redlock_stats_t st;
+        cr_assert_eq(redlock_stats(w[k], &st), REDLOCK_OK);
+        cr_assert_leq(ww[k].attempts, 3 + st.splits, "waiter %d made %u attempts, %llu of them split", k,
+                      ww[k].attempts, (unsigned long long)st.splits);
     }
     cr_assert(await_line(res, 0), "places are left in the line after every waiter was granted and released");
     /* each release named the next waiter on its own channel; only the last, naming nobody, went to all */
