@@ -16,7 +16,7 @@ int rl_buf_append(rl_buf_t *b, const void *p, size_t n);
 /* A buffer keeps at most this much memory once a burst is written
  * (doc/design.md, "Cost flat in locks and waiters": a burst of thousands
  * of commands does not stay allocated). */
-#define RL_BUF_KEEP 16384u
+#define RL_BUF_KEEP 65536u
 
 /* Marks n more bytes as consumed; resets to empty when all are (and
  * frees the memory when it grew beyond RL_BUF_KEEP); a buffer grown
