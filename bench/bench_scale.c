@@ -29,8 +29,11 @@
  *           still ends REDLOCK_ERR_TAKEN after its retry_count retries is
  *           asked again at once, as bench_handoff does). Once the waiter's
  *           stats count N waits (or 3 s after the last was asked:
- *           all_waiting=0), heap and RSS are read (bytes per pending
- *           acquire), then --samples (30) times: the holder releases ONE
+ *           all_waiting=0), 200 ms settle (the burst of N attempts and
+ *           subscriptions has left the connections' buffers: heap read at
+ *           the moment N counted is heap_per_pending_burst), heap and RSS
+ *           are read (bytes per pending acquire), then --samples (30)
+ *           times: the holder releases ONE
  *           resource (a different one each time when N > 1); the handoff is
  *           the time from just before the release call to the start of the
  *           waiter's grant callback for it. The waiter then releases it, the
@@ -416,7 +419,7 @@ static struct {
     int phase; /* 0 hold, 1 wait, 2 ready, 3 sampling, 4 done */
     int sampling, stopping;
     int all_waiting; /* the waiter's stats counted N waits when memory was read (else 3 s had passed) */
-    double heap0, heap1;
+    double heap0, heap1, heap_burst;
     long rss0, rss1;
     uint64_t cpu0, rounds0, wall0;
     double cpu_pct, rounds_per_s;
@@ -525,9 +528,10 @@ static void as_report(int timed_out) {
     bench_kv_f("handoff_p99_us", p99);
     bench_kv_f("handoff_max_us", bench_quantile_us(&as.handoff, 1.0));
     bench_kv_u64("name_bytes", name_len);
-    bench_kv_f("heap_per_pending", as.phase >= 2 ? per : 0);
-    bench_kv_f("heap_per_pending_beyond_name", as.phase >= 2 ? per - (double)name_len : 0);
-    bench_kv_f("rss_per_pending", as.phase >= 2 ? ((double)as.rss1 - (double)as.rss0) * 1024.0 / (double)n : 0);
+    bench_kv_f("heap_per_pending", as.phase >= 3 ? per : 0);
+    bench_kv_f("heap_per_pending_beyond_name", as.phase >= 3 ? per - (double)name_len : 0);
+    bench_kv_f("heap_per_pending_burst", as.phase >= 2 ? (as.heap_burst - as.heap0) / (double)n : 0);
+    bench_kv_f("rss_per_pending", as.phase >= 3 ? ((double)as.rss1 - (double)as.rss0) * 1024.0 / (double)n : 0);
     bench_kv_f("waiter_rounds_per_s", as.rounds_per_s);
     bench_kv_f("cpu_pct", as.cpu_pct);
     bench_kv_u64("reissues", as.reissues);
@@ -564,8 +568,7 @@ static void on_tick(uv_timer_t *t) {
         if (as.issued_wait < as.n) as.phase_t0 = bench_now_ns(); /* then: since the last was asked */
         as.all_waiting = async_waits(waiter_a) >= as.n;
         if (as.issued_wait == as.n && (as.all_waiting || bench_now_ns() - as.phase_t0 > 3000000000ull)) {
-            as.heap1 = heap_bytes();
-            as.rss1 = bench_rss_kb();
+            as.heap_burst = heap_bytes();
             as.phase = 2;
             as.settle_left = 20; /* 200 ms */
             as.wall0 = bench_now_ns();
@@ -573,8 +576,11 @@ static void on_tick(uv_timer_t *t) {
             as.rounds0 = async_rounds(waiter_a);
         }
         break;
-    case 2:
-        if (--as.settle_left == 0) as.phase = 3;
+    case 2: /* the waits settle: then what they hold is read */
+        if (--as.settle_left) break;
+        as.heap1 = heap_bytes();
+        as.rss1 = bench_rss_kb();
+        as.phase = 3;
         break;
     case 3:
         if (as.sampling) {

@@ -204,7 +204,7 @@ LEFT_PCT=$(awk -v l="$HEAP_LEFT" -v g="$HEAP_GROWTH" 'BEGIN { if (g <= 0) print 
   echo "| what | count | heap per item | beyond the name | RSS per item |"
   echo "|---|---:|---:|---:|---:|"
   echo "| held lock (blocking) | $(grouped "${HELD_N:-0}") | $(awk -v v="$(M heap_per_lock)" 'BEGIN { printf "%.0f B", v }') | $(awk -v v="$(M heap_per_lock_beyond_name)" 'BEGIN { printf "%.0f B", v }') | $(awk -v v="$(M rss_per_lock)" 'BEGIN { printf "%.0f B", v }') |"
-  if [[ -n $(A heap_per_pending) && ( $(A phase) -ge 2 || $(A hung) == 1 ) ]]; then
+  if [[ -n $(A heap_per_pending) && ( $(A phase) -ge 3 || $(A hung) == 1 ) ]]; then
     echo "| pending async acquire$([[ $(A all_waiting) == 1 ]] || echo ' (not all counted waiting)') | $(grouped "$BIG_WAIT") | $(awk -v v="$(A heap_per_pending)" 'BEGIN { printf "%.0f B", v }') | $(awk -v v="$(A heap_per_pending_beyond_name)" 'BEGIN { printf "%.0f B", v }') | $(awk -v v="$(A rss_per_pending)" 'BEGIN { printf "%.0f B", v }') |"
   else
     echo "| pending async acquire | $(grouped "$BIG_WAIT") | n/a: the run did not get there | | |"
@@ -235,7 +235,7 @@ T_LATE=$(E late_pct); [[ -n $T_LATE && $(E timed_out) == 0 ]] || T_LATE=n/a
 T_LOST=$(E lost)
 T_MEM_HELD=$(M heap_per_lock_beyond_name); [[ -n $T_MEM_HELD ]] || T_MEM_HELD=n/a
 T_MEM_PEND=n/a
-[[ -n $(A heap_per_pending_beyond_name) && ( $(A phase) -ge 2 || $(A hung) == 1 ) ]] && T_MEM_PEND=$(A heap_per_pending_beyond_name)
+[[ -n $(A heap_per_pending_beyond_name) && ( $(A phase) -ge 3 || $(A hung) == 1 ) ]] && T_MEM_PEND=$(A heap_per_pending_beyond_name)
 TARGETS=$SCRATCH/targets.md
 pct_or_na() { awk -v v="$1" -v f="$2" 'BEGIN { if (v == "n/a") print v; else printf f, v }'; }
 T_LATE_SAY="$(pct_or_na "$T_LATE" "%.1f %%"), ${T_LOST:-?} lost"
@@ -362,11 +362,16 @@ mkdir -p "$(dirname "$OUT_MD")"
   echo
   echo "Heap in use (mallinfo2: uordblks + hblkhd, every arena) and RSS (VmRSS) of the process before and after"
   echo "taking the locks of section 1 (the most held), and before and after the $(grouped "$BIG_WAIT") pending acquires of"
-  echo "section 2 (read once the waiter counted them all waiting, the holder's locks already taken); divided by the"
-  echo "count. The name is the resource name with its NUL. The pending figure includes the waiter handle's"
-  echo "subscriber connections (opened by its first wait), a fixed cost spread over the count."
+  echo "section 2 (read 200 ms after the waiter counted them all waiting, the holder's locks already taken); divided by"
+  echo "the count. The name is the resource name with its NUL. The pending figure includes the waiter handle's"
+  echo "subscriber connections (opened by its first wait), a fixed cost spread over the count. The 200 ms let the"
+  echo "burst that asked for them all leave the connections' buffers, which give back what a burst grew them by."
   echo
   cat "$MEM_TABLE"
+  if [[ -n $(A heap_per_pending_burst) && $(A phase) -ge 3 ]]; then
+    echo
+    echo "Read at the moment the waiter counted them all, during that burst: $(awk -v v="$(A heap_per_pending_burst)" 'BEGIN { printf "%.0f B", v }') of heap per pending acquire."
+  fi
 } >"$OUT_MD"
 
 echo

@@ -935,7 +935,9 @@ int redlock_async_release(redlock_async_t *a, redlock_lock_t *lock, redlock_done
  * @brief Cancels every pending acquire started with arg.
  *
  * Each callback then runs once, from the loop, with ::REDLOCK_ERR_CANCELLED,
- * and whatever it had set on the nodes is released.
+ * and whatever it had set on the nodes is released. An acquire cancelled
+ * while it waited between attempts reports its attempts and no votes: a
+ * waiting acquire keeps no round.
  * @return how many were cancelled (0 if none), or ::REDLOCK_ERR_INVALID for
  * a NULL handle.
  */

@@ -44,10 +44,10 @@ struct rl_call {
     uint8_t kind;    /* RL_CALL_* */
     uint8_t started; /* its op has been stepped at least once */
     uint8_t cancelled;
-    uint8_t answered;                           /* op.rc is the answer already: complete at the first step */
-    uint8_t queued;                             /* on the ready list */
-    _Alignas(rl_round_t) unsigned char rooms[]; /* the op's round, and with fencing its write-back's,
-                                                   * room for n nodes each */
+    uint8_t answered;    /* op.rc is the answer already: complete at the first step */
+    uint8_t queued;      /* on the ready list */
+    unsigned char *room; /* where the op's rounds live (rl_call_room); NULL while an acquire
+                          * waits on the heap: only calls with a round to run hold one */
 };
 
 #define RL_NOT_IN_HEAP UINT32_MAX
@@ -71,6 +71,8 @@ struct redlock_async {
     rl_call_t **heap;         /* calls waiting for a wake-up time, earliest first */
     size_t heap_n, heap_cap;
     rl_call_t *pool;       /* finished calls kept for reuse */
+    unsigned char *rooms;  /* spare rooms (each starts with the next one's address) */
+    size_t rooms_n;        /* how many: at most RL_SPARE_ROOMS */
     redlock_lock_t *locks; /* granted and not yet released (detached by free) */
     rl_call_t *current;    /* the call being stepped (its op's rounds belong to it) */
     uint64_t timer_at;     /* the timer asked for (0: none) */
@@ -85,6 +87,15 @@ struct redlock_async {
  * sets it); the ready list, calls to step. -1 from a push: out of memory. */
 rl_call_t *rl_call_get(redlock_async_t *a);
 void rl_call_recycle(redlock_async_t *a, rl_call_t *c);
+
+/* queue.c: a call's room for its op's rounds. rl_call_room gives c one
+ * when it has none (spare or new, holding no round): 0, or -1 out of
+ * memory; rl_call_unroom takes it back while c waits, keeping at most
+ * RL_SPARE_ROOMS spare; rl_rooms_free frees the spares. */
+#define RL_SPARE_ROOMS 256
+int rl_call_room(redlock_async_t *a, rl_call_t *c);
+void rl_call_unroom(redlock_async_t *a, rl_call_t *c);
+void rl_rooms_free(redlock_async_t *a);
 int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at);
 int rl_heap_push(redlock_async_t *a, rl_call_t *c);
 void rl_heap_remove(redlock_async_t *a, rl_call_t *c);

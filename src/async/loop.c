@@ -45,7 +45,10 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
     a->current = c;
     uint64_t now = a->ctx.clock();
     int step;
-    if (c->answered) {
+    if (!c->answered && rl_call_room(a, c) < 0) { /* (an acquire that waited: nowhere for its round) */
+        rl_acquire_op_cancel(&c->u.acq, REDLOCK_ERR_NOMEM);
+        rl_call_complete(a, c, now);
+    } else if (c->answered) {
         rl_call_complete(a, c, now);
     } else if (c->kind == RL_CALL_AUTOEXTEND && !c->started) {
         rl_async_autoextend_done(a, c, now); /* its wake-up: decide, maybe start an extension */
@@ -53,6 +56,8 @@ void rl_call_step(redlock_async_t *a, rl_call_t *c) {
         if (rl_heap_push(a, c) < 0) { /* no memory for the timer: give up the wait */
             c->u.op.rc = REDLOCK_ERR_NOMEM;
             rl_call_complete(a, c, now);
+        } else if (c->kind == RL_CALL_ACQUIRE) {
+            rl_call_unroom(a, c); /* a waiting acquire holds no round: memory goes with rounds in flight */
         }
     } else if (step == RL_STEP_DONE) {
         if (c->kind == RL_CALL_AUTOEXTEND)
@@ -240,7 +245,7 @@ int redlock_async_set_hooks(redlock_async_t *a, const redlock_async_hooks_t *hoo
 
 /* Abandons c's rounds in flight and takes it off the heap and ready list. */
 static void detach_call(redlock_async_t *a, rl_call_t *c) {
-    rl_nodes_abandon(&a->ns, c->u.op.r);
+    if (c->u.op.r) rl_nodes_abandon(&a->ns, c->u.op.r);
     if (c->u.op.aux) rl_nodes_abandon(&a->ns, c->u.op.aux);
     rl_heap_remove(a, c);
     rl_ready_remove(a, c);
@@ -271,6 +276,7 @@ void rl_async_release_all(redlock_async_t *a) {
             continue;
         }
         c->u.op.rc = REDLOCK_ERR_CANCELLED;
+        (void)rl_call_room(a, c); /* (its report has no votes without one) */
         rl_call_complete(a, c, a->ctx.clock());
     }
     a->fire_and_forget = 0;
@@ -316,8 +322,10 @@ void rl_async_teardown(redlock_async_t *a) {
         a->pool = c->next;
         free(c->name);
         free(c->free_slots);
+        free(c->room);
         free(c);
     }
+    rl_rooms_free(a);
     free(a->heap);
     rl_ctx_destroy(&a->ctx);
     free(a);

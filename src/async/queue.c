@@ -1,7 +1,7 @@
 /* queue.c -- where the async handle keeps its calls (see async.h): the
  * pending list, the ready list of calls whose round was decided, the
- * timer heap of calls waiting for a wake-up time, and the pool of
- * finished calls kept for reuse. */
+ * timer heap of calls waiting for a wake-up time, the pool of finished
+ * calls kept for reuse, and the spare rooms of calls' rounds. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,18 +103,22 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         char *name = c->name;
         size_t cap = c->name_cap;
         uint8_t *free_slots = c->free_slots;
+        unsigned char *room = c->room;
+        rl_op_t op = c->u.op; /* (its rounds' places) */
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
         c->free_slots = free_slots;
-    } else if (!(c = calloc(1, sizeof *c + (a->ctx.opt.fencing ? 2 : 1) * rl_round_size(a->ns.n) +
-                                   (a->ctx.opt.fencing ? a->ns.n * sizeof(uint64_t) : 0)))) {
-        return NULL; /* (a second room and the counters read only for fencing's write-back) */
+        c->room = room;
+        c->u.op.r = op.r, c->u.op.aux = op.aux, c->u.op.seen = op.seen;
+    } else if (!(c = calloc(1, sizeof *c))) {
+        return NULL;
     }
-    size_t room = rl_round_size(a->ns.n); /* (a multiple of a round's alignment: the counters stay aligned) */
-    c->u.op.r = (rl_round_t *)(void *)c->rooms;
-    c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->rooms + room) : NULL;
-    c->u.op.seen = a->ctx.opt.fencing ? (uint64_t *)(void *)(c->rooms + 2 * room) : NULL;
+    if (rl_call_room(a, c) < 0) {
+        c->next = a->pool; /* (kept for the next call) */
+        a->pool = c;
+        return NULL;
+    }
     c->heap_at = RL_NOT_IN_HEAP;
     c->next = a->pending;
     if (a->pending) a->pending->prev = c;
@@ -135,6 +139,65 @@ void rl_call_recycle(redlock_async_t *a, rl_call_t *c) {
     a->pool = c;
 }
 
+
+/* ------------------------------------------------------------ the rooms */
+
+/* Bytes of a room: the op's round for n nodes, and with fencing the
+ * write-back's round and each node's counter (rounds stay aligned). */
+static size_t room_size(const redlock_async_t *a) {
+    size_t room = rl_round_size(a->ns.n);
+    return a->ctx.opt.fencing ? 2 * room + a->ns.n * sizeof(uint64_t) : room;
+}
+
+int rl_call_room(redlock_async_t *a, rl_call_t *c) {
+    if (c->room) return 0;
+    unsigned char *p = a->rooms;
+    if (p) {
+        memcpy(&a->rooms, p, sizeof p);
+        a->rooms_n--;
+    } else if (!(p = malloc(room_size(a)))) {
+        return -1;
+    }
+    size_t room = rl_round_size(a->ns.n);
+    c->room = p;
+    c->u.op.r = (rl_round_t *)(void *)p;
+    memset(c->u.op.r, 0, sizeof(rl_round_t)); /* no round, no votes */
+    c->u.op.aux = NULL;
+    c->u.op.seen = NULL;
+    if (a->ctx.opt.fencing) {
+        c->u.op.aux = (rl_round_t *)(void *)(p + room);
+        memset(c->u.op.aux, 0, sizeof(rl_round_t));
+        c->u.op.seen = (uint64_t *)(void *)(p + 2 * room);
+        memset(c->u.op.seen, 0, a->ns.n * sizeof(uint64_t));
+    }
+    return 0;
+}
+
+void rl_call_unroom(redlock_async_t *a, rl_call_t *c) {
+    unsigned char *p = c->room;
+    if (!p) return;
+    rl_nodes_abandon(&a->ns, c->u.op.r); /* (its rounds are decided: a no-op) */
+    if (c->u.op.aux) rl_nodes_abandon(&a->ns, c->u.op.aux);
+    c->room = NULL;
+    c->u.op.r = c->u.op.aux = NULL;
+    c->u.op.seen = NULL;
+    if (a->rooms_n >= RL_SPARE_ROOMS) {
+        free(p);
+        return;
+    }
+    memcpy(p, &a->rooms, sizeof p);
+    a->rooms = p;
+    a->rooms_n++;
+}
+
+void rl_rooms_free(redlock_async_t *a) {
+    while (a->rooms) {
+        unsigned char *p = a->rooms;
+        memcpy(&a->rooms, p, sizeof p);
+        free(p);
+    }
+    a->rooms_n = 0;
+}
 
 void rl_async_lock_add(redlock_async_t *a, redlock_lock_t *l) {
     l->registered = 1;

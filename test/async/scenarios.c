@@ -483,6 +483,79 @@ void scenario_cancel(const async_loop_ops_t *ops, const tc_cluster_t *cl) {
     assert_nodes_empty(cl);
 }
 
+/* ------------------------------------------------------ cancel, waiting */
+
+/* Cancel-while-waiting scenario's state. */
+static struct {
+    redlock_lock_t *holder;
+    int cbs, rc, rel_cbs;
+    uint32_t attempts;
+    size_t votes;
+    char key[64];
+} W;
+
+/* The holder's release, after the cancelled callback: frees the handle. */
+static void on_waiting_holder_released(int rc, const redlock_report_t *rep, void *arg) {
+    (void)arg;
+    W.rel_cbs++;
+    cr_assert_eq(rc, REDLOCK_OK, "holder release: %s: %s", redlock_strerror(rc), msg(rep));
+    redlock_async_t *a = S.a;
+    S.a = NULL;
+    redlock_async_free(a);
+    S.freed = 1;
+}
+
+/* The cancelled waiter: what its report says, then the holder releases. */
+static void on_waiting_cancelled(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    cr_assert_eq(arg, &W);
+    cr_assert_null(lock);
+    W.cbs++;
+    W.rc = rc;
+    W.attempts = rep->attempts;
+    W.votes = rep->yes + rep->no + rep->failed;
+    redlock_lock_t *h = W.holder;
+    W.holder = NULL;
+    cr_assert_eq(redlock_async_release(S.a, h, on_waiting_holder_released, NULL), REDLOCK_OK);
+}
+
+/* Loop timer, long after the waiter's first attempt and long before its next. */
+static void cancel_waiting(void *arg) {
+    (void)arg;
+    cr_assert_eq(redlock_async_cancel(S.a, &W), 1);
+}
+
+/* The holder's grant: the waiter asks, and a timer cancels it while it waits. */
+static void on_waiting_holder(redlock_lock_t *lock, int rc, const redlock_report_t *rep, void *arg) {
+    (void)arg;
+    cr_assert_eq(rc, REDLOCK_OK, "holder: %s: %s", redlock_strerror(rc), msg(rep));
+    W.holder = lock;
+    cr_assert_eq(redlock_async_acquire(S.a, W.key, 5000, 20000, on_waiting_cancelled, &W), REDLOCK_OK);
+    cr_assert_eq(S.ops->after(S.loop, 300, cancel_waiting, NULL), 0);
+}
+
+void scenario_cancel_waiting(const async_loop_ops_t *ops, const tc_cluster_t *cl) {
+    begin(ops);
+    memset(&W, 0, sizeof W);
+    snprintf(W.key, sizeof W.key, "async:%s:cancel-waiting", ops->name);
+    redlock_options_t o;
+    rt_options(&o);
+    o.reentrant = 0;
+    o.retry_count = 10;
+    o.retry_delay_ms = 3000; /* the second attempt comes 2.9 s to 3.1 s after the first */
+    o.retry_jitter_ms = 100;
+    S.a = new_handle(cl, &o);
+    cr_assert_eq(redlock_async_acquire(S.a, W.key, 5000, 0, on_waiting_holder, NULL), REDLOCK_OK);
+    run_to_end();
+
+    cr_assert(S.freed, "the loop returned before the scenario ended");
+    cr_assert_eq(W.cbs, 1);
+    cr_assert_eq(W.rc, REDLOCK_ERR_CANCELLED, "cancelled waiter: %s", redlock_strerror(W.rc));
+    cr_assert_geq(W.attempts, 1, "attempts of the cancelled waiter: %u", W.attempts); /* (and one once subscribed) */
+    cr_assert_eq(W.votes, 0, "the cancelled waiter reports %zu votes of a round it no longer holds", W.votes);
+    cr_assert_eq(W.rel_cbs, 1);
+    assert_nodes_empty(cl);
+}
+
 /* ---------------------------------------------------------- attach errors */
 
 void scenario_attach_errors(const async_loop_ops_t *ops, const tc_cluster_t *cl) {

@@ -48,6 +48,11 @@ void scenario_free_detaches(const async_loop_ops_t *ops, const tc_cluster_t *c);
  * waiter is granted once the holder releases, and the loop ends. */
 void scenario_cancel(const async_loop_ops_t *ops, const tc_cluster_t *c);
 
+/* An acquire cancelled while it waits between attempts: CANCELLED from the
+ * loop, its attempts and no votes in its report (it holds no round while it
+ * waits, and the room it gets back shows no other call's), nodes clean. */
+void scenario_cancel_waiting(const async_loop_ops_t *ops, const tc_cluster_t *c);
+
 /* The adapter's errors: NULL arguments and a second attach of the same
  * handle are refused with REDLOCK_ERR_INVALID and leave nothing behind on
  * the loop. */

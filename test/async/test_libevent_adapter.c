@@ -94,6 +94,10 @@ Test(libevent_adapter, cancel_one_waiter_the_other_gets_the_lock) {
     scenario_cancel(&EV_OPS, &C);
 }
 
+Test(libevent_adapter, cancelled_while_waiting_reports_no_stale_votes) {
+    scenario_cancel_waiting(&EV_OPS, &C);
+}
+
 Test(libevent_adapter, attach_errors_leave_nothing_on_the_loop) {
     scenario_attach_errors(&EV_OPS, &C);
 }

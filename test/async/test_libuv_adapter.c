@@ -102,6 +102,10 @@ Test(libuv_adapter, cancel_one_waiter_the_other_gets_the_lock) {
     scenario_cancel(&UV_OPS, &C);
 }
 
+Test(libuv_adapter, cancelled_while_waiting_reports_no_stale_votes) {
+    scenario_cancel_waiting(&UV_OPS, &C);
+}
+
 Test(libuv_adapter, attach_errors_leave_nothing_on_the_loop) {
     scenario_attach_errors(&UV_OPS, &C);
 }
