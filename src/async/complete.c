@@ -12,7 +12,8 @@ static void build_report(redlock_async_t *a, rl_call_t *c, redlock_report_t *rep
     rl_op_t *op = &c->u.op;
     rl_report_begin(&a->ctx, rep);
     rep->attempts = c->kind == RL_CALL_ACQUIRE ? c->u.acq.tries : 1;
-    if (op->r && op->r->t0_us) rl_report_votes(&a->ctx, rep, op->r); /* (no room: out of memory) */
+    if (op->r && op->r->t0_us)
+        rl_report_votes(&a->ctx, rep, op->r); /* (no room: cancelled while it waited, or out of memory) */
     uint64_t start = c->kind == RL_CALL_ACQUIRE ? c->u.acq.start_us : op->r ? op->r->t0_us : 0;
     rep->elapsed_us = start && now > start ? (int64_t)(now - start) : 0;
 }

@@ -276,7 +276,6 @@ void rl_async_release_all(redlock_async_t *a) {
             continue;
         }
         c->u.op.rc = REDLOCK_ERR_CANCELLED;
-        (void)rl_call_room(a, c); /* (its report has no votes without one) */
         rl_call_complete(a, c, a->ctx.clock());
     }
     a->fire_and_forget = 0;

@@ -96,6 +96,8 @@ int rl_async_wait(redlock_async_t *a, rl_call_t *c, uint64_t at) {
     return rl_heap_push(a, c);
 }
 
+static void room_point(const redlock_async_t *a, rl_call_t *c);
+
 rl_call_t *rl_call_get(redlock_async_t *a) {
     rl_call_t *c = a->pool;
     if (c) {
@@ -104,13 +106,11 @@ rl_call_t *rl_call_get(redlock_async_t *a) {
         size_t cap = c->name_cap;
         uint8_t *free_slots = c->free_slots;
         unsigned char *room = c->room;
-        rl_op_t op = c->u.op; /* (its rounds' places) */
         memset(c, 0, sizeof *c);
         c->name = name;
         c->name_cap = cap;
         c->free_slots = free_slots;
-        c->room = room;
-        c->u.op.r = op.r, c->u.op.aux = op.aux, c->u.op.seen = op.seen;
+        if ((c->room = room)) room_point(a, c);
     } else if (!(c = calloc(1, sizeof *c))) {
         return NULL;
     }
@@ -149,6 +149,14 @@ static size_t room_size(const redlock_async_t *a) {
     return a->ctx.opt.fencing ? 2 * room + a->ns.n * sizeof(uint64_t) : room;
 }
 
+/* Points c's op at the rounds in c->room (aux and seen only with fencing). */
+static void room_point(const redlock_async_t *a, rl_call_t *c) {
+    size_t room = rl_round_size(a->ns.n);
+    c->u.op.r = (rl_round_t *)(void *)c->room;
+    c->u.op.aux = a->ctx.opt.fencing ? (rl_round_t *)(void *)(c->room + room) : NULL;
+    c->u.op.seen = a->ctx.opt.fencing ? (uint64_t *)(void *)(c->room + 2 * room) : NULL;
+}
+
 int rl_call_room(redlock_async_t *a, rl_call_t *c) {
     if (c->room) return 0;
     unsigned char *p = a->rooms;
@@ -158,16 +166,11 @@ int rl_call_room(redlock_async_t *a, rl_call_t *c) {
     } else if (!(p = malloc(room_size(a)))) {
         return -1;
     }
-    size_t room = rl_round_size(a->ns.n);
     c->room = p;
-    c->u.op.r = (rl_round_t *)(void *)p;
+    room_point(a, c);
     memset(c->u.op.r, 0, sizeof(rl_round_t)); /* no round, no votes */
-    c->u.op.aux = NULL;
-    c->u.op.seen = NULL;
-    if (a->ctx.opt.fencing) {
-        c->u.op.aux = (rl_round_t *)(void *)(p + room);
+    if (c->u.op.aux) {
         memset(c->u.op.aux, 0, sizeof(rl_round_t));
-        c->u.op.seen = (uint64_t *)(void *)(p + 2 * room);
         memset(c->u.op.seen, 0, a->ns.n * sizeof(uint64_t));
     }
     return 0;
